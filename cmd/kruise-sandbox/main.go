@@ -1,0 +1,211 @@
+// Command kruise-sandbox starts, inspects and stops a local Kubernetes cluster with simulated (kwok)
+// nodes, built from the binaries of `make tools`. See package sandbox for what it guarantees.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/version"
+)
+
+const usage = `usage: kruise-sandbox <command> [flags]
+
+commands:
+  up       start a sandbox: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok nodes
+  down     stop the processes a sandbox started and remove its state
+  status   show what a sandbox runs
+  version  print the version
+
+Run 'kruise-sandbox <command> -h' for the flags of a command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command and returns the process exit code: 0 success, 1 failure, 2 bad usage.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "up":
+		err = up(args[1:], stdout, stderr)
+	case "down":
+		err = down(args[1:], stdout, stderr)
+	case "status":
+		err = status(args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, version.String("kruise-sandbox"))
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "kruise-sandbox: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		return 2
+	default:
+		fmt.Fprintf(stderr, "kruise-sandbox %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// usageError is a flag error already reported by the flag set.
+type usageError struct{ error }
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("kruise-sandbox "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", ".sandbox", "folder holding the sandbox's state (kubeconfig, certificates, etcd data, logs)")
+	return fs, dir
+}
+
+func up(args []string, stdout, stderr io.Writer) error {
+	fs, dir := newFlags("up", stderr)
+	nodes := fs.Int("nodes", 3, "number of kwok (simulated) nodes")
+	audit := fs.Bool("audit-log", false, "write a Metadata-level API audit log to DIR/audit.log")
+	binDir := fs.String("bin-dir", "", "folder with etcd, kube-* and kwok binaries (default: bin/k8s of the Kruise checkout)")
+	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the sandbox to become ready")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *binDir == "" {
+		d, err := sandbox.DefaultBinDir()
+		if err != nil {
+			return err
+		}
+		*binDir = d
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	t0 := time.Now()
+	sb, err := sandbox.Up(ctx, sandbox.Config{Dir: *dir, Nodes: *nodes, AuditLog: *audit, BinDir: *binDir, Log: stderr, Timeout: *timeout})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Sandbox up in %.1fs: %d kwok node(s) Ready, API server %s\n", time.Since(t0).Seconds(), *nodes, sb.Server())
+	if sb.AuditLog != "" {
+		fmt.Fprintf(stdout, "Audit log: %s\n", sb.AuditLog)
+	}
+	fmt.Fprintf(stdout, "\nUse it:\n  export KUBECONFIG=%s\n  kubectl get nodes\n", sb.Kubeconfig())
+	self := "kruise-sandbox"
+	if exe, err := os.Executable(); err == nil {
+		if rel, err := filepath.Rel(mustWd(), exe); err == nil && len(rel) < len(exe) {
+			self = rel
+		}
+	}
+	fmt.Fprintf(stdout, "Inspect and stop it:\n  %s status --dir %s\n  %s down --dir %s\n", self, *dir, self, *dir)
+	return nil
+}
+
+func mustWd() string {
+	wd, _ := os.Getwd()
+	return wd
+}
+
+func load(dir string) (*sandbox.Sandbox, error) {
+	sb, err := sandbox.Load(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no sandbox in %s (no %s)", dir, filepath.Join(dir, "sandbox.json"))
+	}
+	return sb, err
+}
+
+func down(args []string, stdout, stderr io.Writer) error {
+	fs, dir := newFlags("down", stderr)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	sb, err := load(*dir)
+	if err != nil {
+		return err
+	}
+	if err := sb.Down(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Sandbox in %s stopped (%d process(es)) and its state removed.\n", sb.Dir, len(sb.Processes))
+	return nil
+}
+
+func status(args []string, stdout, stderr io.Writer) error {
+	fs, dir := newFlags("status", stderr)
+	pids := fs.Bool("pids", false, "list the PIDs the sandbox started")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	sb, err := load(*dir)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	procs, apiReady := sb.Status(ctx)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "sandbox\t%s (started %s)\n", sb.Dir, sb.Started.Format(time.RFC3339))
+	fmt.Fprintf(tw, "api server\t%s ready=%v\n", sb.Server(), apiReady)
+	fmt.Fprintf(tw, "kubeconfig\t%s\n", sb.Kubeconfig())
+	fmt.Fprintf(tw, "kwok nodes\t%d\n", sb.Nodes)
+	if sb.AuditLog != "" {
+		fmt.Fprintf(tw, "audit log\t%s\n", sb.AuditLog)
+	}
+	fmt.Fprintln(tw)
+	if *pids {
+		fmt.Fprintln(tw, "PROCESS\tPID\tSTATE\tLOG")
+	} else {
+		fmt.Fprintln(tw, "PROCESS\tSTATE\tLOG")
+	}
+	down := 0
+	for _, p := range procs {
+		state := "running"
+		if !p.Running {
+			state, down = "exited", down+1
+		}
+		if *pids {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", p.Name, p.PID, state, p.Log)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, state, p.Log)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if down > 0 || !apiReady {
+		return fmt.Errorf("sandbox degraded: %d process(es) exited, API server ready=%v", down, apiReady)
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package sandbox
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+//go:embed stages/*.yaml
+var stageFiles embed.FS
+
+// Stages returns the kwok Stage documents the sandbox installs (node and pod lifecycle), joined
+// into one multi-document YAML.
+func Stages() (string, error) {
+	names, err := fs.Glob(stageFiles, "stages/*.yaml")
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(names)
+	docs := make([]string, 0, len(names))
+	for _, n := range names {
+		data, err := stageFiles.ReadFile(n)
+		if err != nil {
+			return "", err
+		}
+		docs = append(docs, strings.TrimSpace(string(data)))
+	}
+	return strings.Join(docs, "\n---\n") + "\n", nil
+}
+
+// Labels and capacity of the fake nodes. 250 pods per node fits 2,000 pods on 10 nodes with room.
+const (
+	// NodeTypeLabel tells fake nodes (value "kwok") from real ones.
+	NodeTypeLabel  = "type"
+	fakeNodePods   = "250"
+	fakeNodeCPU    = "32"
+	fakeNodeMemory = "256Gi"
+)
+
+// FakeNodeName is the name of the i-th fake node.
+func FakeNodeName(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
+
+func fakeNode(i int) *corev1.Node {
+	name := FakeNodeName(i)
+	res := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse(fakeNodeCPU),
+		corev1.ResourceMemory: resource.MustParse(fakeNodeMemory),
+		corev1.ResourcePods:   resource.MustParse(fakeNodePods),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Labels: map[string]string{
+				NodeTypeLabel:                   "kwok",
+				corev1.LabelHostname:            name,
+				corev1.LabelOSStable:            "linux",
+				corev1.LabelArchStable:          "amd64",
+				"node-role.kubernetes.io/agent": "",
+			},
+			Annotations: map[string]string{FakeNodeAnnotation: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+		},
+		Status: corev1.NodeStatus{Capacity: res, Allocatable: res.DeepCopy()},
+	}
+}
+
+// createFakeNodes creates nodes 0..n-1; existing ones are kept.
+func createFakeNodes(ctx context.Context, cs kubernetes.Interface, n int) error {
+	for i := range n {
+		_, err := cs.CoreV1().Nodes().Create(ctx, fakeNode(i), metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create node %s: %w", FakeNodeName(i), err)
+		}
+	}
+	return nil
+}

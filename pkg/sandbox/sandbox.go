@@ -1,0 +1,279 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Config says what sandbox to start.
+type Config struct {
+	// Dir holds the sandbox's state: certificates, etcd data, logs, kubeconfig. Created if missing.
+	Dir string
+	// Nodes is the number of kwok (simulated) nodes to create.
+	Nodes int
+	// AuditLog makes the API server write a Metadata-level audit log to Dir/audit.log.
+	AuditLog bool
+	// BinDir holds etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok.
+	BinDir string
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+	// Timeout bounds the whole start; zero means two minutes.
+	Timeout time.Duration
+}
+
+// State is what a running sandbox records in DIR/sandbox.json.
+type State struct {
+	Dir        string     `json:"dir"`
+	CreatedDir bool       `json:"createdDir"`
+	Started    time.Time  `json:"started"`
+	Nodes      int        `json:"nodes"`
+	AuditLog   string     `json:"auditLog,omitempty"`
+	Ports      Ports      `json:"ports"`
+	Processes  []*Process `json:"processes"`
+}
+
+// Sandbox is a started (or loaded) sandbox.
+type Sandbox struct {
+	State
+	log   io.Writer
+	start time.Time
+}
+
+// Kubeconfig is the path of the admin kubeconfig (user kruise-admin, group system:masters).
+func (s *Sandbox) Kubeconfig() string { return filepath.Join(s.Dir, adminConfig) }
+
+// Server is the API server's URL.
+func (s *Sandbox) Server() string { return url("https", s.Ports.APIServer) }
+
+// RESTConfig returns an admin client configuration for the sandbox's API server.
+func (s *Sandbox) RESTConfig() (*rest.Config, error) {
+	return clientcmd.BuildConfigFromFlags("", s.Kubeconfig())
+}
+
+func (s *Sandbox) logf(format string, args ...any) {
+	fmt.Fprintf(s.log, "[sandbox %5.1fs] %s\n", time.Since(s.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// Up starts a sandbox and returns once the API server is ready, every node is Ready and the
+// default service account exists (pods can be created). A failed Up stops what it started and
+// removes its state.
+func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
+	if cfg.Nodes < 0 {
+		return nil, fmt.Errorf("--nodes must be >= 0, got %d", cfg.Nodes)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 2 * time.Minute
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	bins := BinariesIn(cfg.BinDir)
+	if err := bins.Check(); err != nil {
+		return nil, err
+	}
+	created, err := prepareDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sandbox{State: State{Dir: dir, CreatedDir: created, Started: time.Now(), Nodes: cfg.Nodes}, log: cfg.Log, start: time.Now()}
+	defer func() {
+		if err != nil {
+			s.logf("start failed; stopping what was started")
+			if derr := s.Down(); derr != nil {
+				err = fmt.Errorf("%w (and tearing down: %v)", err, derr)
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	if err := s.saveState(); err != nil {
+		return nil, err
+	}
+	if err := s.allocatePorts(); err != nil {
+		return nil, err
+	}
+	if err := s.writeFiles(cfg.AuditLog); err != nil {
+		return nil, err
+	}
+	if err := s.startControlPlane(ctx, bins, cfg.AuditLog); err != nil {
+		return nil, err
+	}
+	if err := s.startNodes(ctx, bins); err != nil {
+		return nil, err
+	}
+	s.logf("sandbox up: %d kwok node(s) Ready, API server %s", cfg.Nodes, s.Server())
+	return s, nil
+}
+
+// prepareDir makes sure dir is free for a new sandbox: a stopped sandbox's leftovers are removed;
+// a running sandbox or foreign files in the paths a sandbox owns are an error.
+func prepareDir(dir string) (created bool, err error) {
+	if old, err := Load(dir); err == nil {
+		if alive := old.alive(); len(alive) > 0 {
+			return false, fmt.Errorf("%s is used by a running sandbox (%s); run `kruise-sandbox down --dir %s` first",
+				dir, strings.Join(alive, ", "), dir)
+		}
+		if err := old.removeState(); err != nil {
+			return false, fmt.Errorf("remove stopped sandbox in %s: %w", dir, err)
+		}
+		created = old.CreatedDir
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	for _, p := range ownedPaths {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
+			return false, fmt.Errorf("%s already exists and is not part of a sandbox; use an empty --dir",
+				filepath.Join(dir, p))
+		}
+	}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		created = true
+	}
+	for _, d := range []string{dir, filepath.Join(dir, logsDir), filepath.Join(dir, pkiDir),
+		filepath.Join(dir, configDir), filepath.Join(dir, kubeconfigsDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return false, err
+		}
+	}
+	return created, nil
+}
+
+// allocatePorts picks distinct free loopback ports for every listener.
+func (s *Sandbox) allocatePorts() error {
+	ports := make([]int, 6)
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("find a free port: %w", err)
+		}
+		listeners = append(listeners, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	s.Ports = Ports{EtcdClient: ports[0], EtcdPeer: ports[1], APIServer: ports[2],
+		ControllerManager: ports[3], Scheduler: ports[4], Kwok: ports[5]}
+	return s.saveState()
+}
+
+// Load reads the state of the sandbox in dir.
+func Load(dir string) (*Sandbox, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return nil, err
+	}
+	s := &Sandbox{log: io.Discard, start: time.Now()}
+	if err := json.Unmarshal(data, &s.State); err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, stateFile), err)
+	}
+	s.Dir = dir
+	return s, nil
+}
+
+func (s *Sandbox) saveState() error {
+	data, err := json.MarshalIndent(s.State, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.Dir, stateFile+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(s.Dir, stateFile))
+}
+
+// alive lists the recorded processes that still run, as "name (pid N)".
+func (s *Sandbox) alive() []string {
+	var out []string
+	for _, p := range s.Processes {
+		if p.Alive() {
+			out = append(out, fmt.Sprintf("%s (pid %d)", p.Name, p.PID))
+		}
+	}
+	return out
+}
+
+// Down stops the sandbox's processes (newest first) and removes its state. It signals only the
+// processes it recorded, identified by PID and start time.
+func (s *Sandbox) Down() error {
+	var errs []error
+	for i := len(s.Processes) - 1; i >= 0; i-- {
+		p := s.Processes[i]
+		if p.Alive() {
+			s.logf("stopping %s (pid %d)", p.Name, p.PID)
+		}
+		if err := p.Stop(15 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		// Keep the state so that a later `down` can retry.
+		return errors.Join(errs...)
+	}
+	return s.removeState()
+}
+
+// removeState deletes everything the sandbox created under its DIR, and DIR itself if the sandbox
+// created it and nothing else is left there.
+func (s *Sandbox) removeState() error {
+	for _, p := range ownedPaths {
+		if err := os.RemoveAll(filepath.Join(s.Dir, p)); err != nil {
+			return err
+		}
+	}
+	_ = os.Remove(filepath.Join(s.Dir, stateFile+".tmp"))
+	if s.CreatedDir {
+		if entries, err := os.ReadDir(s.Dir); err == nil && len(entries) == 0 {
+			return os.Remove(s.Dir)
+		}
+	}
+	return nil
+}
+
+// ProcessStatus is one recorded process and whether it still runs.
+type ProcessStatus struct {
+	Process
+	Running bool
+}
+
+// Status reports the recorded processes and whether the API server answers /readyz.
+func (s *Sandbox) Status(ctx context.Context) (procs []ProcessStatus, apiReady bool) {
+	for _, p := range s.Processes {
+		procs = append(procs, ProcessStatus{Process: *p, Running: p.Alive()})
+	}
+	cfg, err := s.RESTConfig()
+	if err != nil {
+		return procs, false
+	}
+	cfg.Timeout = 3 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return procs, false
+	}
+	body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	return procs, err == nil && strings.TrimSpace(string(body)) == "ok"
+}

@@ -1,0 +1,41 @@
+package harness
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func testContext() context.Context { return context.Background() }
+
+// Eventually polls cond until it reports true or timeout passes. cond returns what it observed;
+// on timeout the test fails with the last observation, so a failure says what the cluster did.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var seen string
+	for {
+		var ok bool
+		ok, seen = cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last observed: %s", timeout, what, seen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Consistently checks that cond holds on every poll for the whole duration; it fails as soon as
+// cond reports false, with what it observed.
+func Consistently(t testing.TB, duration time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(duration)
+	for time.Now().Before(deadline) {
+		if ok, seen := cond(); !ok {
+			t.Fatalf("expected %s to hold for %s; it broke: %s", what, duration, seen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
