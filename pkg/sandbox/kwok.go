@@ -49,6 +49,9 @@ const (
 // FakeNodeName is the name of the i-th fake node.
 func FakeNodeName(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
 
+// FakeNodeIP is the InternalIP of the i-th fake node, in 10.250.0.0/16 (kwok reports it as hostIP).
+func FakeNodeIP(i int) string { return fmt.Sprintf("10.250.%d.%d", (i+1)/256, (i+1)%256) }
+
 func fakeNode(i int) *corev1.Node {
 	name := FakeNodeName(i)
 	res := corev1.ResourceList{
@@ -68,7 +71,14 @@ func fakeNode(i int) *corev1.Node {
 			},
 			Annotations: map[string]string{FakeNodeAnnotation: "fake", "node.alpha.kubernetes.io/ttl": "0"},
 		},
-		Status: corev1.NodeStatus{Capacity: res, Allocatable: res.DeepCopy()},
+		Status: corev1.NodeStatus{
+			Capacity:    res,
+			Allocatable: res.DeepCopy(),
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: FakeNodeIP(i)},
+				{Type: corev1.NodeHostName, Address: name},
+			},
+		},
 	}
 }
 

@@ -93,4 +93,3 @@ func TestMissingBinariesSayMakeTools(t *testing.T) {
 		t.Fatalf("error = %v; want it to say `make tools`", err)
 	}
 }
-

@@ -194,7 +194,12 @@ func (s *Sandbox) waitFor(ctx context.Context, what string, cond func(context.Co
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("timed out waiting for %s: %w (logs in %s)", what, ctx.Err(), filepath.Join(s.Dir, logsDir))
+			// The logs go with the failed sandbox's state, so quote their ends here.
+			var logs strings.Builder
+			for _, p := range s.Processes {
+				fmt.Fprintf(&logs, "\n--- %s (last lines of %s):\n%s", p.Name, p.Log, tail(p.Log, 5))
+			}
+			return fmt.Errorf("timed out waiting for %s: %w%s", what, ctx.Err(), logs.String())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -219,4 +224,3 @@ func httpOK(ctx context.Context, u, want string) bool {
 	body, err := io.ReadAll(resp.Body)
 	return err == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(body), want)
 }
-

@@ -5,6 +5,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -89,7 +90,7 @@ func StartSandbox(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb, err := sandbox.Up(testContext(), sandbox.Config{
+	sb, err := sandbox.Up(context.Background(), sandbox.Config{
 		Dir: filepath.Join(dir, "sandbox"), Nodes: nodes, BinDir: BinDir(), Log: log, AuditLog: true,
 	})
 	if err != nil {

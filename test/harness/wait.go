@@ -1,12 +1,9 @@
 package harness
 
 import (
-	"context"
 	"testing"
 	"time"
 )
-
-func testContext() context.Context { return context.Background() }
 
 // Eventually polls cond until it reports true or timeout passes. cond returns what it observed;
 // on timeout the test fails with the last observation, so a failure says what the cluster did.
