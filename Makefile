@@ -35,9 +35,27 @@ sandbox: tools build ## start a local cluster with $(NODES) kwok nodes in $(SAND
 sandbox-down: build ## stop the sandbox in $(SANDBOX_DIR) and remove its state
 	bin/kruise-sandbox down --dir $(SANDBOX_DIR)
 
+CONTROLLER_GEN := bin/controller-gen
+GENERATED = $$(find apis -name 'zz_generated.*.go'; find config/crd -name '*.yaml') 
+
+.PHONY: generate
+generate: tools ## regenerate deepcopy code and CRDs from the API types (controller-gen)
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+	rm -rf config/crd/bases
+	$(CONTROLLER_GEN) crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases paths=./apis/...
+
+.PHONY: verify-generated
+verify-generated: ## fail when generated files differ from what `make generate` writes
+	@before=$$(for f in $(GENERATED); do sha256sum $$f; done | sort); \
+	  $(MAKE) --no-print-directory generate >/dev/null; \
+	  after=$$(for f in $(GENERATED); do sha256sum $$f; done | sort); \
+	  if [[ "$$before" != "$$after" ]]; then \
+	    echo "generated files were stale; run 'make generate' and commit:"; \
+	    diff <(echo "$$before") <(echo "$$after") || true; exit 1; fi
+
 .PHONY: unit
 unit: ## unit tests (no cluster)
-	$(GO) test -count=1 ./apis/... ./cmd/... ./pkg/...
+	$(GO) test -count=1 ./apis/... ./cmd/... ./pkg/... ./test/compat/...
 
 .PHONY: integration
 integration: tools ## integration tests against a real kube-apiserver + etcd
@@ -60,7 +78,7 @@ lint: tools ## gofmt, go vet and staticcheck
 	bin/staticcheck ./...
 
 .PHONY: test
-test: tools lint unit integration e2e ## everything: tools if missing, lint, unit, integration and e2e tests
+test: tools verify-generated lint unit integration e2e ## everything: tools if missing, lint, unit, integration and e2e tests
 
 .PHONY: clean
 clean: ## remove built Kruise binaries (keeps the toolchain in bin/tools)
