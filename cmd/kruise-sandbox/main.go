@@ -122,20 +122,29 @@ func up(args []string, stdout, stderr io.Writer) error {
 	if sb.AuditLog != "" {
 		fmt.Fprintf(stdout, "Audit log: %s\n", sb.AuditLog)
 	}
-	fmt.Fprintf(stdout, "\nUse it:\n  export KUBECONFIG=%s\n  kubectl get nodes\n", sb.Kubeconfig())
+	kubectl := "kubectl"
+	if _, err := os.Stat(filepath.Join(*binDir, "kubectl")); err == nil {
+		kubectl = shortPath(filepath.Join(*binDir, "kubectl"))
+	}
+	fmt.Fprintf(stdout, "\nUse it:\n  export KUBECONFIG=%s\n  %s get nodes\n", sb.Kubeconfig(), kubectl)
 	self := "kruise-sandbox"
 	if exe, err := os.Executable(); err == nil {
-		if rel, err := filepath.Rel(mustWd(), exe); err == nil && len(rel) < len(exe) {
-			self = rel
-		}
+		self = shortPath(exe)
 	}
 	fmt.Fprintf(stdout, "Inspect and stop it:\n  %s status --dir %s\n  %s down --dir %s\n", self, *dir, self, *dir)
 	return nil
 }
 
-func mustWd() string {
-	wd, _ := os.Getwd()
-	return wd
+// shortPath returns p relative to the working directory when that is shorter.
+func shortPath(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(wd, p); err == nil && len(rel) < len(p) {
+		return rel
+	}
+	return p
 }
 
 func load(dir string) (*sandbox.Sandbox, error) {

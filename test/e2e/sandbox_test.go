@@ -3,9 +3,11 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kruise-ng/kruise/pkg/sandbox"
@@ -57,4 +59,52 @@ func TestSecondSandboxAndCleanDown(t *testing.T) {
 	if _, ready := sb.Status(context.Background()); !ready {
 		t.Error("stopping the second sandbox disturbed the first")
 	}
+}
+
+// A start that fails part-way (here: kwok exits at once) reports why, with the component's own
+// output, and stops every process it had started and removes its state.
+func TestFailedStartTearsDown(t *testing.T) {
+	bin := t.TempDir()
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		if err := os.Symlink(filepath.Join(harness.BinDir(), name), filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	broken := "#!/bin/sh\necho 'kwok: cannot start: simulated failure' >&2\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(bin, "kwok"), []byte(broken), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "broken")
+	var progress strings.Builder
+	_, err := sandbox.Up(context.Background(), sandbox.Config{Dir: dir, Nodes: 1, BinDir: bin, Log: &progress})
+	if err == nil {
+		t.Fatal("a sandbox whose kwok cannot start came up")
+	}
+	if !strings.Contains(err.Error(), "kwok exited") || !strings.Contains(err.Error(), "simulated failure") {
+		t.Errorf("error does not say which component failed and why: %v", err)
+	}
+	if _, statErr := os.Stat(dir); !errors.Is(statErr, os.ErrNotExist) {
+		t.Errorf("failed start left %s behind", dir)
+	}
+	// Every process the failed start launched is gone: the progress log names them with their PIDs.
+	for _, line := range strings.Split(progress.String(), "\n") {
+		var name string
+		var pid int
+		if i := strings.Index(line, "started "); i >= 0 {
+			if _, err := fmt.Sscanf(line[i:], "started %s (pid %d)", &name, &pid); err == nil {
+				if syscall.Kill(pid, 0) == nil && !isZombie(pid) {
+					t.Errorf("%s (pid %d) still runs after the failed start", name, pid)
+				}
+			}
+		}
+	}
+}
+
+func isZombie(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	return i > 0 && i+2 < len(data) && data[i+2] == 'Z'
 }
