@@ -3,11 +3,8 @@ package compat
 // pending lists the oracle CRDs whose kinds Kruise does not define yet. The API issue is resolved
 // only when this list is empty; a kind leaves it in the change that adds its types.
 var pending = map[string]bool{
-	"apps.kruise.io_advancedcronjobs.yaml":          true,
-	"apps.kruise.io_broadcastjobs.yaml":             true,
 	"apps.kruise.io_clonesets.yaml":                 true,
 	"apps.kruise.io_containerrecreaterequests.yaml": true,
-	"apps.kruise.io_daemonsets.yaml":                true,
 	"apps.kruise.io_ephemeraljobs.yaml":             true,
 	"apps.kruise.io_nodepodprobes.yaml":             true,
 	"apps.kruise.io_persistentpodstates.yaml":       true,

@@ -22,9 +22,7 @@ type UpdatePriorityOrderTerm struct {
 
 // UpdatePriorityWeightTerm gives pods matching a selector a weight.
 type UpdatePriorityWeightTerm struct {
-	// Weight is added to the priority of matching pods, in [0, 100].
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=100
+	// Weight is added to the priority of matching pods.
 	Weight int32 `json:"weight"`
 	// MatchSelector selects the pods that get Weight.
 	MatchSelector metav1.LabelSelector `json:"matchSelector"`
