@@ -3,16 +3,7 @@ package compat
 // pending lists the oracle CRDs whose kinds Kruise does not define yet. The API issue is resolved
 // only when this list is empty; a kind leaves it in the change that adds its types.
 var pending = map[string]bool{
-	"apps.kruise.io_clonesets.yaml":                 true,
-	"apps.kruise.io_containerrecreaterequests.yaml": true,
-	"apps.kruise.io_ephemeraljobs.yaml":             true,
-	"apps.kruise.io_nodepodprobes.yaml":             true,
-	"apps.kruise.io_persistentpodstates.yaml":       true,
-	"apps.kruise.io_podprobemarkers.yaml":           true,
-	"apps.kruise.io_resourcedistributions.yaml":     true,
-	"apps.kruise.io_sidecarsets.yaml":               true,
-	"apps.kruise.io_statefulsets.yaml":              true,
-	"apps.kruise.io_uniteddeployments.yaml":         true,
-	"apps.kruise.io_workloadspreads.yaml":           true,
-	"policy.kruise.io_podunavailablebudgets.yaml":   true,
+	"apps.kruise.io_clonesets.yaml":         true,
+	"apps.kruise.io_statefulsets.yaml":      true,
+	"apps.kruise.io_uniteddeployments.yaml": true,
 }
