@@ -221,23 +221,3 @@ func jsonSet(vs []apiextv1.JSON) []string {
 	sort.Strings(out)
 	return out
 }
-
-// Pending reports whether the oracle CRD that defines group/kind is one Kruise does not define yet,
-// and the name of that CRD file.
-func Pending(oracleDir, group, kind string) (bool, string, error) {
-	files, err := filepath.Glob(filepath.Join(oracleDir, "crds", "*.yaml"))
-	if err != nil {
-		return false, "", err
-	}
-	for _, f := range files {
-		crd, err := ReadCRD(f)
-		if err != nil {
-			return false, "", err
-		}
-		if crd.Spec.Group == group && crd.Spec.Names.Kind == kind {
-			name := filepath.Base(f)
-			return pending[name], name, nil
-		}
-	}
-	return false, "", fmt.Errorf("no oracle CRD defines %s/%s", group, kind)
-}

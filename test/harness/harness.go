@@ -62,13 +62,16 @@ type APIServer struct {
 }
 
 // StartAPIServer starts etcd and kube-apiserver with the CRDs of config/crd/bases installed.
-func StartAPIServer() (*APIServer, error) {
+func StartAPIServer() (*APIServer, error) { return StartAPIServerWithCRDs(CRDDir()) }
+
+// StartAPIServerWithCRDs starts etcd and kube-apiserver with the CRDs found in crdDir installed.
+func StartAPIServerWithCRDs(crdDir string) (*APIServer, error) {
 	if err := requireBinaries("etcd", "kube-apiserver"); err != nil {
 		return nil, err
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: BinDir(),
-		CRDDirectoryPaths:     []string{CRDDir()},
+		CRDDirectoryPaths:     []string{crdDir},
 	}
 	cfg, err := env.Start()
 	if err != nil {
