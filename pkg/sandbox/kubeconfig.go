@@ -6,13 +6,15 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kruise-ng/kruise/pkg/pki"
 )
 
 // clusterName names the sandbox cluster and context in every kubeconfig it writes.
 const clusterName = "kruise-sandbox"
 
 // writeKubeconfig writes a kubeconfig for server that authenticates with the client certificate kp.
-func writeKubeconfig(file, server string, caPEM []byte, kp keyPair) error {
+func writeKubeconfig(file, server string, caPEM []byte, kp pki.KeyPair) error {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[clusterName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
 	cfg.AuthInfos[clusterName] = &clientcmdapi.AuthInfo{ClientCertificateData: kp.CertPEM, ClientKeyData: kp.KeyPEM}
@@ -25,11 +27,11 @@ func writeKubeconfig(file, server string, caPEM []byte, kp keyPair) error {
 // for it under DIR/kubeconfigs. Giving each client its own identity lets an audit log attribute
 // every request to the component that made it.
 func (s *Sandbox) KubeconfigFor(user string, groups ...string) (string, error) {
-	ca, err := loadAuthority(filepath.Join(s.Dir, pkiDir, "ca.crt"), filepath.Join(s.Dir, pkiDir, "ca.key"))
+	ca, err := pki.LoadAuthority(filepath.Join(s.Dir, pkiDir, "ca.crt"), filepath.Join(s.Dir, pkiDir, "ca.key"))
 	if err != nil {
 		return "", fmt.Errorf("load sandbox CA: %w", err)
 	}
-	kp, err := ca.issue(user, groups, nil, nil, false)
+	kp, err := ca.Issue(pki.Request{CommonName: user, Groups: groups, Validity: certValidity})
 	if err != nil {
 		return "", fmt.Errorf("issue client certificate for %s: %w", user, err)
 	}

@@ -15,35 +15,44 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kruise-ng/kruise/pkg/pki"
 )
+
+// certValidity bounds every certificate a sandbox issues; sandboxes are short-lived.
+const certValidity = 365 * 24 * time.Hour
 
 // writeFiles issues the certificates and writes the kubeconfigs and component configuration.
 func (s *Sandbox) writeFiles(audit bool) error {
-	pki := filepath.Join(s.Dir, pkiDir)
-	ca, err := newAuthority("kruise-sandbox-ca")
+	pkiPath := filepath.Join(s.Dir, pkiDir)
+	ca, err := pki.NewAuthority("kruise-sandbox-ca", certValidity)
 	if err != nil {
 		return err
 	}
-	if _, _, err := ca.write(pki, "ca"); err != nil {
+	if _, _, err := ca.WriteFiles(pkiPath, "ca"); err != nil {
 		return err
 	}
-	serving, err := ca.issue("kube-apiserver", nil,
-		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-		[]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")}, true)
+	serving, err := ca.Issue(pki.Request{
+		CommonName: "kube-apiserver",
+		DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		IPs:        []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+		Server:     true,
+		Validity:   certValidity,
+	})
 	if err != nil {
 		return err
 	}
-	if _, _, err := serving.write(pki, "apiserver"); err != nil {
+	if _, _, err := serving.WriteFiles(pkiPath, "apiserver"); err != nil {
 		return err
 	}
-	kubeletClient, err := ca.issue("kube-apiserver-kubelet-client", []string{"system:masters"}, nil, nil, false)
+	kubeletClient, err := ca.Issue(pki.Request{CommonName: "kube-apiserver-kubelet-client", Groups: []string{"system:masters"}, Validity: certValidity})
 	if err != nil {
 		return err
 	}
-	if _, _, err := kubeletClient.write(pki, "apiserver-kubelet-client"); err != nil {
+	if _, _, err := kubeletClient.WriteFiles(pkiPath, "apiserver-kubelet-client"); err != nil {
 		return err
 	}
-	if _, _, err := writeServiceAccountKeys(pki); err != nil {
+	if _, _, err := pki.WriteSigningKey(pkiPath, "sa"); err != nil {
 		return err
 	}
 	// One identity per client, so the audit log attributes each request.
@@ -57,7 +66,7 @@ func (s *Sandbox) writeFiles(audit bool) error {
 		{filepath.Join(s.Dir, kubeconfigsDir, "kwok.kubeconfig"), "kwok-controller", []string{"system:masters"}},
 	}
 	for _, c := range clients {
-		kp, err := ca.issue(c.user, c.groups, nil, nil, false)
+		kp, err := ca.Issue(pki.Request{CommonName: c.user, Groups: c.groups, Validity: certValidity})
 		if err != nil {
 			return err
 		}
