@@ -61,7 +61,7 @@ func TestSetDefaultsStatefulSetV1beta1(t *testing.T) {
 		{
 			name: "empty PVC retention policy filled with Retain",
 			in: &v1beta1.StatefulSet{Spec: v1beta1.StatefulSetSpec{
-				Replicas: i32(3),
+				Replicas:                             i32(3),
 				PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{},
 			}},
 			want: &v1beta1.StatefulSet{Spec: v1beta1.StatefulSetSpec{
