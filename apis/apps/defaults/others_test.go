@@ -1,0 +1,305 @@
+package defaults
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+)
+
+func TestSetDefaultsSidecarSetV1beta1(t *testing.T) {
+	defaulted := v1beta1.SidecarSetContainer{
+		Container:         corev1.Container{Name: "c"},
+		PodInjectPolicy:   v1beta1.SidecarSetBeforeAppContainer,
+		UpgradeStrategy:   v1beta1.SidecarSetContainerUpgradeStrategy{UpgradeType: v1beta1.SidecarSetColdUpgrade},
+		ShareVolumePolicy: v1beta1.SidecarSetShareVolumePolicy{Type: v1beta1.SidecarSetShareVolumePolicyDisabled},
+		ResourcesPolicy:   &v1beta1.SidecarSetResourcesPolicy{TargetContainersNameRegex: ".*"},
+	}
+	user := v1beta1.SidecarSetContainer{
+		Container:         corev1.Container{Name: "c"},
+		PodInjectPolicy:   v1beta1.SidecarSetAfterAppContainer,
+		UpgradeStrategy:   v1beta1.SidecarSetContainerUpgradeStrategy{UpgradeType: v1beta1.SidecarSetHotUpgrade},
+		ShareVolumePolicy: v1beta1.SidecarSetShareVolumePolicy{Type: v1beta1.SidecarSetShareVolumePolicyEnabled},
+		ResourcesPolicy:   &v1beta1.SidecarSetResourcesPolicy{TargetContainersNameRegex: "^app$"},
+	}
+	userSet := &v1beta1.SidecarSet{Spec: v1beta1.SidecarSetSpec{
+		UpdateStrategy: v1beta1.SidecarSetUpdateStrategy{
+			Type: v1beta1.SidecarSetNotUpdateStrategy, MaxUnavailable: ioi(0), Partition: ios("10%"),
+		},
+		RevisionHistoryLimit: i32(0),
+		InjectionStrategy: v1beta1.SidecarSetInjectionStrategy{
+			Revision: &v1beta1.SidecarSetInjectRevision{Policy: v1beta1.SidecarSetPartialRevisionPolicy},
+		},
+		PatchPodMetadata: []v1beta1.SidecarSetPatchPodMetadata{{PatchPolicy: v1beta1.SidecarSetOverwritePatchPolicy}},
+		Containers:       []v1beta1.SidecarSetContainer{user},
+		InitContainers:   []v1beta1.SidecarSetContainer{user},
+	}}
+	run(t, []tcase[v1beta1.SidecarSet]{
+		{
+			name: "empty object gets every default",
+			in:   &v1beta1.SidecarSet{},
+			want: &v1beta1.SidecarSet{Spec: v1beta1.SidecarSetSpec{
+				UpdateStrategy: v1beta1.SidecarSetUpdateStrategy{
+					Type: v1beta1.SidecarSetRollingUpdateStrategy, MaxUnavailable: ioi(1), Partition: ioi(0),
+				},
+				RevisionHistoryLimit: i32(10),
+			}},
+		},
+		{
+			name: "nested entries get every default",
+			in: &v1beta1.SidecarSet{Spec: v1beta1.SidecarSetSpec{
+				InjectionStrategy: v1beta1.SidecarSetInjectionStrategy{Revision: &v1beta1.SidecarSetInjectRevision{}},
+				PatchPodMetadata:  []v1beta1.SidecarSetPatchPodMetadata{{}},
+				Containers: []v1beta1.SidecarSetContainer{{
+					Container: corev1.Container{Name: "c"}, ResourcesPolicy: &v1beta1.SidecarSetResourcesPolicy{},
+				}},
+				InitContainers: []v1beta1.SidecarSetContainer{{
+					Container: corev1.Container{Name: "c"}, ResourcesPolicy: &v1beta1.SidecarSetResourcesPolicy{},
+				}},
+			}},
+			want: &v1beta1.SidecarSet{Spec: v1beta1.SidecarSetSpec{
+				UpdateStrategy: v1beta1.SidecarSetUpdateStrategy{
+					Type: v1beta1.SidecarSetRollingUpdateStrategy, MaxUnavailable: ioi(1), Partition: ioi(0),
+				},
+				RevisionHistoryLimit: i32(10),
+				InjectionStrategy: v1beta1.SidecarSetInjectionStrategy{
+					Revision: &v1beta1.SidecarSetInjectRevision{Policy: v1beta1.SidecarSetAlwaysRevisionPolicy},
+				},
+				PatchPodMetadata: []v1beta1.SidecarSetPatchPodMetadata{{PatchPolicy: v1beta1.SidecarSetRetainPatchPolicy}},
+				Containers:       []v1beta1.SidecarSetContainer{defaulted},
+				InitContainers:   []v1beta1.SidecarSetContainer{defaulted},
+			}},
+		},
+		{name: "user-set values kept", in: userSet, want: userSet.DeepCopy()},
+	}, SetDefaultsSidecarSetV1beta1, (*v1beta1.SidecarSet).DeepCopy)
+}
+
+func TestSetDefaultsSidecarSet(t *testing.T) {
+	user := v1alpha1.SidecarSetContainer{
+		Container:         corev1.Container{Name: "c"},
+		PodInjectPolicy:   v1alpha1.SidecarSetAfterAppContainer,
+		UpgradeStrategy:   v1alpha1.SidecarSetContainerUpgradeStrategy{UpgradeType: v1alpha1.SidecarSetHotUpgrade},
+		ShareVolumePolicy: v1alpha1.SidecarSetShareVolumePolicy{Type: v1alpha1.SidecarSetShareVolumePolicyEnabled},
+	}
+	userSet := &v1alpha1.SidecarSet{Spec: v1alpha1.SidecarSetSpec{
+		UpdateStrategy: v1alpha1.SidecarSetUpdateStrategy{
+			Type: v1alpha1.SidecarSetNotUpdateStrategy, MaxUnavailable: ios("50%"), Partition: ioi(0),
+		},
+		RevisionHistoryLimit: i32(3),
+		InjectionStrategy: v1alpha1.SidecarSetInjectionStrategy{
+			Revision: &v1alpha1.SidecarSetInjectRevision{Policy: v1alpha1.SidecarSetPartialRevisionPolicy},
+		},
+		PatchPodMetadata: []v1alpha1.SidecarSetPatchPodMetadata{{PatchPolicy: v1alpha1.SidecarSetMergePatchJSONPatchPolicy}},
+		Containers:       []v1alpha1.SidecarSetContainer{user},
+	}}
+	run(t, []tcase[v1alpha1.SidecarSet]{
+		{
+			name: "empty object gets every default",
+			in: &v1alpha1.SidecarSet{Spec: v1alpha1.SidecarSetSpec{
+				InjectionStrategy: v1alpha1.SidecarSetInjectionStrategy{Revision: &v1alpha1.SidecarSetInjectRevision{}},
+				PatchPodMetadata:  []v1alpha1.SidecarSetPatchPodMetadata{{}},
+				Containers:        []v1alpha1.SidecarSetContainer{{Container: corev1.Container{Name: "c"}}},
+			}},
+			want: &v1alpha1.SidecarSet{Spec: v1alpha1.SidecarSetSpec{
+				UpdateStrategy: v1alpha1.SidecarSetUpdateStrategy{
+					Type: v1alpha1.SidecarSetRollingUpdateStrategy, MaxUnavailable: ioi(1), Partition: ioi(0),
+				},
+				RevisionHistoryLimit: i32(10),
+				InjectionStrategy: v1alpha1.SidecarSetInjectionStrategy{
+					Revision: &v1alpha1.SidecarSetInjectRevision{Policy: v1alpha1.SidecarSetAlwaysRevisionPolicy},
+				},
+				PatchPodMetadata: []v1alpha1.SidecarSetPatchPodMetadata{{PatchPolicy: v1alpha1.SidecarSetRetainPatchPolicy}},
+				Containers: []v1alpha1.SidecarSetContainer{{
+					Container:         corev1.Container{Name: "c"},
+					PodInjectPolicy:   v1alpha1.SidecarSetBeforeAppContainer,
+					UpgradeStrategy:   v1alpha1.SidecarSetContainerUpgradeStrategy{UpgradeType: v1alpha1.SidecarSetColdUpgrade},
+					ShareVolumePolicy: v1alpha1.SidecarSetShareVolumePolicy{Type: v1alpha1.SidecarSetShareVolumePolicyDisabled},
+				}},
+			}},
+		},
+		{name: "user-set values kept", in: userSet, want: userSet.DeepCopy()},
+	}, SetDefaultsSidecarSet, (*v1alpha1.SidecarSet).DeepCopy)
+}
+
+func TestSetDefaultsContainerRecreateRequest(t *testing.T) {
+	userSet := &v1alpha1.ContainerRecreateRequest{Spec: v1alpha1.ContainerRecreateRequestSpec{
+		PodName: "p",
+		Containers: []v1alpha1.ContainerRecreateRequestContainer{{
+			Name: "app", Ports: []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolUDP}},
+		}},
+		Strategy: &v1alpha1.ContainerRecreateRequestStrategy{
+			FailurePolicy: v1alpha1.ContainerRecreateRequestFailurePolicyIgnore, OrderedRecreate: true,
+			TerminationGracePeriodSeconds: i64(0), UnreadyGracePeriodSeconds: i64(0),
+		},
+		ActiveDeadlineSeconds:   i64(0),
+		TTLSecondsAfterFinished: i32(0),
+	}}
+	run(t, []tcase[v1alpha1.ContainerRecreateRequest]{
+		{
+			name: "empty object gets every default",
+			in: &v1alpha1.ContainerRecreateRequest{Spec: v1alpha1.ContainerRecreateRequestSpec{
+				Containers: []v1alpha1.ContainerRecreateRequestContainer{{Name: "app", Ports: []corev1.ContainerPort{{ContainerPort: 80}}}},
+			}},
+			want: &v1alpha1.ContainerRecreateRequest{Spec: v1alpha1.ContainerRecreateRequestSpec{
+				Containers: []v1alpha1.ContainerRecreateRequestContainer{{
+					Name: "app", Ports: []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
+				}},
+				Strategy: &v1alpha1.ContainerRecreateRequestStrategy{FailurePolicy: v1alpha1.ContainerRecreateRequestFailurePolicyFail},
+			}},
+		},
+		{name: "user-set values kept", in: userSet, want: userSet.DeepCopy()},
+	}, SetDefaultsContainerRecreateRequest, (*v1alpha1.ContainerRecreateRequest).DeepCopy)
+}
+
+func TestSetDefaultsWorkloadSpread(t *testing.T) {
+	userSet := &v1alpha1.WorkloadSpread{Spec: v1alpha1.WorkloadSpreadSpec{
+		ScheduleStrategy: v1alpha1.WorkloadSpreadScheduleStrategy{
+			Type:     v1alpha1.WorkloadSpreadAdaptiveScheduleStrategy,
+			Adaptive: &v1alpha1.WorkloadSpreadAdaptiveStrategy{RescheduleCriticalSeconds: i32(0)},
+		},
+	}}
+	run(t, []tcase[v1alpha1.WorkloadSpread]{
+		{
+			name: "empty object gets every default",
+			in:   &v1alpha1.WorkloadSpread{},
+			want: &v1alpha1.WorkloadSpread{Spec: v1alpha1.WorkloadSpreadSpec{
+				ScheduleStrategy: v1alpha1.WorkloadSpreadScheduleStrategy{Type: v1alpha1.WorkloadSpreadFixedScheduleStrategy},
+			}},
+		},
+		{name: "user-set values kept", in: userSet, want: userSet.DeepCopy()},
+	}, SetDefaultsWorkloadSpread, (*v1alpha1.WorkloadSpread).DeepCopy)
+}
+
+func TestSetDefaultsUnitedDeployment(t *testing.T) {
+	userSet := &v1alpha1.UnitedDeployment{Spec: v1alpha1.UnitedDeploymentSpec{
+		Replicas:             i32(0),
+		RevisionHistoryLimit: i32(0),
+		UpdateStrategy:       v1alpha1.UnitedDeploymentUpdateStrategy{Type: "Other"},
+		Topology: v1alpha1.UnitedDeploymentTopology{ScheduleStrategy: v1alpha1.UnitedDeploymentScheduleStrategy{
+			Type: v1alpha1.AdaptiveUnitedDeploymentScheduleStrategyType,
+			Adaptive: &v1alpha1.UnitedDeploymentAdaptiveStrategy{
+				RescheduleCriticalSeconds: i32(0), UnschedulableDuration: i32(0),
+			},
+		}},
+	}}
+	run(t, []tcase[v1alpha1.UnitedDeployment]{
+		{
+			name: "empty object gets every default",
+			in:   &v1alpha1.UnitedDeployment{},
+			want: &v1alpha1.UnitedDeployment{Spec: v1alpha1.UnitedDeploymentSpec{
+				Replicas:             i32(1),
+				RevisionHistoryLimit: i32(10),
+				UpdateStrategy:       v1alpha1.UnitedDeploymentUpdateStrategy{Type: v1alpha1.ManualUnitedDeploymentUpdateStrategyType},
+				Topology: v1alpha1.UnitedDeploymentTopology{ScheduleStrategy: v1alpha1.UnitedDeploymentScheduleStrategy{
+					Type: v1alpha1.FixedUnitedDeploymentScheduleStrategyType,
+				}},
+			}},
+		},
+		{
+			name: "adaptive strategy gets its defaults",
+			in: &v1alpha1.UnitedDeployment{Spec: v1alpha1.UnitedDeploymentSpec{
+				Topology: v1alpha1.UnitedDeploymentTopology{ScheduleStrategy: v1alpha1.UnitedDeploymentScheduleStrategy{
+					Type: v1alpha1.AdaptiveUnitedDeploymentScheduleStrategyType, Adaptive: &v1alpha1.UnitedDeploymentAdaptiveStrategy{},
+				}},
+			}},
+			want: &v1alpha1.UnitedDeployment{Spec: v1alpha1.UnitedDeploymentSpec{
+				Replicas:             i32(1),
+				RevisionHistoryLimit: i32(10),
+				UpdateStrategy:       v1alpha1.UnitedDeploymentUpdateStrategy{Type: v1alpha1.ManualUnitedDeploymentUpdateStrategyType},
+				Topology: v1alpha1.UnitedDeploymentTopology{ScheduleStrategy: v1alpha1.UnitedDeploymentScheduleStrategy{
+					Type: v1alpha1.AdaptiveUnitedDeploymentScheduleStrategyType,
+					Adaptive: &v1alpha1.UnitedDeploymentAdaptiveStrategy{
+						RescheduleCriticalSeconds: i32(30), UnschedulableDuration: i32(300),
+					},
+				}},
+			}},
+		},
+		{name: "user-set values kept", in: userSet, want: userSet.DeepCopy()},
+	}, SetDefaultsUnitedDeployment, (*v1alpha1.UnitedDeployment).DeepCopy)
+}
+
+func TestSetDefaultsPersistentPodState(t *testing.T) {
+	userSet := &v1alpha1.PersistentPodState{Spec: v1alpha1.PersistentPodStateSpec{
+		PersistentPodStateRetentionPolicy: v1alpha1.PersistentPodStateRetainWhenDeleted,
+	}}
+	run(t, []tcase[v1alpha1.PersistentPodState]{
+		{
+			name: "empty object gets every default",
+			in:   &v1alpha1.PersistentPodState{},
+			want: &v1alpha1.PersistentPodState{Spec: v1alpha1.PersistentPodStateSpec{
+				PersistentPodStateRetentionPolicy: v1alpha1.PersistentPodStateRetainWhenScaled,
+			}},
+		},
+		{name: "user-set values kept", in: userSet, want: userSet.DeepCopy()},
+	}, SetDefaultsPersistentPodState, (*v1alpha1.PersistentPodState).DeepCopy)
+}
+
+func emptyProbe() v1alpha1.PodProbeMarkerProbeSpec {
+	return v1alpha1.PodProbeMarkerProbeSpec{
+		HTTPGet: &v1alpha1.PodProbeMarkerHTTPGetAction{},
+		GRPC:    &v1alpha1.PodProbeMarkerGRPCAction{Port: 9090},
+	}
+}
+
+func defaultedProbe() v1alpha1.PodProbeMarkerProbeSpec {
+	return v1alpha1.PodProbeMarkerProbeSpec{
+		HTTPGet:          &v1alpha1.PodProbeMarkerHTTPGetAction{Scheme: corev1.URISchemeHTTP},
+		GRPC:             &v1alpha1.PodProbeMarkerGRPCAction{Port: 9090, Service: sp("")},
+		TimeoutSeconds:   1,
+		PeriodSeconds:    10,
+		SuccessThreshold: 1,
+		FailureThreshold: 3,
+	}
+}
+
+func userProbe() v1alpha1.PodProbeMarkerProbeSpec {
+	return v1alpha1.PodProbeMarkerProbeSpec{
+		HTTPGet:          &v1alpha1.PodProbeMarkerHTTPGetAction{Scheme: corev1.URISchemeHTTPS},
+		GRPC:             &v1alpha1.PodProbeMarkerGRPCAction{Port: 9090, Service: sp("svc")},
+		TimeoutSeconds:   5,
+		PeriodSeconds:    30,
+		SuccessThreshold: 2,
+		FailureThreshold: 7,
+	}
+}
+
+func TestSetDefaultsPodProbeMarker(t *testing.T) {
+	mk := func(p v1alpha1.PodProbeMarkerProbeSpec) *v1alpha1.PodProbeMarker {
+		return &v1alpha1.PodProbeMarker{Spec: v1alpha1.PodProbeMarkerSpec{
+			Probes: []v1alpha1.PodProbeMarkerProbe{{Name: "healthy", ContainerName: "main", Probe: p}},
+		}}
+	}
+	run(t, []tcase[v1alpha1.PodProbeMarker]{
+		{name: "empty object unchanged", in: &v1alpha1.PodProbeMarker{}, want: &v1alpha1.PodProbeMarker{}},
+		{name: "probe gets every default", in: mk(emptyProbe()), want: mk(defaultedProbe())},
+		{name: "user-set values kept", in: mk(userProbe()), want: mk(userProbe())},
+	}, SetDefaultsPodProbeMarker, (*v1alpha1.PodProbeMarker).DeepCopy)
+}
+
+func TestSetDefaultsNodePodProbe(t *testing.T) {
+	mk := func(p v1alpha1.PodProbeMarkerProbeSpec) *v1alpha1.NodePodProbe {
+		return &v1alpha1.NodePodProbe{Spec: v1alpha1.NodePodProbeSpec{
+			PodProbes: []v1alpha1.NodePodProbePodProbe{{
+				Name: "pod", Namespace: "ns", UID: "u",
+				Probes: []v1alpha1.NodePodProbeContainerProbe{{Name: "healthy", ContainerName: "main", Probe: p}},
+			}},
+		}}
+	}
+	run(t, []tcase[v1alpha1.NodePodProbe]{
+		{name: "empty object unchanged", in: &v1alpha1.NodePodProbe{}, want: &v1alpha1.NodePodProbe{}},
+		{name: "probe gets every default", in: mk(emptyProbe()), want: mk(defaultedProbe())},
+		{name: "user-set values kept", in: mk(userProbe()), want: mk(userProbe())},
+	}, SetDefaultsNodePodProbe, (*v1alpha1.NodePodProbe).DeepCopy)
+}
+
+func TestSetDefaultsResourceDistribution(t *testing.T) {
+	in := &v1alpha1.ResourceDistribution{Spec: v1alpha1.ResourceDistributionSpec{
+		Targets: v1alpha1.ResourceDistributionTargets{AllNamespaces: true},
+	}}
+	run(t, []tcase[v1alpha1.ResourceDistribution]{
+		{name: "empty object unchanged", in: &v1alpha1.ResourceDistribution{}, want: &v1alpha1.ResourceDistribution{}},
+		{name: "user-set values kept", in: in, want: in.DeepCopy()},
+	}, SetDefaultsResourceDistribution, (*v1alpha1.ResourceDistribution).DeepCopy)
+}
