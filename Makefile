@@ -36,13 +36,15 @@ sandbox-down: build ## stop the sandbox in $(SANDBOX_DIR) and remove its state
 	bin/kruise-sandbox down --dir $(SANDBOX_DIR)
 
 CONTROLLER_GEN := bin/controller-gen
-GENERATED = $$(find apis -name 'zz_generated.*.go'; find config/crd -name '*.yaml') 
+GENERATED = $$(find apis -name 'zz_generated.*.go'; find config/crd config/rbac config/webhook -name '*.yaml')
 
 .PHONY: generate
-generate: tools ## regenerate deepcopy code and CRDs from the API types (controller-gen)
+generate: tools ## regenerate deepcopy code, CRDs, RBAC and webhook manifests (controller-gen)
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
-	rm -rf config/crd/bases
+	rm -rf config/crd/bases config/rbac config/webhook
 	$(CONTROLLER_GEN) crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases paths=./apis/...
+	$(CONTROLLER_GEN) rbac:roleName=kruise-manager-role output:rbac:artifacts:config=config/rbac paths=./pkg/...
+	$(CONTROLLER_GEN) webhook output:webhook:artifacts:config=config/webhook paths=./pkg/...
 
 .PHONY: verify-generated
 verify-generated: ## fail when generated files differ from what `make generate` writes

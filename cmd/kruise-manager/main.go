@@ -1,15 +1,42 @@
-// Command kruise-manager runs Kruise's controllers and admission webhooks. This build provides the version
-// only; the controllers arrive with the API and workload issues.
+// Command kruise-manager runs Kruise's admission webhooks (with self-managed certificates) and,
+// under leader election, its controllers.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/kruise-ng/kruise/pkg/manager"
 	"github.com/kruise-ng/kruise/pkg/version"
 )
 
 func main() {
-	fmt.Println(version.String("kruise-manager"))
-	os.Exit(0)
+	var opts manager.Options
+	fs := flag.NewFlagSet("kruise-manager", flag.ContinueOnError)
+	opts.BindFlags(fs)
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(fs)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if *showVersion {
+		fmt.Println(version.String("kruise-manager"))
+		return
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.Log.Info(version.String("kruise-manager"))
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kruise-manager: no Kubernetes client configuration: %v\n", err)
+		os.Exit(1)
+	}
+	if err := manager.Run(ctrl.SetupSignalHandler(), cfg, opts); err != nil {
+		fmt.Fprintf(os.Stderr, "kruise-manager: %v\n", err)
+		os.Exit(1)
+	}
 }

@@ -80,6 +80,16 @@ func StartAPIServerWithCRDs(crdDir string) (*APIServer, error) {
 	return &APIServer{Config: cfg, env: env}, nil
 }
 
+// ConfigFor returns a client configuration that authenticates as user in groups, so that a test
+// exercises that user's RBAC instead of an administrator's.
+func (a *APIServer) ConfigFor(user string, groups ...string) (*rest.Config, error) {
+	u, err := a.env.AddUser(envtest.User{Name: user, Groups: groups}, a.Config)
+	if err != nil {
+		return nil, err
+	}
+	return u.Config(), nil
+}
+
 // Stop stops the API server and etcd and removes their data.
 func (a *APIServer) Stop() error { return a.env.Stop() }
 

@@ -9,12 +9,16 @@ import (
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
-// cfg is the admin configuration of the package's shared API server.
-var cfg *rest.Config
+// api is the package's shared API server; cfg its admin configuration.
+var (
+	api *harness.APIServer
+	cfg *rest.Config
+)
 
 func TestMain(m *testing.M) {
 	harness.Main(m, func() (func() error, error) {
-		api, err := harness.StartAPIServer()
+		var err error
+		api, err = harness.StartAPIServer()
 		if err != nil {
 			return nil, err
 		}

@@ -13,12 +13,6 @@ func defaultInt32(p **int32, v int32) {
 	}
 }
 
-func defaultInt64(p **int64, v int64) {
-	if *p == nil {
-		*p = &v
-	}
-}
-
 func defaultBool(p **bool, v bool) {
 	if *p == nil {
 		*p = &v

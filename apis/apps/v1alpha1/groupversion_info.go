@@ -4,17 +4,30 @@
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
 	// GroupVersion is the group and version of every type in this package.
 	GroupVersion = schema.GroupVersion{Group: "apps.kruise.io", Version: "v1alpha1"}
 
-	// SchemeBuilder registers this package's types with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
-
-	// AddToScheme adds this package's types to a runtime.Scheme.
-	AddToScheme = SchemeBuilder.AddToScheme
+	// SchemeBuilder collects this package's types; each kind's file registers its own.
+	SchemeBuilder = &typeRegistry{}
 )
+
+// typeRegistry collects API types for AddToScheme, keeping the API package free of
+// controller-runtime.
+// +kubebuilder:object:generate=false
+type typeRegistry struct{ objects []runtime.Object }
+
+// Register adds objects (a kind and its list) to the types AddToScheme installs.
+func (r *typeRegistry) Register(objects ...runtime.Object) { r.objects = append(r.objects, objects...) }
+
+// AddToScheme adds this package's types to a runtime.Scheme.
+func AddToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, SchemeBuilder.objects...)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

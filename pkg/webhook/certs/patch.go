@@ -8,7 +8,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -54,8 +53,8 @@ func pathOf(u string) string {
 }
 
 // PatchCABundle writes caBundle into every webhook of the target configurations and into the
-// conversion webhook of the target CRDs. Missing targets are an error: a webhook that is not
-// registered cannot be trusted to run.
+// conversion webhook of the target CRDs that use one. Missing targets are an error: a webhook that
+// is not registered cannot be trusted to run.
 func PatchCABundle(ctx context.Context, c client.Client, t Targets, caBundle []byte) error {
 	for _, name := range t.MutatingWebhookConfigurations {
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -111,7 +110,7 @@ func patchCRD(ctx context.Context, c client.Client, name string, caBundle []byte
 		}
 		conv := crd.Spec.Conversion
 		if conv == nil || conv.Strategy != apiextv1.WebhookConverter || conv.Webhook == nil || conv.Webhook.ClientConfig == nil {
-			return apierrors.NewBadRequest("its conversion strategy is not Webhook")
+			return nil // installed without a conversion webhook: nothing calls the manager for it
 		}
 		// The CRD's client config mirrors the admission one; convert through it to share endpoint().
 		cc := conv.Webhook.ClientConfig

@@ -1,0 +1,155 @@
+// Package install puts Kruise's generated manifests into a cluster: the CRDs, the manager's
+// RBAC bound to a given subject, and the webhook configurations pointing at the manager's Service
+// (the manager itself then patches their CA bundle, or their URL in URL mode).
+package install
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kruise-ng/kruise/config"
+)
+
+// FieldOwner is the server-side-apply manager name of everything installed here.
+const FieldOwner = "kruise-install"
+
+// Options say where and for whom Kruise is installed.
+type Options struct {
+	// Namespace is the manager's namespace (its Role, Secret and Service live there).
+	Namespace string
+	// WebhookService names the manager's webhook Service.
+	WebhookService string
+	// Subject is who the manager runs as: a ServiceAccount in a cluster, a User in the sandbox
+	// (whose client certificate carries that user name).
+	Subject rbacv1.Subject
+}
+
+// Objects decodes the embedded manifests, rewrites the Role's namespace and the webhook Service
+// reference to opts, and adds the bindings of the manager's roles to opts.Subject.
+func Objects(opts Options) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	err := fs.WalkDir(config.Manifests, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		data, err := config.Manifests.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, doc := range strings.Split(string(data), "\n---") {
+			if strings.TrimSpace(strings.TrimPrefix(doc, "---")) == "" {
+				continue
+			}
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			objs = append(objs, u)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range objs {
+		if err := rewrite(u, opts); err != nil {
+			return nil, err
+		}
+	}
+	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}}
+	role := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Name: "kruise-manager-role"}
+	extra := []runtime.Object{
+		ns,
+		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "ClusterRole", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},
+		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: opts.Namespace},
+			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},
+	}
+	var head []*unstructured.Unstructured
+	for _, o := range extra {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: m}
+		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+		unstructured.RemoveNestedField(u.Object, "status")
+		head = append(head, u)
+	}
+	return append(head, objs...), nil
+}
+
+// rewrite points namespaced RBAC at opts.Namespace and webhooks at opts' Service.
+func rewrite(u *unstructured.Unstructured, opts Options) error {
+	switch u.GetKind() {
+	case "Role":
+		u.SetNamespace(opts.Namespace)
+	case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+		hooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
+		if err != nil {
+			return err
+		}
+		for _, h := range hooks {
+			hm := h.(map[string]any)
+			if svc, ok, _ := unstructured.NestedMap(hm, "clientConfig", "service"); ok {
+				svc["namespace"], svc["name"] = opts.Namespace, opts.WebhookService
+				if err := unstructured.SetNestedMap(hm, svc, "clientConfig", "service"); err != nil {
+					return err
+				}
+			}
+		}
+		return unstructured.SetNestedSlice(u.Object, hooks, "webhooks")
+	}
+	return nil
+}
+
+// Apply installs the objects with server-side apply and waits until every CRD is Established.
+// Fields the manager maintains (CA bundles, webhook URLs) are left to it: re-applying does not
+// undo them, since apply only owns the fields it sets.
+func Apply(ctx context.Context, c client.Client, opts Options) error {
+	objs, err := Objects(opts)
+	if err != nil {
+		return err
+	}
+	for _, u := range objs {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+	for _, u := range objs {
+		if u.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			crd := &apiextv1.CustomResourceDefinition{}
+			if err := c.Get(ctx, client.ObjectKey{Name: u.GetName()}, crd); err != nil {
+				return false, nil
+			}
+			for _, cond := range crd.Status.Conditions {
+				if cond.Type == apiextv1.Established && cond.Status == apiextv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s not established: %w", u.GetName(), err)
+		}
+	}
+	return nil
+}

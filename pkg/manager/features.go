@@ -1,0 +1,63 @@
+package manager
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Feature is a named switch for behaviour that can be turned on or off at start.
+type Feature string
+
+// featureDefaults lists the feature gates this build implements, with their defaults. Names are
+// OpenKruise's where the feature exists there. A gate is added here together with the code that
+// consults it: a gate that changes nothing would be a silent lie.
+var featureDefaults = map[Feature]bool{}
+
+// FeatureGates are the resolved gates.
+type FeatureGates map[Feature]bool
+
+// Enabled reports whether f is on.
+func (g FeatureGates) Enabled(f Feature) bool { return g[f] }
+
+// ParseFeatureGates resolves "A=true,B=false" against the defaults. Unknown names and non-boolean
+// values are errors naming the gates this build knows.
+func ParseFeatureGates(spec string) (FeatureGates, error) {
+	gates := FeatureGates{}
+	for f, on := range featureDefaults {
+		gates[f] = on
+	}
+	for _, kv := range strings.Split(spec, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("--feature-gates: %q is not Name=true|false", kv)
+		}
+		f := Feature(strings.TrimSpace(name))
+		if _, known := featureDefaults[f]; !known {
+			return nil, fmt.Errorf("--feature-gates: unknown feature gate %q (this build implements: %s)", f, knownFeatures())
+		}
+		on, err := strconv.ParseBool(strings.TrimSpace(val))
+		if err != nil {
+			return nil, fmt.Errorf("--feature-gates: %s=%q is not a boolean", f, val)
+		}
+		gates[f] = on
+	}
+	return gates, nil
+}
+
+func knownFeatures() string {
+	if len(featureDefaults) == 0 {
+		return "none yet"
+	}
+	names := make([]string, 0, len(featureDefaults))
+	for f := range featureDefaults {
+		names = append(names, string(f))
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}

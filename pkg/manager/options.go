@@ -1,0 +1,133 @@
+// Package manager assembles kruise-manager: the admission webhook server with its self-managed
+// certificates, then (once the webhook server serves) the controllers, under leader election.
+package manager
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+)
+
+// Names shared with the install manifests.
+const (
+	// LeaderElectionID is the name of the Lease the replicas elect a leader with.
+	LeaderElectionID = "kruise-manager"
+	// MutatingWebhookConfiguration and ValidatingWebhookConfiguration are the webhook configurations
+	// whose CA bundle the manager maintains.
+	MutatingWebhookConfiguration   = "kruise-mutating-webhook-configuration"
+	ValidatingWebhookConfiguration = "kruise-validating-webhook-configuration"
+)
+
+// Options are kruise-manager's settings, one flag each.
+type Options struct {
+	MetricsAddr             string
+	ProbeAddr               string
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	LeaseDuration           time.Duration
+
+	// Namespace is where the manager keeps its webhook Secret (and, in a cluster, runs).
+	Namespace string
+	// WebhookHost and WebhookPort are where the webhook server listens.
+	WebhookHost string
+	WebhookPort int
+	// CertDir is where the serving certificate is written for the webhook server.
+	CertDir string
+	// WebhookSecret names the Secret holding the webhook CA and serving certificate.
+	WebhookSecret string
+	// WebhookService names the Service the API server reaches the webhooks through.
+	WebhookService string
+	// WebhookURLHost, when set, registers the webhooks by URL https://HOST:PORT/path instead of by
+	// Service: for API servers that cannot reach Services (the sandbox).
+	WebhookURLHost string
+	// ConversionCRDs are the CRDs served in two versions with different schemas, converted by the
+	// manager's conversion webhook.
+	ConversionCRDs []string
+
+	// QPS and Burst bound the manager's API client.
+	QPS   float64
+	Burst int
+	// Workers is how many objects each controller reconciles in parallel.
+	Workers int
+	// FeatureGates is a comma-separated list of Name=bool.
+	FeatureGates string
+}
+
+// DefaultConversionCRDs are the kinds whose v1alpha1 and v1beta1 schemas differ.
+var DefaultConversionCRDs = []string{"statefulsets.apps.kruise.io", "daemonsets.apps.kruise.io", "sidecarsets.apps.kruise.io"}
+
+// BindFlags registers every option on fs with its default.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = "kruise-system"
+	}
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; \"0\" disables it")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8000", "address of the /healthz and /readyz endpoints")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader among replicas (Lease "+LeaderElectionID+"); only the leader runs controllers")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", ns, "namespace of the leader-election Lease")
+	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "how long a leader's Lease lasts without renewal")
+	fs.StringVar(&o.Namespace, "namespace", ns, "namespace of the manager's webhook Secret and Service (default $POD_NAMESPACE or kruise-system)")
+	fs.StringVar(&o.WebhookHost, "webhook-host", "", "address the webhook server listens on (empty: all)")
+	fs.IntVar(&o.WebhookPort, "webhook-port", 9876, "port of the webhook server")
+	fs.StringVar(&o.CertDir, "webhook-cert-dir", "/tmp/kruise-webhook-certs", "folder the webhook serving certificate is written to")
+	fs.StringVar(&o.WebhookSecret, "webhook-secret-name", "kruise-webhook-certs", "Secret holding the webhook CA and serving certificate")
+	fs.StringVar(&o.WebhookService, "webhook-service-name", "kruise-webhook-service", "Service the API server reaches the webhooks through")
+	fs.StringVar(&o.WebhookURLHost, "webhook-url-host", "", "register webhooks by URL https://HOST:PORT/... instead of by Service (for API servers that cannot reach Services)")
+	fs.Float64Var(&o.QPS, "kube-client-qps", 100, "queries per second of the manager's API client")
+	fs.IntVar(&o.Burst, "kube-client-burst", 200, "burst of the manager's API client")
+	fs.IntVar(&o.Workers, "workers", 5, "objects each controller reconciles in parallel")
+	fs.StringVar(&o.FeatureGates, "feature-gates", "", "comma-separated Name=true|false feature gates (OpenKruise's names)")
+	o.ConversionCRDs = DefaultConversionCRDs
+}
+
+// Validate reports every invalid option at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.WebhookPort <= 0 || o.WebhookPort > 65535 {
+		errs = append(errs, fmt.Errorf("--webhook-port %d is not a port", o.WebhookPort))
+	}
+	if o.WebhookURLHost != "" && net.ParseIP(o.WebhookURLHost) == nil && strings.ContainsAny(o.WebhookURLHost, ":/") {
+		errs = append(errs, fmt.Errorf("--webhook-url-host %q must be a host name or IP, without port or scheme", o.WebhookURLHost))
+	}
+	if o.QPS <= 0 || o.Burst <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-client-qps and --kube-client-burst must be positive"))
+	}
+	if o.Workers <= 0 {
+		errs = append(errs, fmt.Errorf("--workers must be positive, got %d", o.Workers))
+	}
+	if o.Namespace == "" {
+		errs = append(errs, errors.New("--namespace must be set"))
+	}
+	if _, err := ParseFeatureGates(o.FeatureGates); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// webhookNames returns the DNS names and IPs the serving certificate must cover.
+func (o *Options) webhookNames() ([]string, []net.IP) {
+	svc := o.WebhookService + "." + o.Namespace
+	dns := []string{o.WebhookService, svc, svc + ".svc", svc + ".svc.cluster.local"}
+	var ips []net.IP
+	if o.WebhookURLHost != "" {
+		if ip := net.ParseIP(o.WebhookURLHost); ip != nil {
+			ips = append(ips, ip)
+		} else {
+			dns = append(dns, o.WebhookURLHost)
+		}
+	}
+	return dns, ips
+}
+
+// webhookURL is the base URL webhooks are registered with in URL mode, or "".
+func (o *Options) webhookURL() string {
+	if o.WebhookURLHost == "" {
+		return ""
+	}
+	return "https://" + net.JoinHostPort(o.WebhookURLHost, fmt.Sprint(o.WebhookPort))
+}

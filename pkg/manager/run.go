@@ -1,0 +1,108 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/webhook/certs"
+	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
+)
+
+// The manager's permissions, generated into config/rbac by `make generate`.
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,verbs=get;create;update
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,verbs=get;create;update
+
+// NewScheme returns a scheme with Kubernetes' built-in types and every Kruise API.
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, apiextv1.AddToScheme,
+		appsv1alpha1.AddToScheme, appsv1beta1.AddToScheme, policyv1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Run starts kruise-manager and blocks until ctx ends. Order matters: the webhook certificates are
+// made current before the webhook server starts (it serves them from CertDir); the webhook server
+// starts before any controller, so no object is created by a controller that the webhooks have not
+// seen (controller-runtime starts webhook runnables first and readiness reports them).
+func Run(ctx context.Context, cfg *rest.Config, o Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	log := ctrl.Log.WithName("kruise-manager")
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
+	cfg.UserAgent = "kruise-manager"
+	scheme, err := NewScheme()
+	if err != nil {
+		return err
+	}
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("create API client: %w", err)
+	}
+	dns, ips := o.webhookNames()
+	rot := &certs.Rotator{
+		Client:  direct,
+		CertDir: o.CertDir,
+		Options: certs.Options{Namespace: o.Namespace, SecretName: o.WebhookSecret, DNSNames: dns, IPs: ips},
+		Targets: certs.Targets{
+			MutatingWebhookConfigurations: []string{MutatingWebhookConfiguration},
+			CRDs:                          o.ConversionCRDs,
+			URL:                           o.webhookURL(),
+		},
+		Log: log.WithName("certs"),
+	}
+	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := rot.Sync(syncCtx); err != nil {
+		return fmt.Errorf("prepare webhook certificates: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		LeaseDuration:           &o.LeaseDuration,
+		WebhookServer:           webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
+	})
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.Add(rot); err != nil {
+		return err
+	}
+	defaulting.Register(mgr.GetWebhookServer(), scheme)
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return err
+	}
+	log.Info("starting", "webhookPort", o.WebhookPort, "webhookURL", o.webhookURL(), "leaderElection", o.LeaderElect)
+	return mgr.Start(ctx)
+}

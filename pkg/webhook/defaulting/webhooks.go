@@ -1,0 +1,93 @@
+package defaulting
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/kruise-ng/kruise/apis/apps/defaults"
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+)
+
+// defaulter adapts a pure SetDefaults function to controller-runtime's Defaulter.
+type defaulter[T runtime.Object] func(T)
+
+// Default applies the defaults; the defaulting functions never fail.
+func (f defaulter[T]) Default(_ context.Context, obj T) error {
+	f(obj)
+	return nil
+}
+
+// Each kind and version has its own webhook, matched exactly (matchPolicy Exact): a request is
+// defaulted once, in the version it was made in, without a conversion round trip. Kinds without
+// any default (ResourceDistribution, PodUnavailableBudget) have no webhook.
+//
+// +kubebuilder:webhookconfiguration:mutating=true,name=kruise-mutating-webhook-configuration
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-advancedcronjob,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=advancedcronjobs,verbs=create;update,versions=v1alpha1,name=madvancedcronjob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-advancedcronjob,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=advancedcronjobs,verbs=create;update,versions=v1beta1,name=madvancedcronjob-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-broadcastjob,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=broadcastjobs,verbs=create;update,versions=v1alpha1,name=mbroadcastjob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-broadcastjob,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=broadcastjobs,verbs=create;update,versions=v1beta1,name=mbroadcastjob-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-cloneset,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=clonesets,verbs=create;update,versions=v1alpha1,name=mcloneset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create;update,versions=v1alpha1,name=mcontainerrecreaterequest-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-daemonset,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=daemonsets,verbs=create;update,versions=v1alpha1,name=mdaemonset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-daemonset,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=daemonsets,verbs=create;update,versions=v1beta1,name=mdaemonset-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-ephemeraljob,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=ephemeraljobs,verbs=create;update,versions=v1alpha1,name=mephemeraljob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-imagelistpulljob,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=imagelistpulljobs,verbs=create;update,versions=v1alpha1,name=mimagelistpulljob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-imagelistpulljob,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=imagelistpulljobs,verbs=create;update,versions=v1beta1,name=mimagelistpulljob-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-imagepulljob,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=imagepulljobs,verbs=create;update,versions=v1alpha1,name=mimagepulljob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-imagepulljob,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=imagepulljobs,verbs=create;update,versions=v1beta1,name=mimagepulljob-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-nodeimage,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=nodeimages,verbs=create;update,versions=v1alpha1,name=mnodeimage-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-nodeimage,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=nodeimages,verbs=create;update,versions=v1beta1,name=mnodeimage-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-nodepodprobe,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=nodepodprobes,verbs=create;update,versions=v1alpha1,name=mnodepodprobe-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-persistentpodstate,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=persistentpodstates,verbs=create;update,versions=v1alpha1,name=mpersistentpodstate-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-podprobemarker,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=podprobemarkers,verbs=create;update,versions=v1alpha1,name=mpodprobemarker-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-sidecarset,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1,name=msidecarset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-sidecarset,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1beta1,name=msidecarset-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-statefulset,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=statefulsets,verbs=create;update,versions=v1alpha1,name=mstatefulset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-statefulset,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=statefulsets,verbs=create;update,versions=v1beta1,name=mstatefulset-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-uniteddeployment,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=uniteddeployments,verbs=create;update,versions=v1alpha1,name=muniteddeployment-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-workloadspread,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=workloadspreads,verbs=create;update,versions=v1alpha1,name=mworkloadspread-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+
+// Register adds every defaulting webhook to srv.
+func Register(srv webhook.Server, scheme *runtime.Scheme) {
+	for _, h := range handlers(scheme) {
+		srv.Register(h.path, h.webhook)
+	}
+}
+
+type handler struct {
+	path    string
+	webhook *admission.Webhook
+}
+
+func handlers(scheme *runtime.Scheme) []handler {
+	return []handler{
+		{"/mutate-apps-kruise-io-v1alpha1-advancedcronjob", admission.WithDefaulter(scheme, defaulter[*v1alpha1.AdvancedCronJob](defaults.SetDefaultsAdvancedCronJob))},
+		{"/mutate-apps-kruise-io-v1beta1-advancedcronjob", admission.WithDefaulter(scheme, defaulter[*v1beta1.AdvancedCronJob](defaults.SetDefaultsAdvancedCronJobV1beta1))},
+		{"/mutate-apps-kruise-io-v1alpha1-broadcastjob", admission.WithDefaulter(scheme, defaulter[*v1alpha1.BroadcastJob](defaults.SetDefaultsBroadcastJob))},
+		{"/mutate-apps-kruise-io-v1beta1-broadcastjob", admission.WithDefaulter(scheme, defaulter[*v1beta1.BroadcastJob](defaults.SetDefaultsBroadcastJobV1beta1))},
+		{"/mutate-apps-kruise-io-v1alpha1-cloneset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.CloneSet](defaults.SetDefaultsCloneSet))},
+		{"/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest", admission.WithDefaulter(scheme, defaulter[*v1alpha1.ContainerRecreateRequest](defaults.SetDefaultsContainerRecreateRequest))},
+		{"/mutate-apps-kruise-io-v1alpha1-daemonset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.DaemonSet](defaults.SetDefaultsDaemonSet))},
+		{"/mutate-apps-kruise-io-v1beta1-daemonset", admission.WithDefaulter(scheme, defaulter[*v1beta1.DaemonSet](defaults.SetDefaultsDaemonSetV1beta1))},
+		{"/mutate-apps-kruise-io-v1alpha1-ephemeraljob", admission.WithDefaulter(scheme, defaulter[*v1alpha1.EphemeralJob](defaults.SetDefaultsEphemeralJob))},
+		{"/mutate-apps-kruise-io-v1alpha1-imagelistpulljob", admission.WithDefaulter(scheme, defaulter[*v1alpha1.ImageListPullJob](defaults.SetDefaultsImageListPullJob))},
+		{"/mutate-apps-kruise-io-v1beta1-imagelistpulljob", admission.WithDefaulter(scheme, defaulter[*v1beta1.ImageListPullJob](defaults.SetDefaultsImageListPullJobV1beta1))},
+		{"/mutate-apps-kruise-io-v1alpha1-imagepulljob", admission.WithDefaulter(scheme, defaulter[*v1alpha1.ImagePullJob](defaults.SetDefaultsImagePullJob))},
+		{"/mutate-apps-kruise-io-v1beta1-imagepulljob", admission.WithDefaulter(scheme, defaulter[*v1beta1.ImagePullJob](defaults.SetDefaultsImagePullJobV1beta1))},
+		{"/mutate-apps-kruise-io-v1alpha1-nodeimage", admission.WithDefaulter(scheme, defaulter[*v1alpha1.NodeImage](defaults.SetDefaultsNodeImage))},
+		{"/mutate-apps-kruise-io-v1beta1-nodeimage", admission.WithDefaulter(scheme, defaulter[*v1beta1.NodeImage](defaults.SetDefaultsNodeImageV1beta1))},
+		{"/mutate-apps-kruise-io-v1alpha1-nodepodprobe", admission.WithDefaulter(scheme, defaulter[*v1alpha1.NodePodProbe](defaults.SetDefaultsNodePodProbe))},
+		{"/mutate-apps-kruise-io-v1alpha1-persistentpodstate", admission.WithDefaulter(scheme, defaulter[*v1alpha1.PersistentPodState](defaults.SetDefaultsPersistentPodState))},
+		{"/mutate-apps-kruise-io-v1alpha1-podprobemarker", admission.WithDefaulter(scheme, defaulter[*v1alpha1.PodProbeMarker](defaults.SetDefaultsPodProbeMarker))},
+		{"/mutate-apps-kruise-io-v1alpha1-sidecarset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.SidecarSet](defaults.SetDefaultsSidecarSet))},
+		{"/mutate-apps-kruise-io-v1beta1-sidecarset", admission.WithDefaulter(scheme, defaulter[*v1beta1.SidecarSet](defaults.SetDefaultsSidecarSetV1beta1))},
+		{"/mutate-apps-kruise-io-v1alpha1-statefulset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.StatefulSet](defaults.SetDefaultsStatefulSet))},
+		{"/mutate-apps-kruise-io-v1beta1-statefulset", admission.WithDefaulter(scheme, defaulter[*v1beta1.StatefulSet](defaults.SetDefaultsStatefulSetV1beta1))},
+		{"/mutate-apps-kruise-io-v1alpha1-uniteddeployment", admission.WithDefaulter(scheme, defaulter[*v1alpha1.UnitedDeployment](defaults.SetDefaultsUnitedDeployment))},
+		{"/mutate-apps-kruise-io-v1alpha1-workloadspread", admission.WithDefaulter(scheme, defaulter[*v1alpha1.WorkloadSpread](defaults.SetDefaultsWorkloadSpread))},
+	}
+}

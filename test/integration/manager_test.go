@@ -1,0 +1,125 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/install"
+	"github.com/kruise-ng/kruise/pkg/manager"
+	"github.com/kruise-ng/kruise/test/harness"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// kruise-manager, running as its own user with only the generated RBAC, makes its webhook
+// certificates, registers its webhooks by URL, becomes ready, and defaults Kruise objects the way
+// OpenKruise does.
+func TestManagerServesDefaultingWebhooks(t *testing.T) {
+	ctx := context.Background()
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := install.Options{Namespace: "kruise-system", WebhookService: "kruise-webhook-service",
+		Subject: rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "kruise-manager"}}
+	if err := install.Apply(ctx, admin, opts); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // later tests share this API server and must not call a stopped webhook
+		_ = admin.Delete(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: manager.MutatingWebhookConfiguration}})
+	})
+	managerCfg, err := api.ConfigFor("kruise-manager")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := freePort(t)
+	mo := manager.Options{ConversionCRDs: manager.DefaultConversionCRDs, MetricsAddr: "0", ProbeAddr: fmt.Sprintf("127.0.0.1:%d", probe), LeaderElect: true,
+		LeaderElectionNamespace: "kruise-system", LeaseDuration: 15 * time.Second, Namespace: "kruise-system",
+		WebhookHost: "127.0.0.1", WebhookPort: freePort(t), CertDir: t.TempDir(), WebhookSecret: "kruise-webhook-certs",
+		WebhookService: "kruise-webhook-service", WebhookURLHost: "127.0.0.1", QPS: 50, Burst: 100, Workers: 1}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- manager.Run(runCtx, managerCfg, mo) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("manager stopped with an error: %v", err)
+		}
+	})
+	harness.Eventually(t, 60*time.Second, "kruise-manager ready", func() (bool, string) {
+		select {
+		case err := <-done:
+			t.Fatalf("manager exited: %v", err)
+		default:
+		}
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
+	})
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "defaults-"}}
+	if err := admin.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "img"}}}}
+	cs := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns.Name},
+		Spec: appsv1alpha1.CloneSetSpec{Selector: selector, Template: template}}
+	if err := admin.Create(ctx, cs); err != nil {
+		t.Fatalf("create CloneSet through the webhook: %v", err)
+	}
+	us := cs.Spec.UpdateStrategy
+	if cs.Spec.Replicas == nil || *cs.Spec.Replicas != 1 || cs.Spec.RevisionHistoryLimit == nil || *cs.Spec.RevisionHistoryLimit != 10 ||
+		us.Type != appsv1alpha1.RecreateCloneSetUpdateStrategyType || us.MaxUnavailable == nil || *us.MaxUnavailable != intstr.FromString("20%") {
+		t.Errorf("CloneSet not defaulted like OpenKruise: replicas %v, revisionHistoryLimit %v, updateStrategy %+v",
+			cs.Spec.Replicas, cs.Spec.RevisionHistoryLimit, us)
+	}
+	sts := &appsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns.Name},
+		Spec: appsv1beta1.StatefulSetSpec{Selector: selector, Template: template}}
+	if err := admin.Create(ctx, sts); err != nil {
+		t.Fatalf("create Advanced StatefulSet through the webhook: %v", err)
+	}
+	if sts.Spec.PodManagementPolicy != "OrderedReady" || sts.Spec.UpdateStrategy.RollingUpdate == nil ||
+		sts.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable == nil || *sts.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable != intstr.FromInt32(1) {
+		t.Errorf("Advanced StatefulSet not defaulted like OpenKruise: %+v", sts.Spec)
+	}
+	// A value the user set is kept.
+	keep := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "keep", Namespace: ns.Name},
+		Spec: appsv1alpha1.CloneSetSpec{Selector: selector, Template: template,
+			UpdateStrategy: appsv1alpha1.CloneSetUpdateStrategy{Type: appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType}}}
+	if err := admin.Create(ctx, keep); err != nil {
+		t.Fatal(err)
+	}
+	if keep.Spec.UpdateStrategy.Type != appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType {
+		t.Errorf("the webhook overwrote the user's update type: %s", keep.Spec.UpdateStrategy.Type)
+	}
+}
