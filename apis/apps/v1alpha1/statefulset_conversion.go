@@ -33,12 +33,12 @@ type statefulSetV1beta1Only struct {
 }
 
 type statefulSetSpecV1beta1Only struct {
-	ReserveOrdinals                      []intstr.IntOrString                                   `json:"reserveOrdinals,omitempty"`
-	Lifecycle                            *appspub.Lifecycle                                     `json:"lifecycle,omitempty"`
-	ScaleStrategy                        *v1beta1.StatefulSetScaleStrategy                      `json:"scaleStrategy,omitempty"`
+	ReserveOrdinals                      []intstr.IntOrString                                    `json:"reserveOrdinals,omitempty"`
+	Lifecycle                            *appspub.Lifecycle                                      `json:"lifecycle,omitempty"`
+	ScaleStrategy                        *v1beta1.StatefulSetScaleStrategy                       `json:"scaleStrategy,omitempty"`
 	PersistentVolumeClaimRetentionPolicy *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
-	Ordinals                             *appsv1.StatefulSetOrdinals                            `json:"ordinals,omitempty"`
-	VolumeClaimUpdateStrategy            *v1beta1.StatefulSetVolumeClaimUpdateStrategy          `json:"volumeClaimUpdateStrategy,omitempty"`
+	Ordinals                             *appsv1.StatefulSetOrdinals                             `json:"ordinals,omitempty"`
+	VolumeClaimUpdateStrategy            *v1beta1.StatefulSetVolumeClaimUpdateStrategy           `json:"volumeClaimUpdateStrategy,omitempty"`
 }
 
 type statefulSetStatusV1beta1Only struct {
