@@ -28,8 +28,8 @@ tools: ## build the pinned Kubernetes toolchain from source into bin/ (only what
 	hack/tools.sh
 
 .PHONY: sandbox
-sandbox: tools build ## start a local cluster with $(NODES) kwok nodes in $(SANDBOX_DIR)
-	bin/kruise-sandbox up --dir $(SANDBOX_DIR) --nodes $(NODES)
+sandbox: tools build ## start a local cluster with $(NODES) kwok nodes and Kruise in $(SANDBOX_DIR)
+	bin/kruise-sandbox up --dir $(SANDBOX_DIR) --nodes $(NODES) --kruise
 
 .PHONY: sandbox-down
 sandbox-down: build ## stop the sandbox in $(SANDBOX_DIR) and remove its state

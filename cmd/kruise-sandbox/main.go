@@ -101,6 +101,8 @@ func up(args []string, stdout, stderr io.Writer) error {
 	audit := fs.Bool("audit-log", false, "write a Metadata-level API audit log to DIR/audit.log")
 	binDir := fs.String("bin-dir", "", "folder with etcd, kube-* and kwok binaries (default: bin/k8s of the Kruise checkout)")
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the sandbox to become ready")
+	kruise := fs.Bool("kruise", false, "install Kruise (CRDs, RBAC, webhooks) and run kruise-manager with the sandbox")
+	managerBin := fs.String("kruise-manager", "", "kruise-manager binary for --kruise (default: next to this binary)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -111,16 +113,31 @@ func up(args []string, stdout, stderr io.Writer) error {
 		}
 		*binDir = d
 	}
+	if *kruise && *managerBin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		*managerBin = filepath.Join(filepath.Dir(exe), "kruise-manager")
+	}
+	if !*kruise {
+		*managerBin = ""
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t0 := time.Now()
-	sb, err := sandbox.Up(ctx, sandbox.Config{Dir: *dir, Nodes: *nodes, AuditLog: *audit, BinDir: *binDir, Log: stderr, Timeout: *timeout})
+	sb, err := sandbox.Up(ctx, sandbox.Config{Dir: *dir, Nodes: *nodes, AuditLog: *audit, BinDir: *binDir, Log: stderr,
+		Timeout: *timeout, KruiseManager: *managerBin})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Sandbox up in %.1fs: %d kwok node(s) Ready, API server %s\n", time.Since(t0).Seconds(), *nodes, sb.Server())
 	if sb.AuditLog != "" {
 		fmt.Fprintf(stdout, "Audit log: %s\n", sb.AuditLog)
+	}
+	if sb.Kruise {
+		fmt.Fprintf(stdout, "Kruise: kruise-manager runs (webhooks at https://127.0.0.1:%d, log %s)\n",
+			sb.Ports.KruiseWebhook, filepath.Join(sb.Dir, "logs", "kruise-manager.log"))
 	}
 	kubectl := "kubectl"
 	if _, err := os.Stat(filepath.Join(*binDir, "kubectl")); err == nil {
@@ -189,6 +206,7 @@ func status(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(tw, "api server\t%s ready=%v\n", sb.Server(), apiReady)
 	fmt.Fprintf(tw, "kubeconfig\t%s\n", sb.Kubeconfig())
 	fmt.Fprintf(tw, "kwok nodes\t%d\n", sb.Nodes)
+	fmt.Fprintf(tw, "kruise\t%v\n", sb.Kruise)
 	if sb.AuditLog != "" {
 		fmt.Fprintf(tw, "audit log\t%s\n", sb.AuditLog)
 	}

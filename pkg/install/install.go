@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,13 @@ import (
 
 // FieldOwner is the server-side-apply manager name of everything installed here.
 const FieldOwner = "kruise-install"
+
+// ConversionPath is where the manager serves CRD conversion.
+const ConversionPath = "/convert"
+
+// ConversionCRDs are the kinds whose v1alpha1 and v1beta1 schemas differ; they are installed with a
+// conversion webhook (the generated CRDs carry none, like OpenKruise's), the others with None.
+var ConversionCRDs = []string{"statefulsets.apps.kruise.io", "daemonsets.apps.kruise.io", "sidecarsets.apps.kruise.io"}
 
 // Options say where and for whom Kruise is installed.
 type Options struct {
@@ -94,9 +102,23 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	return append(head, objs...), nil
 }
 
-// rewrite points namespaced RBAC at opts.Namespace and webhooks at opts' Service.
+// rewrite points namespaced RBAC at opts.Namespace and webhooks at opts' Service, and patches the
+// conversion webhook into the CRDs that need one.
 func rewrite(u *unstructured.Unstructured, opts Options) error {
 	switch u.GetKind() {
+	case "CustomResourceDefinition":
+		if !slices.Contains(ConversionCRDs, u.GetName()) {
+			return nil
+		}
+		conv := map[string]any{
+			"strategy": "Webhook",
+			"webhook": map[string]any{
+				"conversionReviewVersions": []any{"v1"},
+				"clientConfig": map[string]any{"service": map[string]any{
+					"namespace": opts.Namespace, "name": opts.WebhookService, "path": ConversionPath}},
+			},
+		}
+		return unstructured.SetNestedMap(u.Object, conv, "spec", "conversion")
 	case "Role":
 		u.SetNamespace(opts.Namespace)
 	case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/kruise-ng/kruise/pkg/install"
 )
 
 // Names shared with the install manifests.
@@ -57,9 +59,6 @@ type Options struct {
 	FeatureGates string
 }
 
-// DefaultConversionCRDs are the kinds whose v1alpha1 and v1beta1 schemas differ.
-var DefaultConversionCRDs = []string{"statefulsets.apps.kruise.io", "daemonsets.apps.kruise.io", "sidecarsets.apps.kruise.io"}
-
 // BindFlags registers every option on fs with its default.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	ns := os.Getenv("POD_NAMESPACE")
@@ -82,7 +81,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Burst, "kube-client-burst", 200, "burst of the manager's API client")
 	fs.IntVar(&o.Workers, "workers", 5, "objects each controller reconciles in parallel")
 	fs.StringVar(&o.FeatureGates, "feature-gates", "", "comma-separated Name=true|false feature gates (OpenKruise's names)")
-	o.ConversionCRDs = DefaultConversionCRDs
+	o.ConversionCRDs = install.ConversionCRDs
 }
 
 // Validate reports every invalid option at once.

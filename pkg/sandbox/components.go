@@ -17,10 +17,11 @@ const (
 	configDir      = "config"
 	kubeconfigsDir = "kubeconfigs"
 	certsDir       = "serving-certs"
+	kruiseDir      = "kruise"
 )
 
 // ownedPaths lists everything under DIR that a sandbox creates.
-var ownedPaths = []string{stateFile, adminConfig, auditLogFile, pkiDir, etcdDir, logsDir, configDir, kubeconfigsDir, certsDir}
+var ownedPaths = []string{stateFile, adminConfig, auditLogFile, pkiDir, etcdDir, logsDir, configDir, kubeconfigsDir, certsDir, kruiseDir}
 
 // Client QPS of the sandbox's own controllers: high enough that neither kube-controller-manager nor
 // the scheduler bounds a 2,000-pod rollout (a rolling update needs a few writes per pod).
@@ -43,6 +44,10 @@ type Ports struct {
 	ControllerManager int `json:"controllerManager"`
 	Scheduler         int `json:"scheduler"`
 	Kwok              int `json:"kwok"`
+	// KruiseWebhook, KruiseProbe and KruiseMetrics are kruise-manager's listeners (with --kruise).
+	KruiseWebhook int `json:"kruiseWebhook,omitempty"`
+	KruiseProbe   int `json:"kruiseProbe,omitempty"`
+	KruiseMetrics int `json:"kruiseMetrics,omitempty"`
 }
 
 func url(scheme string, port int) string { return fmt.Sprintf("%s://127.0.0.1:%d", scheme, port) }

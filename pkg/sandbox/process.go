@@ -26,7 +26,8 @@ type Process struct {
 
 // startProcess runs binary in its own session (it outlives the command that started it and
 // ignores the terminal's signals), with stdout and stderr appended to logFile.
-func startProcess(name, binary string, args []string, logFile string) (*Process, error) {
+// env, when not nil, adds to the environment the process inherits.
+func startProcess(name, binary string, args, env []string, logFile string) (*Process, error) {
 	out, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -34,6 +35,9 @@ func startProcess(name, binary string, args []string, logFile string) (*Process,
 	defer out.Close()
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = out, out
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", name, binary, err)

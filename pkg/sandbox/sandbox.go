@@ -31,6 +31,9 @@ type Config struct {
 	Log io.Writer
 	// Timeout bounds the whole start; zero means two minutes.
 	Timeout time.Duration
+	// KruiseManager, when set, is the kruise-manager binary to install and run with the sandbox
+	// (CRDs, RBAC, webhook configurations, and the manager as a host process registered by URL).
+	KruiseManager string
 }
 
 // State is what a running sandbox records in DIR/sandbox.json.
@@ -42,6 +45,8 @@ type State struct {
 	AuditLog   string     `json:"auditLog,omitempty"`
 	Ports      Ports      `json:"ports"`
 	Processes  []*Process `json:"processes"`
+	// Kruise is true when kruise-manager runs with the sandbox.
+	Kruise bool `json:"kruise,omitempty"`
 }
 
 // Sandbox is a started (or loaded) sandbox.
@@ -87,6 +92,11 @@ func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := bins.Check(); err != nil {
 		return nil, err
 	}
+	if cfg.KruiseManager != "" {
+		if st, err := os.Stat(cfg.KruiseManager); err != nil || st.Mode()&0o111 == 0 {
+			return nil, fmt.Errorf("kruise-manager binary %s is missing: run `make build`", cfg.KruiseManager)
+		}
+	}
 	created, err := prepareDir(dir)
 	if err != nil {
 		return nil, err
@@ -116,6 +126,11 @@ func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	}
 	if err := s.startNodes(ctx, bins); err != nil {
 		return nil, err
+	}
+	if cfg.KruiseManager != "" {
+		if err := s.startKruise(ctx, cfg.KruiseManager); err != nil {
+			return nil, err
+		}
 	}
 	s.logf("sandbox up: %d kwok node(s) Ready, API server %s", cfg.Nodes, s.Server())
 	return s, nil
@@ -156,7 +171,7 @@ func prepareDir(dir string) (created bool, err error) {
 
 // allocatePorts picks distinct free loopback ports for every listener.
 func (s *Sandbox) allocatePorts() error {
-	ports := make([]int, 6)
+	ports := make([]int, 9)
 	var listeners []net.Listener
 	defer func() {
 		for _, l := range listeners {
@@ -172,7 +187,8 @@ func (s *Sandbox) allocatePorts() error {
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
 	s.Ports = Ports{EtcdClient: ports[0], EtcdPeer: ports[1], APIServer: ports[2],
-		ControllerManager: ports[3], Scheduler: ports[4], Kwok: ports[5]}
+		ControllerManager: ports[3], Scheduler: ports[4], Kwok: ports[5],
+		KruiseWebhook: ports[6], KruiseProbe: ports[7], KruiseMetrics: ports[8]}
 	return s.saveState()
 }
 

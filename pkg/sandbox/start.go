@@ -95,8 +95,8 @@ func (s *Sandbox) writeFiles(audit bool) error {
 }
 
 // run starts one component and records it before anything else can fail.
-func (s *Sandbox) run(name, binary string, args []string) (*Process, error) {
-	p, err := startProcess(name, binary, args, logPath(s.Dir, name))
+func (s *Sandbox) run(name, binary string, args, env []string) (*Process, error) {
+	p, err := startProcess(name, binary, args, env, logPath(s.Dir, name))
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (s *Sandbox) run(name, binary string, args []string) (*Process, error) {
 }
 
 func (s *Sandbox) startControlPlane(ctx context.Context, b Binaries, audit bool) error {
-	if _, err := s.run("etcd", b.Etcd, etcdArgs(s.Dir, s.Ports)); err != nil {
+	if _, err := s.run("etcd", b.Etcd, etcdArgs(s.Dir, s.Ports), nil); err != nil {
 		return err
 	}
 	if err := s.waitFor(ctx, "etcd healthy", func(ctx context.Context) (bool, error) {
@@ -114,7 +114,7 @@ func (s *Sandbox) startControlPlane(ctx context.Context, b Binaries, audit bool)
 	}); err != nil {
 		return err
 	}
-	if _, err := s.run("kube-apiserver", b.KubeAPIServer, apiServerArgs(s.Dir, s.Ports, audit)); err != nil {
+	if _, err := s.run("kube-apiserver", b.KubeAPIServer, apiServerArgs(s.Dir, s.Ports, audit), nil); err != nil {
 		return err
 	}
 	cs, err := s.clientset()
@@ -127,10 +127,10 @@ func (s *Sandbox) startControlPlane(ctx context.Context, b Binaries, audit bool)
 	}); err != nil {
 		return err
 	}
-	if _, err := s.run("kube-controller-manager", b.KubeControllerManager, controllerManagerArgs(s.Dir, s.Ports)); err != nil {
+	if _, err := s.run("kube-controller-manager", b.KubeControllerManager, controllerManagerArgs(s.Dir, s.Ports), nil); err != nil {
 		return err
 	}
-	if _, err := s.run("kube-scheduler", b.KubeScheduler, schedulerArgs(s.Dir, s.Ports)); err != nil {
+	if _, err := s.run("kube-scheduler", b.KubeScheduler, schedulerArgs(s.Dir, s.Ports), nil); err != nil {
 		return err
 	}
 	if err := s.waitFor(ctx, "kube-controller-manager and kube-scheduler healthy", func(ctx context.Context) (bool, error) {
@@ -146,7 +146,7 @@ func (s *Sandbox) startControlPlane(ctx context.Context, b Binaries, audit bool)
 }
 
 func (s *Sandbox) startNodes(ctx context.Context, b Binaries) error {
-	if _, err := s.run("kwok", b.Kwok, kwokArgs(s.Dir, s.Ports)); err != nil {
+	if _, err := s.run("kwok", b.Kwok, kwokArgs(s.Dir, s.Ports), nil); err != nil {
 		return err
 	}
 	cs, err := s.clientset()

@@ -9,12 +9,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 )
@@ -93,10 +97,27 @@ func (a *APIServer) ConfigFor(user string, groups ...string) (*rest.Config, erro
 // Stop stops the API server and etcd and removes their data.
 func (a *APIServer) Stop() error { return a.env.Stop() }
 
-// StartSandbox starts a sandbox with the given number of kwok nodes in a fresh temporary folder;
-// progress goes to log (nil discards it). Stop it with Down.
+// BuildManager builds kruise-manager from this checkout into bin/ and returns its path, so tests
+// always run the code under test.
+func BuildManager() (string, error) {
+	out := filepath.Join(RepoRoot(), "bin", "kruise-manager")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/kruise-manager")
+	cmd.Dir = RepoRoot()
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build kruise-manager: %v\n%s", err, msg)
+	}
+	return out, nil
+}
+
+// StartSandbox starts a sandbox with the given number of kwok nodes, and kruise-manager built from
+// this checkout, in a fresh temporary folder; progress goes to log (nil discards it). Stop it with
+// Down.
 func StartSandbox(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
 	if err := requireBinaries("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"); err != nil {
+		return nil, err
+	}
+	managerBin, err := BuildManager()
+	if err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "kruise-e2e-")
@@ -104,7 +125,7 @@ func StartSandbox(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
 		return nil, err
 	}
 	sb, err := sandbox.Up(context.Background(), sandbox.Config{
-		Dir: filepath.Join(dir, "sandbox"), Nodes: nodes, BinDir: BinDir(), Log: log, AuditLog: true,
+		Dir: filepath.Join(dir, "sandbox"), Nodes: nodes, BinDir: BinDir(), Log: log, AuditLog: true, KruiseManager: managerBin,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)
@@ -124,6 +145,8 @@ func Down(sb *sandbox.Sandbox) error {
 // Main runs a test binary around a shared fixture: setup runs once before the tests, and its
 // teardown after them, even when tests fail. A setup error fails the whole package loudly.
 func Main(m *testing.M, setup func() (teardown func() error, err error)) {
+	// In-process controllers (the manager in integration tests) log errors only.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	teardown, err := setup()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "test setup failed: %v\n", err)

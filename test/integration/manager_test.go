@@ -11,8 +11,11 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -52,13 +55,20 @@ func TestManagerServesDefaultingWebhooks(t *testing.T) {
 	}
 	t.Cleanup(func() { // later tests share this API server and must not call a stopped webhook
 		_ = admin.Delete(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: manager.MutatingWebhookConfiguration}})
+		for _, name := range install.ConversionCRDs {
+			crd := &apiextv1.CustomResourceDefinition{}
+			if err := admin.Get(ctx, client.ObjectKey{Name: name}, crd); err == nil {
+				crd.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.NoneConverter}
+				_ = admin.Update(ctx, crd)
+			}
+		}
 	})
 	managerCfg, err := api.ConfigFor("kruise-manager")
 	if err != nil {
 		t.Fatal(err)
 	}
 	probe := freePort(t)
-	mo := manager.Options{ConversionCRDs: manager.DefaultConversionCRDs, MetricsAddr: "0", ProbeAddr: fmt.Sprintf("127.0.0.1:%d", probe), LeaderElect: true,
+	mo := manager.Options{ConversionCRDs: install.ConversionCRDs, MetricsAddr: "0", ProbeAddr: fmt.Sprintf("127.0.0.1:%d", probe), LeaderElect: true,
 		LeaderElectionNamespace: "kruise-system", LeaseDuration: 15 * time.Second, Namespace: "kruise-system",
 		WebhookHost: "127.0.0.1", WebhookPort: freePort(t), CertDir: t.TempDir(), WebhookSecret: "kruise-webhook-certs",
 		WebhookService: "kruise-webhook-service", WebhookURLHost: "127.0.0.1", QPS: 50, Burst: 100, Workers: 1}
@@ -121,5 +131,46 @@ func TestManagerServesDefaultingWebhooks(t *testing.T) {
 	}
 	if keep.Spec.UpdateStrategy.Type != appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType {
 		t.Errorf("the webhook overwrote the user's update type: %s", keep.Spec.UpdateStrategy.Type)
+	}
+
+	t.Run("conversion round trip", func(t *testing.T) { checkConversion(t, admin, ns.Name, selector, template) })
+}
+
+// checkConversion writes each kind whose versions differ as v1alpha1, reads it back as v1beta1
+// (the stored version) and as v1alpha1 again: nothing may be lost either way.
+func checkConversion(t *testing.T, c client.Client, ns string, selector *metav1.LabelSelector, template corev1.PodTemplateSpec) {
+	ctx := context.Background()
+	sts := &appsv1alpha1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "conv-sts", Namespace: ns},
+		Spec: appsv1alpha1.StatefulSetSpec{Selector: selector, Template: template, ServiceName: "svc", Replicas: ptr.To[int32](3)}}
+	ds := &appsv1alpha1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "conv-ds", Namespace: ns},
+		Spec: appsv1alpha1.DaemonSetSpec{Selector: selector, Template: template, MinReadySeconds: 7}}
+	sc := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "conv-sidecar-" + ns},
+		Spec: appsv1alpha1.SidecarSetSpec{Selector: selector, Namespace: "team-a"}}
+	pairs := []struct {
+		alpha, again client.Object
+		beta         client.Object
+		spec         func(client.Object) any
+	}{
+		{sts, &appsv1alpha1.StatefulSet{}, &appsv1beta1.StatefulSet{}, func(o client.Object) any { return o.(*appsv1alpha1.StatefulSet).Spec }},
+		{ds, &appsv1alpha1.DaemonSet{}, &appsv1beta1.DaemonSet{}, func(o client.Object) any { return o.(*appsv1alpha1.DaemonSet).Spec }},
+		{sc, &appsv1alpha1.SidecarSet{}, &appsv1beta1.SidecarSet{}, func(o client.Object) any { return o.(*appsv1alpha1.SidecarSet).Spec }},
+	}
+	for _, p := range pairs {
+		if err := c.Create(ctx, p.alpha); err != nil {
+			t.Fatalf("create v1alpha1 %T: %v", p.alpha, err)
+		}
+		key := client.ObjectKeyFromObject(p.alpha)
+		if err := c.Get(ctx, key, p.beta); err != nil {
+			t.Fatalf("read %T as v1beta1: %v", p.alpha, err)
+		}
+		if err := c.Get(ctx, key, p.again); err != nil {
+			t.Fatalf("read %T as v1alpha1 again: %v", p.alpha, err)
+		}
+		if !equality.Semantic.DeepEqual(p.spec(p.alpha), p.spec(p.again)) {
+			t.Errorf("%T lost data through v1beta1:\n wrote %+v\n read  %+v", p.alpha, p.spec(p.alpha), p.spec(p.again))
+		}
+	}
+	if got := pairs[2].again.(*appsv1alpha1.SidecarSet).Spec.Namespace; got != "team-a" {
+		t.Errorf("v1alpha1-only SidecarSet.spec.namespace = %q after a v1beta1 round trip; want team-a", got)
 	}
 }

@@ -1,0 +1,67 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kruise-ng/kruise/pkg/install"
+	"github.com/kruise-ng/kruise/pkg/manager"
+)
+
+// Kruise's identity and namespace in the sandbox.
+const (
+	// KruiseNamespace holds the manager's Secret, Lease and namespaced RBAC.
+	KruiseNamespace = "kruise-system"
+	// KruiseManagerUser is the user name of the manager's client certificate, bound to the
+	// generated roles: RBAC is exercised, and the audit log attributes its requests to it.
+	KruiseManagerUser = "kruise-manager"
+)
+
+// startKruise installs Kruise's CRDs, RBAC and webhook configurations and runs kruise-manager as a
+// host process, registered with the API server by URL (the API server cannot reach Services here).
+func (s *Sandbox) startKruise(ctx context.Context, binary string) error {
+	kubeconfig, err := s.KubeconfigFor(KruiseManagerUser)
+	if err != nil {
+		return err
+	}
+	cfg, err := s.RESTConfig()
+	if err != nil {
+		return err
+	}
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	err = install.Apply(ctx, c, install.Options{Namespace: KruiseNamespace, WebhookService: "kruise-webhook-service",
+		Subject: rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: KruiseManagerUser}})
+	if err != nil {
+		return fmt.Errorf("install Kruise: %w", err)
+	}
+	s.logf("installed Kruise CRDs, RBAC and webhook configurations")
+	s.Kruise = true
+	args := []string{
+		"--namespace=" + KruiseNamespace,
+		"--leader-election-namespace=" + KruiseNamespace,
+		"--webhook-host=127.0.0.1",
+		"--webhook-port=" + strconv.Itoa(s.Ports.KruiseWebhook),
+		"--webhook-url-host=127.0.0.1",
+		"--webhook-cert-dir=" + filepath.Join(s.Dir, kruiseDir, "webhook-certs"),
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(s.Ports.KruiseProbe),
+		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(s.Ports.KruiseMetrics),
+	}
+	if _, err := s.run("kruise-manager", binary, args, []string{"KUBECONFIG=" + kubeconfig}); err != nil {
+		return err
+	}
+	return s.waitFor(ctx, "kruise-manager ready", func(ctx context.Context) (bool, error) {
+		return httpOK(ctx, url("http", s.Ports.KruiseProbe)+"/readyz", "ok"), nil
+	})
+}
