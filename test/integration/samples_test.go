@@ -51,6 +51,7 @@ func TestOpenKruiseSamplesBehaveAsWithOpenKruise(t *testing.T) {
 			switch {
 			case errOurs == nil && errTheirs == nil:
 				accepted++
+				ours.readsBackWithoutLoss(t, data)
 			case errOurs == nil || errTheirs == nil:
 				t.Fatalf("answers differ: Kruise %v, OpenKruise %v", errOurs, errTheirs)
 			case errOurs.Error() != errTheirs.Error():
@@ -83,6 +84,71 @@ func newDryRunner(t *testing.T, c *rest.Config) *dryRunner {
 		ns:     ns.Name,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(c))),
 		dyn:    dynamic.NewForConfigOrDie(c),
+	}
+}
+
+// readsBackWithoutLoss creates the manifest for real and checks that every value it holds is
+// returned by a read.
+func (r *dryRunner) readsBackWithoutLoss(t *testing.T, manifest []byte) {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(manifest, &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	gvk := obj.GroupVersionKind()
+	mapping, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ri dynamic.ResourceInterface = r.dyn.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		ri = r.dyn.Resource(mapping.Resource).Namespace(r.ns)
+		obj.SetNamespace(r.ns)
+	}
+	ctx := context.Background()
+	if _, err := ri.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	defer func() { _ = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{}) }()
+	got, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"spec", "metadata"} {
+		if lost := missing(obj.Object[field], got.Object[field], field); len(lost) > 0 {
+			t.Errorf("lost on the way through the API server: %s", strings.Join(lost, "; "))
+		}
+	}
+}
+
+// missing lists the paths of want whose values are not in got.
+func missing(want, got any, path string) []string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return []string{path + ": not an object"}
+		}
+		var out []string
+		for k, v := range w {
+			out = append(out, missing(v, g[k], path+"."+k)...)
+		}
+		return out
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return []string{fmt.Sprintf("%s: list %v read back as %v", path, w, got)}
+		}
+		var out []string
+		for i := range w {
+			out = append(out, missing(w[i], g[i], fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return out
+	default:
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			return []string{fmt.Sprintf("%s: %v read back as %v", path, want, got)}
+		}
+		return nil
 	}
 }
 
