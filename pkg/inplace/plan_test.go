@@ -16,6 +16,8 @@ func TestPlan(t *testing.T) {
 	tests := []struct {
 		name     string
 		old, new mutation // applied to a fresh baseTemplate; nil = unchanged
+		nilOld   bool
+		nilNew   bool
 		opts     Options
 		want     Decision
 	}{
@@ -176,12 +178,16 @@ func TestPlan(t *testing.T) {
 		// Resources.
 		{
 			name: "cpu change without vertical scaling recreates",
-			new:  func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Resources = resources("150m", "200m", "128Mi", "256Mi") },
+			new: func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers[0].Resources = resources("150m", "200m", "128Mi", "256Mi")
+			},
 			want: recreate("spec.containers[app].resources changed"),
 		},
 		{
 			name: "cpu and memory change with vertical scaling resizes",
-			new:  func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Resources = resources("150m", "300m", "256Mi", "512Mi") },
+			new: func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers[0].Resources = resources("150m", "300m", "256Mi", "512Mi")
+			},
 			opts: vs,
 			want: inPlace(UpdateSpec{ContainerResources: map[string]corev1.ResourceRequirements{
 				"app": resources("150m", "300m", "256Mi", "512Mi")}}),
@@ -195,7 +201,9 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "equal quantities in other notation are no change",
-			new:  func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Resources = resources("0.1", "200m", "134217728", "256Mi") },
+			new: func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers[0].Resources = resources("0.1", "200m", "134217728", "256Mi")
+			},
 			want: inPlace(UpdateSpec{}),
 		},
 		{
@@ -232,21 +240,31 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "Guaranteed resize that stays Guaranteed",
-			old:  func(t *corev1.PodTemplateSpec) { t.Spec.Containers = t.Spec.Containers[:1]; t.Spec.Containers[0].Resources = resources("1", "1", "1Gi", "1Gi") },
-			new:  func(t *corev1.PodTemplateSpec) { t.Spec.Containers = t.Spec.Containers[:1]; t.Spec.Containers[0].Resources = resources("", "2", "", "2Gi") },
+			old: func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers = t.Spec.Containers[:1]
+				t.Spec.Containers[0].Resources = resources("1", "1", "1Gi", "1Gi")
+			},
+			new: func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers = t.Spec.Containers[:1]
+				t.Spec.Containers[0].Resources = resources("", "2", "", "2Gi")
+			},
 			opts: vs,
 			want: inPlace(UpdateSpec{ContainerResources: map[string]corev1.ResourceRequirements{"app": resources("", "2", "", "2Gi")}}),
 		},
 		{
 			name: "resources removed from a BestEffort-making pod recreate",
 			old:  func(t *corev1.PodTemplateSpec) { t.Spec.Containers = t.Spec.Containers[:1] },
-			new:  func(t *corev1.PodTemplateSpec) { t.Spec.Containers = t.Spec.Containers[:1]; t.Spec.Containers[0].Resources = corev1.ResourceRequirements{} },
+			new: func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers = t.Spec.Containers[:1]
+				t.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
+			},
 			opts: vs,
 			want: recreate("spec.containers[*].resources: QoS class would change from Burstable to BestEffort"),
 		},
 
 		// Recreate reasons.
-		{name: "nil old template", old: nil, new: nil, want: Decision{}}, // replaced below
+		{name: "nil old template", nilOld: true, want: recreate("pod template missing")},
+		{name: "nil new template", nilNew: true, want: recreate("pod template missing")},
 		{
 			name: "command",
 			new:  func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Command = []string{"/app", "-v"} },
@@ -264,7 +282,9 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "ports",
-			new:  func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80}} },
+			new: func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80}}
+			},
 			want: recreate("spec.containers[app].ports changed"),
 		},
 		{
@@ -282,8 +302,12 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "init container image",
-			old:  func(t *corev1.PodTemplateSpec) { t.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1"}} },
-			new:  func(t *corev1.PodTemplateSpec) { t.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:2"}} },
+			old: func(t *corev1.PodTemplateSpec) {
+				t.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1"}}
+			},
+			new: func(t *corev1.PodTemplateSpec) {
+				t.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:2"}}
+			},
 			want: recreate("spec.initContainers changed"),
 		},
 		{
@@ -320,7 +344,9 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "container added",
-			new:  func(t *corev1.PodTemplateSpec) { t.Spec.Containers = append(t.Spec.Containers, corev1.Container{Name: "b", Image: "b"}) },
+			new: func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers = append(t.Spec.Containers, corev1.Container{Name: "b", Image: "b"})
+			},
 			want: recreate(`spec.containers: container "b" added`),
 		},
 		{
@@ -378,8 +404,11 @@ func TestPlan(t *testing.T) {
 			if tc.new != nil {
 				tc.new(newT)
 			}
-			if tc.name == "nil old template" {
-				oldT, tc.want = nil, recreate("pod template missing")
+			if tc.nilOld {
+				oldT = nil
+			}
+			if tc.nilNew {
+				newT = nil
 			}
 			oldBefore, newBefore := oldT.DeepCopy(), newT.DeepCopy()
 			got := Plan(oldT, newT, "rev-2", tc.opts)
