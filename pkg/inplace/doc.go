@@ -8,7 +8,10 @@
 //   - In place only when the two templates differ in nothing but container images, template labels and
 //     annotations, and (with Options.VerticalScaling) the CPU/memory requests and limits of containers.
 //     Every other difference, including pod-spec fields added by future Kubernetes versions, forces a
-//     recreate, because the comparison masks the allowed fields and compares everything else.
+//     recreate, because the comparison masks the allowed fields and compares everything else. Within the
+//     allowed fields, a resize that would change the pod's QoS class, a changed
+//     kubectl.kubernetes.io/restartedAt annotation, and a changed key read by a sidecar init container's
+//     env still force a recreate: none of them can be honoured on the live pod.
 //   - Every recreate reason names the field path that forced it, e.g. "spec.volumes changed" or
 //     `spec.containers[app].command changed`; reasons come in a stable order (metadata, then pod-spec
 //     fields in API order, then containers in template order).
