@@ -19,6 +19,7 @@ func main() {
 	fs := flag.NewFlagSet("kruise-manager", flag.ContinueOnError)
 	opts.BindFlags(fs)
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else in-cluster configuration)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -27,6 +28,13 @@ func main() {
 	if *showVersion {
 		fmt.Println(version.String("kruise-manager"))
 		return
+	}
+	if err := opts.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "kruise-manager: %v\n", err)
+		os.Exit(2)
+	}
+	if *kubeconfig != "" {
+		os.Setenv("KUBECONFIG", *kubeconfig)
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	ctrl.Log.Info(version.String("kruise-manager"))
