@@ -12,8 +12,6 @@ NODES     ?= 3
 E2E_JSON  ?=
 
 BINARIES := kruise-manager kruise-daemon kubectl-kruise kruise-sandbox
-TOOLS_STAMP := bin/k8s/kube-apiserver bin/k8s/etcd bin/k8s/kube-controller-manager bin/k8s/kube-scheduler \
-	bin/k8s/kubectl bin/k8s/kubelet bin/k8s/kwok bin/controller-gen bin/staticcheck
 
 .PHONY: help
 help: ## list the targets
