@@ -1,0 +1,306 @@
+package cloneset
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+)
+
+// UpdateOrder ranks pods that are equal under the default update order (unscheduled, pending and
+// not-ready pods first). Compare returns a negative number when a should be updated before b.
+// It is the hook for priorityStrategy and scatterStrategy.
+type UpdateOrder interface {
+	Compare(a, b *PodFacts) int
+}
+
+// Options tunes the planner.
+type Options struct {
+	// UpdateOrder breaks ties of the default update order; nil means by name.
+	UpdateOrder UpdateOrder
+}
+
+// DeleteKind says why a pod is deleted.
+type DeleteKind string
+
+const (
+	// DeleteScaleIn removes a pod beyond replicas (plus the surge allowed while updating).
+	DeleteScaleIn DeleteKind = "ScaleIn"
+	// DeleteSpecified removes a pod the user asked to delete; it is replaced.
+	DeleteSpecified DeleteKind = "Specified"
+)
+
+// UpdateMode says how a pod moves to the update revision.
+type UpdateMode string
+
+const (
+	// UpdateInPlace patches the live pod (pkg/inplace).
+	UpdateInPlace UpdateMode = "InPlace"
+	// UpdateRecreate deletes the pod; a pod of the update revision is created in its place.
+	UpdateRecreate UpdateMode = "Recreate"
+)
+
+// Creation is one pod to create.
+type Creation struct {
+	// Revision is the revision the new pod gets.
+	Revision string
+	// Reason says why it is created.
+	Reason string
+}
+
+// Deletion is one pod to delete.
+type Deletion struct {
+	Pod    string
+	Kind   DeleteKind
+	Reason string
+}
+
+// Update is one pod to move to the update revision.
+type Update struct {
+	Pod string
+	// From is the pod's revision before the update.
+	From string
+	Mode UpdateMode
+	// Spec is the in-place update; nil for a recreate.
+	Spec   *inplace.UpdateSpec
+	Reason string
+}
+
+// Refusal is a pod that needs an update the update type does not allow (InPlaceOnly and a change
+// that cannot be applied in place). Status reports it; the pod is left alone.
+type Refusal struct {
+	Pod    string
+	Reason string
+}
+
+// Bounds are the numbers the plan was computed with, resolved from int-or-percent values.
+type Bounds struct {
+	Replicas       int
+	Partition      int
+	MaxUnavailable int
+	MaxSurge       int
+	// ScaleMaxUnavailable bounds creations while pods are unavailable; -1 means unbounded.
+	ScaleMaxUnavailable int
+	// ExpectedUpdated is replicas − partition (status.expectedUpdatedReplicas).
+	ExpectedUpdated int
+}
+
+// Plan is what the controller should do now, each action with a human-readable reason.
+type Plan struct {
+	Creates  []Creation
+	Deletes  []Deletion
+	Updates  []Update
+	Refusals []Refusal
+	// Notes explain waits, e.g. "2 unavailable ≥ maxUnavailable 2 (replicas 5, 3 available): 1 update waiting".
+	Notes []string
+	// NextDeadline is the earliest time at which the plan may change without any event (a pod
+	// passing minReadySeconds); zero when there is none.
+	NextDeadline time.Time
+	Bounds       Bounds
+}
+
+// RequeueAfter is how long to wait before planning again when no event arrives; 0 means no need.
+func (p *Plan) RequeueAfter(now time.Time) time.Duration {
+	if p.NextDeadline.IsZero() {
+		return 0
+	}
+	if d := p.NextDeadline.Sub(now); d > 0 {
+		return d
+	}
+	return time.Nanosecond
+}
+
+// Empty reports whether the plan does nothing.
+func (p *Plan) Empty() bool {
+	return len(p.Creates) == 0 && len(p.Deletes) == 0 && len(p.Updates) == 0
+}
+
+// Compute plans one reconcile of a CloneSet. It is pure: the same snapshot, now and options give
+// the same plan. See the package documentation for its invariants.
+func Compute(snap *Snapshot, now time.Time, opts Options) Plan {
+	pl := newPlanner(snap, now, opts)
+	pl.planScaleIn()
+	pl.planSpecifiedDeletes()
+	pl.planUpdates()
+	pl.planCreates()
+	pl.planDeadline()
+	return pl.plan
+}
+
+// planner holds the state of one Compute call: the snapshot and what the plan has done so far.
+type planner struct {
+	snap     *Snapshot
+	now      time.Time
+	opts     Options
+	minReady time.Duration
+	b        Bounds
+	surge    int // surge allowed now: ≤ MaxSurge, only while an update or a replacement needs it
+	active   []*PodFacts
+	gone     map[string]bool // deleted (or recreated) by this plan
+	touched  map[string]bool // updated in place by this plan
+	avail    map[string]bool // available pods, as the plan leaves them so far
+	plan     Plan
+}
+
+func newPlanner(snap *Snapshot, now time.Time, opts Options) *planner {
+	pl := &planner{
+		snap: snap, now: now, opts: opts,
+		minReady: time.Duration(snap.Spec.MinReadySeconds) * time.Second,
+		gone:     map[string]bool{}, touched: map[string]bool{}, avail: map[string]bool{},
+	}
+	for i := range snap.Pods {
+		p := &snap.Pods[i]
+		if p.Terminating {
+			continue
+		}
+		pl.active = append(pl.active, p)
+		if p.Available(now, pl.minReady) {
+			pl.avail[p.Name] = true
+		}
+	}
+	pl.b = computeBounds(&snap.Spec)
+	pl.surge = pl.computeSurge()
+	pl.plan.Bounds = pl.b
+	return pl
+}
+
+// computeBounds resolves replicas, partition, maxUnavailable and maxSurge.
+//   - partition rounds up (fewer pods updated), is clamped to [0, replicas], and a percentage below
+//     100% with replicas > 1 leaves at least one pod to update (documented since Kruise v1.2.0).
+//   - maxSurge rounds up; maxUnavailable rounds up when maxSurge is 0 and down otherwise; when both
+//     resolve to 0, maxUnavailable is 1 so that an update can progress.
+func computeBounds(spec *v1alpha1.CloneSetSpec) Bounds {
+	r := 1
+	if spec.Replicas != nil {
+		r = max(0, int(*spec.Replicas))
+	}
+	us := spec.UpdateStrategy
+	b := Bounds{Replicas: r, ScaleMaxUnavailable: -1}
+	b.Partition = min(r, max(0, scaled(us.Partition, intstr.FromInt32(0), r, true)))
+	if pct, ok := percent(us.Partition); ok && pct < 100 && r > 1 && b.Partition >= r {
+		b.Partition = r - 1
+	}
+	b.MaxSurge = max(0, scaled(us.MaxSurge, intstr.FromInt32(0), r, true))
+	b.MaxUnavailable = max(0, scaled(us.MaxUnavailable, intstr.FromString("20%"), r, b.MaxSurge == 0))
+	if b.MaxSurge == 0 && b.MaxUnavailable == 0 {
+		b.MaxUnavailable = 1
+	}
+	if spec.ScaleStrategy.MaxUnavailable != nil {
+		b.ScaleMaxUnavailable = max(0, scaled(spec.ScaleStrategy.MaxUnavailable, intstr.FromInt32(0), r, true))
+	}
+	b.ExpectedUpdated = r - b.Partition
+	return b
+}
+
+func scaled(v *intstr.IntOrString, def intstr.IntOrString, total int, roundUp bool) int {
+	if v == nil {
+		v = &def
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(v, total, roundUp)
+	if err != nil {
+		n, _ = intstr.GetScaledValueFromIntOrPercent(&def, total, roundUp)
+	}
+	return n
+}
+
+func percent(v *intstr.IntOrString) (int, bool) {
+	if v == nil || v.Type != intstr.String || !strings.HasSuffix(v.StrVal, "%") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
+	return n, err == nil
+}
+
+// computeSurge is the surge allowed now: maxSurge, but no more than the pods still to update
+// (while not paused) plus the specified pods to replace.
+func (pl *planner) computeSurge() int {
+	need := pl.specifiedCount()
+	if !pl.snap.Spec.UpdateStrategy.Paused {
+		need += max(0, pl.oldKeepCount()-pl.b.Partition)
+	}
+	return min(pl.b.MaxSurge, need)
+}
+
+// isOld reports whether the pod is not at the update revision.
+func (pl *planner) isOld(p *PodFacts) bool { return p.Revision != pl.snap.UpdateRevision }
+
+// alive are the active pods this plan has not deleted.
+func (pl *planner) alive() []*PodFacts {
+	var out []*PodFacts
+	for _, p := range pl.active {
+		if !pl.gone[p.Name] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// keep are the alive pods the user has not asked to delete.
+func (pl *planner) keep() []*PodFacts {
+	var out []*PodFacts
+	for _, p := range pl.alive() {
+		if !p.SpecifiedDelete {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (pl *planner) specifiedCount() int { return len(pl.alive()) - len(pl.keep()) }
+
+// oldKeepCount counts kept pods that are not at the update revision and not updated by this plan.
+func (pl *planner) oldKeepCount() int {
+	n := 0
+	for _, p := range pl.keep() {
+		if pl.isOld(p) && !pl.touched[p.Name] {
+			n++
+		}
+	}
+	return n
+}
+
+// budget is how many more available pods the plan may make unavailable:
+// available − (replicas − maxUnavailable).
+func (pl *planner) budget() int {
+	return len(pl.avail) - (pl.b.Replicas - pl.b.MaxUnavailable)
+}
+
+// disrupt records that the plan deletes or updates p.
+func (pl *planner) disrupt(p *PodFacts, deleted bool) {
+	delete(pl.avail, p.Name)
+	if deleted {
+		pl.gone[p.Name] = true
+	} else {
+		pl.touched[p.Name] = true
+	}
+}
+
+func (pl *planner) note(format string, args ...any) {
+	pl.plan.Notes = append(pl.plan.Notes, fmt.Sprintf(format, args...))
+}
+
+func (pl *planner) budgetNote(waiting int, what string) {
+	pl.note("%d unavailable ≥ maxUnavailable %d (replicas %d, %d available): %d %s waiting",
+		pl.b.Replicas-len(pl.avail), pl.b.MaxUnavailable, pl.b.Replicas, len(pl.avail), waiting, what)
+}
+
+// planDeadline sets NextDeadline to the earliest time a pod passes minReadySeconds.
+func (pl *planner) planDeadline() {
+	for _, p := range pl.alive() {
+		if pl.touched[p.Name] {
+			continue
+		}
+		at, ok := p.AvailableAt(pl.minReady)
+		if !ok || !at.After(pl.now) {
+			continue
+		}
+		if pl.plan.NextDeadline.IsZero() || at.Before(pl.plan.NextDeadline) {
+			pl.plan.NextDeadline = at
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package cloneset
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+)
+
+type want struct {
+	deletes     []string // in order; nil means none
+	updates     []string // in order; nil means none
+	createV1    int
+	createV2    int
+	note        string // substring of some note
+	refusals    int
+	modes       []UpdateMode
+	deleteKinds []DeleteKind
+}
+
+func TestPlanRules(t *testing.T) {
+	ip := v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType
+	only := v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType
+	cases := []struct {
+		name string
+		snap *Snapshot
+		want want
+	}{
+		{"partition keeps that many pods at the old revision", cs(5, partition("3"), maxUnavailable("5"), pods("a", "v1", 5)),
+			want{updates: []string{"a-0", "a-1"}, modes: []UpdateMode{UpdateRecreate, UpdateRecreate}, createV2: 2}},
+		{"partition already reached: nothing to update", cs(5, partition("3"), pods("a", "v1", 3), pods("b", "v2", 2)),
+			want{}},
+		{"raising the partition rolls nothing back", cs(5, partition("5"), pods("a", "v1", 2), pods("b", "v2", 3)),
+			want{}},
+		{"maxUnavailable bounds the pods updated at once", cs(10, maxUnavailable("2"), updateType(ip), pods("a", "v1", 10)),
+			want{updates: []string{"a-0", "a-1"}, note: "2 unavailable ≥ maxUnavailable 2"}},
+		{"maxUnavailable default 20% rounds up", cs(3, updateType(ip), pods("a", "v1", 3)),
+			want{updates: []string{"a-0"}}},
+		{"not-ready pods are updated first and cost no budget", cs(5, maxUnavailable("1"), updateType(ip), pods("a", "v1", 4), pods("z", "v1", 1, notReady)),
+			want{updates: []string{"z-0"}, note: "1 unavailable ≥ maxUnavailable 1"}},
+		{"unavailable pods at the update revision count against maxUnavailable", cs(5, maxUnavailable("2"), pods("a", "v1", 3), pods("b", "v2", 2, notReady)),
+			want{note: "2 unavailable ≥ maxUnavailable 2 (replicas 5, 3 available): 3 updates waiting"}},
+		{"missing pods count as unavailable", cs(5, maxUnavailable("1"), pods("a", "v1", 4)),
+			want{createV2: 1, note: "1 unavailable ≥ maxUnavailable 1"}},
+		{"maxSurge creates update-revision pods first during an update", cs(3, maxSurge("1"), maxUnavailable("0"), pods("a", "v1", 3)),
+			want{createV2: 1, note: "0 unavailable ≥ maxUnavailable 0"}},
+		{"maxSurge never exceeds the pods left to update", cs(3, maxSurge("3"), maxUnavailable("0"), partition("2"), pods("a", "v1", 3)),
+			want{createV2: 1}},
+		{"maxSurge is not used by pure scaling", cs(5, maxSurge("2"), pods("b", "v2", 3)),
+			want{createV2: 2}},
+		{"surge pods are removed once the update is done", cs(3, maxSurge("1"), pods("b", "v2", 4)),
+			want{deletes: []string{"b-0"}, deleteKinds: []DeleteKind{DeleteScaleIn}}},
+		{"surge allows deleting an old pod once surge pods are available", cs(3, maxSurge("1"), maxUnavailable("0"), pods("a", "v1", 3), pods("b", "v2", 1)),
+			want{updates: []string{"a-0"}, createV2: 1}},
+		{"scale up creates update-revision pods", cs(4, pods("b", "v2", 2)),
+			want{createV2: 2}},
+		{"scale up creates current-revision pods to make up the partition", cs(5, partition("3"), pods("a", "v1", 2), pods("b", "v2", 2)),
+			want{createV1: 1}},
+		{"scale up beyond the partition creates update-revision pods", cs(7, partition("3"), pods("a", "v1", 3), pods("b", "v2", 2)),
+			want{createV2: 2}},
+		{"scaleStrategy.maxUnavailable bounds scale-up while pods are unavailable", cs(6, func(s *Snapshot) { s.Spec.ScaleStrategy.MaxUnavailable = ios("2") },
+			pods("b", "v2", 1), pods("c", "v2", 1, notReady)),
+			want{createV2: 1, note: "scaleStrategy.maxUnavailable 2"}},
+		{"terminating pods are not counted as replicas", cs(3, pods("b", "v2", 2), pods("t", "v2", 1, terminating)),
+			want{createV2: 1}},
+		{"scale in deletes specified pods first", cs(2, pods("b", "v2", 2), pods("s", "v2", 1, specified, created(time.Hour*-5))),
+			want{deletes: []string{"s-0"}, deleteKinds: []DeleteKind{DeleteScaleIn}}},
+		{"scale in deletes unscheduled before not-ready before ready", cs(1, pods("b", "v2", 1), pods("n", "v2", 1, notReady), pods("u", "v2", 1, unscheduled)),
+			want{deletes: []string{"u-0", "n-0"}}},
+		{"scale in deletes lower pod-deletion-cost first", cs(2, pods("b", "v2", 1, cost(5)), pods("c", "v2", 1, cost(-1)), pods("d", "v2", 1, cost(1))),
+			want{deletes: []string{"c-0"}}},
+		{"scale in deletes pods on crowded nodes first", cs(3, pods("b", "v2", 2, onNode("n1")), pods("c", "v2", 1, onNode("n2")), pods("d", "v2", 1, onNode("n3"))),
+			want{deletes: []string{"b-0"}}},
+		{"scale in deletes newer pods first", cs(2, pods("b", "v2", 1, created(-time.Hour)), pods("c", "v2", 1, created(-time.Minute)), pods("d", "v2", 1, created(-time.Hour*3))),
+			want{deletes: []string{"c-0"}}},
+		{"scale in deletes old pods above the partition before updated pods", cs(3, partition("1"), paused, pods("a", "v1", 3), pods("b", "v2", 2, created(time.Minute))),
+			want{deletes: []string{"a-0", "a-1"}}},
+		{"scale in never deletes old pods below the partition", cs(3, partition("2"), pods("a", "v1", 2, created(time.Minute)), pods("b", "v2", 3)),
+			want{deletes: []string{"b-0", "b-1"}}},
+		{"a specified pod is replaced when replicas is unchanged", cs(3, pods("b", "v2", 2), pods("s", "v2", 1, specified)),
+			want{deletes: []string{"s-0"}, deleteKinds: []DeleteKind{DeleteSpecified}, createV2: 1}},
+		// The three maxSurge/maxUnavailable examples of the CloneSet user manual.
+		{"specified delete within maxUnavailable 2 is immediate", cs(5, maxUnavailable("2"), maxSurge("1"), pods("a", "v2", 1, notReady), pods("b", "v2", 1, specified), pods("c", "v2", 3)),
+			want{deletes: []string{"b-0"}, createV2: 1}},
+		{"specified delete beyond maxUnavailable 1 surges first", cs(5, maxUnavailable("1"), maxSurge("1"), pods("a", "v2", 1, notReady), pods("b", "v2", 1, specified), pods("c", "v2", 3)),
+			want{createV2: 1, note: "1 specified deletions waiting"}},
+		{"specified delete of an unavailable pod is immediate", cs(5, maxUnavailable("1"), maxSurge("1"), pods("a", "v2", 1, notReady, specified), pods("c", "v2", 4)),
+			want{deletes: []string{"a-0"}, createV2: 1}},
+		{"paused updates nothing but still scales", cs(4, paused, maxUnavailable("4"), pods("a", "v1", 3)),
+			want{createV2: 1, note: "paused: 3 pods above partition 0"}},
+		{"ReCreate recreates even when in place is possible", cs(1, pods("a", "v1", 1)),
+			want{updates: []string{"a-0"}, modes: []UpdateMode{UpdateRecreate}, createV2: 1}},
+		{"InPlaceIfPossible updates in place when possible", cs(1, updateType(ip), pods("a", "v1", 1)),
+			want{updates: []string{"a-0"}, modes: []UpdateMode{UpdateInPlace}}},
+		{"InPlaceIfPossible recreates when in place is impossible", cs(1, updateType(ip), noInPlace, pods("a", "v1", 1)),
+			want{updates: []string{"a-0"}, modes: []UpdateMode{UpdateRecreate}, createV2: 1}},
+		{"InPlaceOnly refuses a change that cannot be applied in place", cs(1, updateType(only), noInPlace, pods("a", "v1", 1)),
+			want{refusals: 1}},
+		{"InPlaceOnly updates in place", cs(1, updateType(only), pods("a", "v1", 1)),
+			want{updates: []string{"a-0"}, modes: []UpdateMode{UpdateInPlace}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Compute(tc.snap, t0, Options{})
+			w := tc.want
+			if got := p.deleted(); !slices.Equal(got, w.deletes) {
+				t.Errorf("deletes = %v, want %v", got, w.deletes)
+			}
+			if got := p.updated(); !slices.Equal(got, w.updates) {
+				t.Errorf("updates = %v, want %v", got, w.updates)
+			}
+			if c1, c2 := p.creates("v1"), p.creates("v2"); c1 != w.createV1 || c2 != w.createV2 {
+				t.Errorf("creates v1=%d v2=%d, want %d %d", c1, c2, w.createV1, w.createV2)
+			}
+			if len(p.Refusals) != w.refusals {
+				t.Errorf("refusals = %v, want %d", p.Refusals, w.refusals)
+			}
+			if w.note != "" && !slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, w.note) }) {
+				t.Errorf("notes %q lack %q", p.Notes, w.note)
+			}
+			for i, m := range w.modes {
+				if p.Updates[i].Mode != m {
+					t.Errorf("update %d mode = %s, want %s (%s)", i, p.Updates[i].Mode, m, p.Updates[i].Reason)
+				}
+			}
+			for i, k := range w.deleteKinds {
+				if p.Deletes[i].Kind != k {
+					t.Errorf("delete %d kind = %s, want %s", i, p.Deletes[i].Kind, k)
+				}
+			}
+			if t.Failed() {
+				t.Logf("plan: %+v", p)
+			}
+		})
+	}
+}
+
+func TestComputeBounds(t *testing.T) {
+	cases := []struct {
+		name                 string
+		replicas             int32
+		part, unavail, surge string
+		wantP, wantU, wantS  int
+	}{
+		{"percent partition rounds up", 5, "50%", "20%", "0", 3, 1, 0},
+		{"percent partition below 100% leaves one pod to update", 5, "90%", "20%", "0", 4, 1, 0},
+		{"100% partition updates nothing", 5, "100%", "20%", "0", 5, 1, 0},
+		{"partition above replicas is clamped", 3, "7", "1", "0", 3, 1, 0},
+		{"maxUnavailable rounds down when maxSurge is set", 5, "0", "30%", "1", 0, 1, 1},
+		{"maxUnavailable rounds up without maxSurge", 5, "0", "30%", "0", 0, 2, 0},
+		{"zero maxUnavailable and maxSurge become maxUnavailable 1", 5, "0", "0", "0", 0, 1, 0},
+		{"maxSurge percent rounds up", 5, "0", "0", "10%", 0, 0, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := cs(tc.replicas, partition(tc.part), maxUnavailable(tc.unavail), maxSurge(tc.surge))
+			b := computeBounds(&s.Spec)
+			if b.Partition != tc.wantP || b.MaxUnavailable != tc.wantU || b.MaxSurge != tc.wantS {
+				t.Errorf("bounds = %+v, want partition %d maxUnavailable %d maxSurge %d", b, tc.wantP, tc.wantU, tc.wantS)
+			}
+		})
+	}
+}
+
+func TestNextDeadlineIsWhenMinReadySecondsExpires(t *testing.T) {
+	s := cs(2, pods("b", "v2", 1), pods("c", "v2", 1, func(p *PodFacts) { p.ReadySince = t0.Add(-4 * time.Second) }))
+	s.Spec.MinReadySeconds = 10
+	p := Compute(s, t0, Options{})
+	if want := t0.Add(6 * time.Second); !p.NextDeadline.Equal(want) {
+		t.Fatalf("NextDeadline = %v, want %v", p.NextDeadline, want)
+	}
+	if d := p.RequeueAfter(t0); d != 6*time.Second {
+		t.Fatalf("RequeueAfter = %v", d)
+	}
+	// The pod is ready but not yet available, so with maxUnavailable 1 no available pod may go.
+	s2 := cs(2, maxUnavailable("1"), pods("a", "v1", 1), pods("c", "v2", 1, func(p *PodFacts) { p.ReadySince = t0.Add(-4 * time.Second) }))
+	s2.Spec.MinReadySeconds = 10
+	if p := Compute(s2, t0, Options{}); len(p.Updates) != 0 {
+		t.Fatalf("updated %v while a pod is within minReadySeconds", p.updated())
+	}
+}
+
+type byNameDesc struct{}
+
+func (byNameDesc) Compare(a, b *PodFacts) int { return strings.Compare(b.Name, a.Name) }
+
+func TestUpdateOrderHookBreaksTies(t *testing.T) {
+	s := cs(3, maxUnavailable("1"), pods("a", "v1", 3))
+	if got := Compute(s, t0, Options{UpdateOrder: byNameDesc{}}).updated(); !slices.Equal(got, []string{"a-2"}) {
+		t.Fatalf("updated %v, want [a-2]", got)
+	}
+	s = cs(3, maxUnavailable("2"), pods("a", "v1", 2), pods("z", "v1", 1, notReady))
+	if got := Compute(s, t0, Options{UpdateOrder: byNameDesc{}}).updated(); !slices.Equal(got, []string{"z-0", "a-1"}) {
+		t.Fatalf("updated %v, want not-ready z-0 first, then a-1", got)
+	}
+}
+
+func TestComputeDoesNotModifySnapshot(t *testing.T) {
+	s := cs(2, pods("a", "v1", 3, specified))
+	before := slices.Clone(s.Pods)
+	Compute(s, t0, Options{})
+	if !slices.EqualFunc(before, s.Pods, func(a, b PodFacts) bool { return a == b }) {
+		t.Fatal("Compute modified the snapshot's pods")
+	}
+}

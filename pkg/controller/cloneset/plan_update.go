@@ -1,0 +1,97 @@
+package cloneset
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+)
+
+// planUpdates moves kept old pods above the partition to the update revision, unless paused.
+// Unavailable pods go first and cost nothing; an available pod is updated only within the
+// maxUnavailable budget. The mode follows the update type and the in-place decision.
+func (pl *planner) planUpdates() {
+	if pl.snap.Spec.UpdateStrategy.Paused {
+		if n := pl.oldKeepCount() - pl.b.Partition; n > 0 {
+			pl.note("paused: %d pods above partition %d not updated", n, pl.b.Partition)
+		}
+		return
+	}
+	need := pl.oldKeepCount() - pl.b.Partition
+	if need <= 0 {
+		return
+	}
+	var candidates []*PodFacts
+	for _, p := range pl.keep() {
+		if pl.isOld(p) {
+			candidates = append(candidates, p)
+		}
+	}
+	pl.sortForUpdate(candidates)
+	waiting := 0
+	for _, p := range candidates {
+		if need == 0 {
+			break
+		}
+		if pl.avail[p.Name] && pl.budget() <= 0 {
+			waiting++
+			continue
+		}
+		if pl.updatePod(p) {
+			need--
+		}
+	}
+	if waiting > 0 && need > 0 {
+		pl.budgetNote(min(waiting, need), "updates")
+	}
+}
+
+// updatePod plans the update of p; false when the update type refuses it.
+func (pl *planner) updatePod(p *PodFacts) bool {
+	typ := pl.snap.Spec.UpdateStrategy.Type
+	if typ == "" {
+		typ = v1alpha1.DefaultCloneSetUpdateStrategyType
+	}
+	u := Update{Pod: p.Name, From: p.Revision}
+	d, known := pl.snap.InPlace[p.Revision]
+	why := "no in-place decision for revision " + p.Revision
+	if known && !d.InPlace() {
+		why = strings.Join(d.RecreateReasons, "; ")
+	}
+	switch {
+	case typ == v1alpha1.RecreateCloneSetUpdateStrategyType:
+		u.Mode, u.Reason = UpdateRecreate, "update type ReCreate"
+	case known && d.InPlace():
+		u.Mode, u.Spec, u.Reason = UpdateInPlace, d.Spec, fmt.Sprintf("update type %s: only in-place fields changed", typ)
+	case typ == v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType:
+		pl.plan.Refusals = append(pl.plan.Refusals, Refusal{Pod: p.Name,
+			Reason: "update type InPlaceOnly cannot apply the change in place: " + why})
+		return false
+	default:
+		u.Mode, u.Reason = UpdateRecreate, fmt.Sprintf("update type %s cannot update in place: %s", typ, why)
+	}
+	pl.disrupt(p, u.Mode == UpdateRecreate)
+	pl.plan.Updates = append(pl.plan.Updates, u)
+	return true
+}
+
+// sortForUpdate orders pods, first to update first: unscheduled, Pending < Unknown < Running, not
+// ready, then Options.UpdateOrder, then by name.
+func (pl *planner) sortForUpdate(pods []*PodFacts) {
+	slices.SortStableFunc(pods, func(a, b *PodFacts) int {
+		if c := cmpDisruption(a, b); c != 0 {
+			return c
+		}
+		if c := cmpBool(!pl.avail[a.Name], !pl.avail[b.Name]); c != 0 {
+			return c
+		}
+		if pl.opts.UpdateOrder != nil {
+			if c := pl.opts.UpdateOrder.Compare(a, b); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+}

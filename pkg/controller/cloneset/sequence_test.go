@@ -1,0 +1,338 @@
+package cloneset
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kruise-ng/kruise/apis/apps/defaults"
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+)
+
+// sim plays the CloneSet controller and the cluster: each step the clock advances, pods become
+// ready, finish terminating, the spec may change, the planner runs, its invariants are checked and
+// its plan is applied.
+type sim struct {
+	t        *testing.T
+	rng      *rand.Rand
+	now      time.Time
+	spec     v1alpha1.CloneSetSpec
+	current  string
+	update   string
+	class    map[string]int // revisions of equal class differ only in place
+	pods     []*PodFacts
+	readyAt  map[string]time.Time
+	removeAt map[string]time.Time
+	nextID   int
+	log      []string
+	seen     map[string]int // what the plans did, to prove the runs exercise each path
+}
+
+const stepLen = 5 * time.Second
+
+func newSim(t *testing.T, seed uint64) *sim {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	s := &sim{t: t, rng: rng, now: t0, current: "r0", update: "r0", class: map[string]int{"r0": 0},
+		readyAt: map[string]time.Time{}, removeAt: map[string]time.Time{}, seen: map[string]int{}}
+	obj := &v1alpha1.CloneSet{}
+	r := int32(1 + rng.IntN(8))
+	obj.Spec.Replicas = &r
+	obj.Spec.UpdateStrategy.Type = []v1alpha1.CloneSetUpdateStrategyType{
+		v1alpha1.RecreateCloneSetUpdateStrategyType, v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType,
+		v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType}[rng.IntN(3)]
+	obj.Spec.UpdateStrategy.MaxUnavailable = ios([]string{"0", "1", "2", "20%", "50%"}[rng.IntN(5)])
+	obj.Spec.UpdateStrategy.MaxSurge = ios([]string{"0", "1", "2", "50%"}[rng.IntN(4)])
+	if obj.Spec.UpdateStrategy.Type == v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType {
+		obj.Spec.UpdateStrategy.MaxSurge = ios("0") // forbidden together (CloneSet user manual)
+	}
+	if rng.IntN(3) == 0 {
+		obj.Spec.ScaleStrategy.MaxUnavailable = ios([]string{"1", "2", "50%"}[rng.IntN(3)])
+	}
+	obj.Spec.MinReadySeconds = int32([]int{0, 0, 10}[rng.IntN(3)])
+	defaults.SetDefaultsCloneSet(obj)
+	s.spec = obj.Spec
+	return s
+}
+
+func (s *sim) logf(format string, args ...any) {
+	s.log = append(s.log, fmt.Sprintf("%s ", s.now.Sub(t0))+fmt.Sprintf(format, args...))
+}
+
+func (s *sim) fail(format string, args ...any) {
+	s.t.Helper()
+	tail := s.log[max(0, len(s.log)-40):]
+	s.t.Fatalf("%s\nlast events:\n%s", fmt.Sprintf(format, args...), strings.Join(tail, "\n"))
+}
+
+func (s *sim) after(lo, hi int) time.Time {
+	return s.now.Add(time.Duration(lo+s.rng.IntN(hi-lo+1)) * stepLen)
+}
+
+// progress lets time pass: pods become ready and terminating pods go away.
+func (s *sim) progress() {
+	s.now = s.now.Add(stepLen)
+	var kept []*PodFacts
+	for _, p := range s.pods {
+		if p.Terminating && !s.now.Before(s.removeAt[p.Name]) {
+			s.logf("pod %s gone", p.Name)
+			continue
+		}
+		if at, ok := s.readyAt[p.Name]; ok && !p.Terminating && !s.now.Before(at) {
+			delete(s.readyAt, p.Name)
+			p.Ready, p.ReadySince, p.InPlaceUpdating, p.Phase = true, s.now, false, corev1.PodRunning
+			if p.NodeName == "" {
+				p.NodeName = fmt.Sprintf("node-%d", s.rng.IntN(4))
+			}
+		}
+		kept = append(kept, p)
+	}
+	s.pods = kept
+}
+
+// chaos changes the spec (or marks a pod for deletion) now and then.
+func (s *sim) chaos() {
+	if s.rng.IntN(100) >= 20 {
+		return
+	}
+	us := &s.spec.UpdateStrategy
+	switch s.rng.IntN(6) {
+	case 0, 1:
+		if s.current == s.update || s.rng.IntN(2) == 0 {
+			s.current = s.update // the previous rollout counts as done
+		}
+		name := fmt.Sprintf("r%d", len(s.class))
+		s.class[name] = s.class[s.update]
+		if us.Type != v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType && s.rng.IntN(2) == 0 {
+			s.class[name] = len(s.class)
+		}
+		s.update = name
+		s.logf("new revision %s (class %d)", name, s.class[name])
+	case 2:
+		r := int32(s.rng.IntN(9))
+		s.spec.Replicas = &r
+		s.logf("replicas %d", r)
+	case 3:
+		us.Partition = ios([]string{"0", "1", "2", "3", "50%", "100%"}[s.rng.IntN(6)])
+		s.logf("partition %s", us.Partition.String())
+	case 4:
+		us.Paused = !us.Paused
+		s.logf("paused %v", us.Paused)
+	case 5:
+		if len(s.pods) > 0 {
+			p := s.pods[s.rng.IntN(len(s.pods))]
+			p.SpecifiedDelete = true
+			s.logf("specified-delete %s", p.Name)
+		}
+	}
+}
+
+func (s *sim) snapshot() *Snapshot {
+	snap := &Snapshot{Spec: s.spec, CurrentRevision: s.current, UpdateRevision: s.update,
+		InPlace: map[string]inplace.Decision{}}
+	for rev, c := range s.class {
+		if rev == s.update {
+			continue
+		}
+		if c == s.class[s.update] {
+			snap.InPlace[rev] = inplace.Decision{Spec: &inplace.UpdateSpec{Revision: s.update}}
+		} else {
+			snap.InPlace[rev] = inplace.Decision{RecreateReasons: []string{"spec.volumes changed"}}
+		}
+	}
+	for _, p := range s.pods {
+		snap.Pods = append(snap.Pods, *p)
+	}
+	return snap
+}
+
+func (s *sim) pod(name string) *PodFacts {
+	for _, p := range s.pods {
+		if p.Name == name {
+			return p
+		}
+	}
+	s.fail("plan names unknown pod %s", name)
+	return nil
+}
+
+// apply carries the plan out the way apply.go will.
+func (s *sim) apply(p Plan) {
+	kill := func(pod *PodFacts, why string) {
+		if pod.Terminating {
+			s.fail("plan deletes terminating pod %s", pod.Name)
+		}
+		pod.Terminating = true
+		s.removeAt[pod.Name] = s.after(0, 2)
+		s.logf("delete %s (%s)", pod.Name, why)
+	}
+	for _, d := range p.Deletes {
+		s.seen["delete "+string(d.Kind)]++
+		kill(s.pod(d.Pod), d.Reason)
+	}
+	for range p.Refusals {
+		s.seen["refusal"]++
+	}
+	if len(p.Creates) > 0 && len(s.pods)+len(p.Creates) > p.Bounds.Replicas {
+		s.seen["surge create"]++
+	}
+	for _, u := range p.Updates {
+		pod := s.pod(u.Pod)
+		s.seen["update "+string(u.Mode)]++
+		if u.Mode == UpdateRecreate {
+			kill(pod, u.Reason)
+			continue
+		}
+		pod.Revision, pod.Ready, pod.ReadySince, pod.InPlaceUpdating = s.update, false, time.Time{}, true
+		s.readyAt[pod.Name] = s.after(1, 3)
+		s.logf("in-place update %s %s→%s", pod.Name, u.From, s.update)
+	}
+	for _, c := range p.Creates {
+		s.nextID++
+		name := fmt.Sprintf("p%d", s.nextID)
+		s.pods = append(s.pods, &PodFacts{Name: name, InstanceID: name, Revision: c.Revision,
+			Phase: corev1.PodPending, CreationTime: s.now})
+		s.readyAt[name] = s.after(1, 4)
+		s.logf("create %s at %s (%s)", name, c.Revision, c.Reason)
+	}
+	for _, n := range p.Notes {
+		s.logf("note: %s", n)
+	}
+}
+
+// check asserts the package invariants of plan p computed from snap.
+func (s *sim) check(snap *Snapshot, p Plan) {
+	b := p.Bounds
+	minReady := time.Duration(snap.Spec.MinReadySeconds) * time.Second
+	byName := map[string]*PodFacts{}
+	active, avail, oldKeep := 0, 0, 0
+	for i := range snap.Pods {
+		pod := &snap.Pods[i]
+		byName[pod.Name] = pod
+		if pod.Terminating {
+			continue
+		}
+		active++
+		if pod.Available(s.now, minReady) {
+			avail++
+		}
+		if !pod.SpecifiedDelete && pod.Revision != snap.UpdateRevision {
+			oldKeep++
+		}
+	}
+	scaleIn, scaleInAvail, disrupted, removed, oldLost := 0, 0, 0, 0, 0
+	for _, d := range p.Deletes {
+		pod := byName[d.Pod]
+		removed++
+		if d.Kind == DeleteScaleIn {
+			scaleIn++
+			if pod.Available(s.now, minReady) {
+				scaleInAvail++
+			}
+		} else if pod.Available(s.now, minReady) {
+			disrupted++
+		}
+		if !pod.SpecifiedDelete && pod.Revision != snap.UpdateRevision {
+			oldLost++
+		}
+	}
+	typ := snap.Spec.UpdateStrategy.Type
+	for _, u := range p.Updates {
+		pod := byName[u.Pod]
+		if pod.Available(s.now, minReady) {
+			disrupted++
+		}
+		if pod.Revision == snap.UpdateRevision || pod.SpecifiedDelete {
+			s.fail("updated pod %s is at the update revision or specified", u.Pod)
+		}
+		oldLost++
+		if u.Mode == UpdateRecreate {
+			removed++
+			if typ != v1alpha1.RecreateCloneSetUpdateStrategyType && snap.InPlace[pod.Revision].InPlace() {
+				s.fail("pod %s recreated though in place was possible under %s", u.Pod, typ)
+			}
+		}
+	}
+	if snap.Spec.UpdateStrategy.Paused && len(p.Updates) > 0 {
+		s.fail("paused, yet updates %v", p.updated())
+	}
+	if budget := max(0, avail-scaleInAvail-(b.Replicas-b.MaxUnavailable)); disrupted > budget {
+		s.fail("plan makes %d available pods unavailable, budget %d (available %d, replicas %d, maxUnavailable %d)",
+			disrupted, budget, avail-scaleInAvail, b.Replicas, b.MaxUnavailable)
+	}
+	if scaleIn > 0 && active-scaleIn < b.Replicas {
+		s.fail("scale-in of %d leaves %d < replicas %d", scaleIn, active-scaleIn, b.Replicas)
+	}
+	if after := active - removed + len(p.Creates); after > b.Replicas+b.MaxSurge {
+		s.fail("%d pods after the plan > replicas %d + maxSurge %d", after, b.Replicas, b.MaxSurge)
+	}
+	if oldAfter := oldKeep - oldLost; oldAfter < min(oldKeep, b.Partition) {
+		s.fail("old pods %d → %d, below partition %d", oldKeep, oldAfter, b.Partition)
+	} else if c := p.creates(snap.CurrentRevision); snap.CurrentRevision != snap.UpdateRevision && c > max(0, b.Partition-oldAfter) {
+		s.fail("%d current-revision pods created, only %d needed for partition %d", c, b.Partition-oldAfter, b.Partition)
+	}
+}
+
+// converged reports whether the rollout is finished for the current spec.
+func (s *sim) converged(p Plan) bool {
+	b := p.Bounds
+	old := 0
+	for _, pod := range s.pods {
+		if pod.Terminating || pod.SpecifiedDelete || !pod.Available(s.now, time.Duration(s.spec.MinReadySeconds)*time.Second) {
+			return false
+		}
+		if pod.Revision != s.update {
+			old++
+		}
+	}
+	return p.Empty() && len(s.pods) == b.Replicas && old <= b.Partition
+}
+
+// TestRolloutSequences runs seeded random sequences of spec changes and pod readiness, checking the
+// planner's invariants after every step, then requires the rollout to converge once the spec stops
+// changing.
+func TestRolloutSequences(t *testing.T) {
+	const runs, chaosSteps, convergeSteps = 200, 60, 200
+	seen := map[string]int{}
+	defer func() {
+		for _, k := range []string{"delete ScaleIn", "delete Specified", "update InPlace", "update Recreate", "surge create"} {
+			if seen[k] == 0 {
+				t.Errorf("no run exercised %q: %v", k, seen)
+			}
+		}
+	}()
+	for seed := uint64(1); seed <= runs; seed++ {
+		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
+			s := newSim(t, seed)
+			defer func() {
+				for k, v := range s.seen {
+					seen[k] += v
+				}
+			}()
+			s.logf("spec: replicas %d type %s maxUnavailable %s maxSurge %s minReady %d",
+				*s.spec.Replicas, s.spec.UpdateStrategy.Type, s.spec.UpdateStrategy.MaxUnavailable.String(),
+				s.spec.UpdateStrategy.MaxSurge.String(), s.spec.MinReadySeconds)
+			for step := 0; step < chaosSteps+convergeSteps; step++ {
+				s.progress()
+				if step < chaosSteps {
+					s.chaos()
+				} else if step == chaosSteps {
+					s.spec.UpdateStrategy.Paused = false
+					s.logf("spec frozen, unpaused")
+				}
+				snap := s.snapshot()
+				p := Compute(snap, s.now, Options{})
+				s.check(snap, p)
+				if step > chaosSteps && s.converged(p) {
+					return
+				}
+				s.apply(p)
+			}
+			s.fail("no convergence within %d steps after the spec froze", convergeSteps)
+		})
+	}
+}

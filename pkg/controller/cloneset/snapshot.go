@@ -1,0 +1,93 @@
+package cloneset
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+)
+
+// Snapshot is everything the planner may look at: an immutable view of one CloneSet and the pods it
+// owns, built by observe from the cache. The planner never modifies it.
+type Snapshot struct {
+	// Spec is the CloneSet spec after defaulting (apis/apps/defaults.SetDefaultsCloneSet). Nil
+	// strategy fields fall back to the same defaults.
+	Spec v1alpha1.CloneSetSpec
+	// CurrentRevision is the revision pods kept by the partition run (status.currentRevision);
+	// pods created to keep the partition get it.
+	CurrentRevision string
+	// UpdateRevision is the revision of the current pod template (status.updateRevision).
+	UpdateRevision string
+	// InPlace holds, per source revision, the in-place decision (pkg/inplace.Plan) for moving a pod
+	// of that revision to UpdateRevision. A missing entry means the pod must be recreated.
+	InPlace map[string]inplace.Decision
+	// Pods are the facts of every pod the CloneSet owns, terminating ones included.
+	Pods []PodFacts
+}
+
+// PodFacts is what the planner needs to know about one owned pod.
+type PodFacts struct {
+	// Name is the pod's name.
+	Name string
+	// InstanceID is the value of the apps.kruise.io/cloneset-instance-id label.
+	InstanceID string
+	// Revision is the pod's controller-revision-hash label.
+	Revision string
+	// Phase is the pod's status.phase.
+	Phase corev1.PodPhase
+	// Ready is the pod's Ready condition.
+	Ready bool
+	// ReadySince is when the Ready condition last became True; zero when unknown or not ready.
+	ReadySince time.Time
+	// Terminating is true once the pod has a deletionTimestamp.
+	Terminating bool
+	// SpecifiedDelete is true when the pod is named in scaleStrategy.podsToDelete or carries the
+	// apps.kruise.io/specified-delete label.
+	SpecifiedDelete bool
+	// DeletionCost is the controller.kubernetes.io/pod-deletion-cost annotation (0 when absent).
+	DeletionCost int32
+	// NodeName is the node the pod is bound to; empty while unscheduled.
+	NodeName string
+	// CreationTime is the pod's creationTimestamp; zero when unknown.
+	CreationTime time.Time
+	// RestartCount is the sum of the restart counts of the pod's containers.
+	RestartCount int32
+	// InPlaceUpdating is true while an in-place update of the pod has not completed.
+	InPlaceUpdating bool
+}
+
+// AvailableAt is when the pod becomes (or became) available: ready, not in an in-place update, not
+// terminating, and ready for minReady. The boolean is false when the pod cannot become available
+// without some other change (not ready, updating, terminating).
+func (p *PodFacts) AvailableAt(minReady time.Duration) (time.Time, bool) {
+	if !p.Ready || p.InPlaceUpdating || p.Terminating {
+		return time.Time{}, false
+	}
+	if minReady <= 0 {
+		return time.Time{}, true
+	}
+	if p.ReadySince.IsZero() {
+		// Ready with no known transition time: assume it has been ready long enough.
+		return time.Time{}, true
+	}
+	return p.ReadySince.Add(minReady), true
+}
+
+// Available reports whether the pod counts as available at now.
+func (p *PodFacts) Available(now time.Time, minReady time.Duration) bool {
+	at, ok := p.AvailableAt(minReady)
+	return ok && !at.After(now)
+}
+
+// PodsToDelete reports whether name is listed in spec.scaleStrategy.podsToDelete. Observe uses it
+// (together with the specified-delete label) to fill PodFacts.SpecifiedDelete.
+func PodsToDelete(spec *v1alpha1.CloneSetSpec, name string) bool {
+	for _, n := range spec.ScaleStrategy.PodsToDelete {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
