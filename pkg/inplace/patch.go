@@ -1,0 +1,135 @@
+package inplace
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+)
+
+// RevisionLabel is the pod label holding the revision a pod runs (Kubernetes' own key).
+const RevisionLabel = "controller-revision-hash"
+
+// The engine's writes never fight the kubelet, which patches pod status constantly and without
+// preconditions:
+//   - condition changes are strategic-merge patches of pods/status, merged by condition type, so a
+//     concurrent kubelet write neither conflicts nor is overwritten (a JSON merge patch would replace
+//     the whole conditions list);
+//   - the spec change is a JSON patch whose `test` operations check exactly what the update relies
+//     on (the pod's revision label and each changed container's current image) instead of a
+//     resourceVersion precondition that every status write would break.
+
+// ConditionPatch returns a strategic-merge patch for pods/status that sets condition typ to status,
+// and, when status is False, also sets Ready False in the same write so the pod leaves Service
+// endpoints at once (the kubelet keeps it False while the gate is False).
+func ConditionPatch(typ corev1.PodConditionType, status corev1.ConditionStatus, reason, message string, now time.Time) ([]byte, error) {
+	ts := metav1.NewTime(now)
+	conds := []corev1.PodCondition{{Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: ts}}
+	if status == corev1.ConditionFalse {
+		conds = append(conds, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: reason,
+			Message: message, LastTransitionTime: ts})
+	}
+	return json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
+}
+
+// jsonPatchOp is one RFC 6902 operation.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// escape encodes a map key as a JSON-pointer token.
+func escape(key string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}
+
+// SpecPatch returns the JSON patch that applies spec to pod: it checks the pod still has the
+// revision label value and container images it was planned against (the API server rejects the
+// patch otherwise, and nothing is written), then sets the new images, the label and annotation
+// changes, the revision label and the in-place update state annotation.
+func SpecPatch(pod *corev1.Pod, spec *UpdateSpec, state *appspub.InPlaceUpdateState) ([]byte, error) {
+	var ops []jsonPatchOp
+	if rev, ok := pod.Labels[RevisionLabel]; ok {
+		ops = append(ops, jsonPatchOp{Op: "test", Path: "/metadata/labels/" + escape(RevisionLabel), Value: rev})
+	}
+	for _, name := range keysOf(spec.ContainerImages) {
+		i := containerIndex(pod, name)
+		if i < 0 {
+			return nil, fmt.Errorf("pod %s/%s has no container %q to update", pod.Namespace, pod.Name, name)
+		}
+		path := fmt.Sprintf("/spec/containers/%d/image", i)
+		ops = append(ops,
+			jsonPatchOp{Op: "test", Path: fmt.Sprintf("/spec/containers/%d/name", i), Value: name},
+			jsonPatchOp{Op: "test", Path: path, Value: pod.Spec.Containers[i].Image},
+			jsonPatchOp{Op: "replace", Path: path, Value: spec.ContainerImages[name]})
+	}
+	ops = append(ops, metadataOps("labels", pod.Labels, spec.Labels, map[string]string{RevisionLabel: spec.Revision})...)
+	stateJSON, err := json.Marshal(state)
+	if err != nil {
+		return nil, err
+	}
+	ops = append(ops, metadataOps("annotations", pod.Annotations, spec.Annotations,
+		map[string]string{appspub.InPlaceUpdateStateKey: string(stateJSON)})...)
+	return json.Marshal(ops)
+}
+
+// metadataOps turns label or annotation changes (nil value = delete) plus forced values into JSON
+// patch operations against the pod's current map.
+func metadataOps(field string, current map[string]string, changes map[string]*string, force map[string]string) []jsonPatchOp {
+	want := map[string]*string{}
+	for k, v := range changes {
+		want[k] = v
+	}
+	for k, v := range force {
+		want[k] = &v
+	}
+	var ops []jsonPatchOp
+	if current == nil {
+		values := map[string]string{}
+		for k, v := range want {
+			if v != nil {
+				values[k] = *v
+			}
+		}
+		if len(values) == 0 {
+			return nil
+		}
+		return []jsonPatchOp{{Op: "add", Path: "/metadata/" + field, Value: values}}
+	}
+	for _, k := range keysOf(want) {
+		path := "/metadata/" + field + "/" + escape(k)
+		_, exists := current[k]
+		switch v := want[k]; {
+		case v == nil && exists:
+			ops = append(ops, jsonPatchOp{Op: "remove", Path: path})
+		case v != nil:
+			ops = append(ops, jsonPatchOp{Op: "add", Path: path, Value: *v}) // add replaces an existing member
+		}
+	}
+	return ops
+}
+
+func containerIndex(pod *corev1.Pod, name string) int {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func keysOf[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

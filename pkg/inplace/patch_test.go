@@ -1,0 +1,58 @@
+package inplace
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+)
+
+func TestSpecPatchOperations(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{RevisionLabel: "r1", "a/b": "1", "gone": "x"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "side", Image: "s:1"}, {Name: "app", Image: "a:1"}}},
+	}
+	spec := &UpdateSpec{Revision: "r2", ContainerImages: map[string]string{"app": "a:2"},
+		Labels: map[string]*string{"a/b": ptr.To("2"), "gone": nil, "absent": nil}}
+	data, err := SpecPatch(pod, spec, &appspub.InPlaceUpdateState{Revision: "r2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []map[string]any
+	if err := json.Unmarshal(data, &ops); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, op := range ops {
+		got = append(got, op["op"].(string)+" "+op["path"].(string))
+	}
+	want := []string{
+		"test /metadata/labels/controller-revision-hash",
+		"test /spec/containers/1/name", "test /spec/containers/1/image", "replace /spec/containers/1/image",
+		"add /metadata/labels/a~1b", "add /metadata/labels/controller-revision-hash", "remove /metadata/labels/gone",
+		"add /metadata/annotations",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("operations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := SpecPatch(pod, &UpdateSpec{ContainerImages: map[string]string{"missing": "x"}}, &appspub.InPlaceUpdateState{}); err == nil {
+		t.Error("a patch for a container the pod lacks was built")
+	}
+}
+
+func TestConditionPatchSetsReadyOnlyWhenGoingFalse(t *testing.T) {
+	down, _ := ConditionPatch(appspub.InPlaceUpdateReady, corev1.ConditionFalse, "r", "m", time.Unix(0, 0))
+	up, _ := ConditionPatch(appspub.InPlaceUpdateReady, corev1.ConditionTrue, "", "", time.Unix(0, 0))
+	if !strings.Contains(string(down), `"type":"Ready","status":"False"`) {
+		t.Errorf("gate False must set Ready False in the same write: %s", down)
+	}
+	if strings.Contains(string(up), `"type":"Ready"`) {
+		t.Errorf("gate True must leave Ready to the kubelet: %s", up)
+	}
+}
