@@ -3,6 +3,8 @@
 // and one PodFacts per owned pod) and the time into a Plan: pods to create (with their revision),
 // pods to delete, pods to update in place or by recreate, each with a reason, notes on waits, and
 // the next deadline at which the plan may change. No API calls, no clock, no globals.
+// ComputeStatus is its pure counterpart for status: counters over the same snapshot, the
+// current-revision rule and the FailedScale/FailedUpdate conditions from the apply step's errors.
 //
 // Terms: active pods are those not terminating; available pods are ready, not in an in-place
 // update and ready for minReadySeconds; old pods are not at the update revision; specified pods are
