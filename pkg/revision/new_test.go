@@ -1,0 +1,107 @@
+package revision
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+)
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        Input
+		collision *int32
+		wantVCT   bool
+	}{
+		{name: "template only", in: Input{Template: baseTemplate()}},
+		{name: "with claim templates", in: Input{Template: baseTemplate(), VolumeClaimTemplates: claimTemplates()}, wantVCT: true},
+		{name: "with collision count", in: Input{Template: baseTemplate()}, collision: ptr.To[int32](4)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustNew(t, tt.in, 7, tt.collision)
+			hash := Hash(tt.in, tt.collision)
+			if r.Name != "web-"+hash || r.Namespace != "prod" || r.Revision != 7 {
+				t.Errorf("name/namespace/revision = %s/%s/%d, want prod/web-%s/7", r.Namespace, r.Name, r.Revision, hash)
+			}
+			wantLabels := map[string]string{"app": "web", "tier": "front", HashLabel: hash}
+			if !reflect.DeepEqual(r.Labels, wantLabels) {
+				t.Errorf("labels = %v, want %v", r.Labels, wantLabels)
+			}
+			ref := metav1.GetControllerOf(r)
+			if ref == nil || ref.UID != "0b6f-uid" || ref.Kind != "CloneSet" ||
+				ref.APIVersion != "apps.kruise.io/v1alpha1" || !ptr.Deref(ref.BlockOwnerDeletion, false) {
+				t.Errorf("controller ref = %+v", ref)
+			}
+			var data struct {
+				Spec map[string]json.RawMessage `json:"spec"`
+			}
+			if err := json.Unmarshal(r.Data.Raw, &data); err != nil {
+				t.Fatalf("data is not a JSON object: %v", err)
+			}
+			var tpl map[string]any
+			if err := json.Unmarshal(data.Spec["template"], &tpl); err != nil || tpl["$patch"] != "replace" {
+				t.Errorf(`spec.template = %s, want an object with "$patch":"replace" (%v)`, data.Spec["template"], err)
+			}
+			if _, has := data.Spec["volumeClaimTemplates"]; has != tt.wantVCT || len(data.Spec) != 1+btoi(tt.wantVCT) {
+				t.Errorf("spec keys = %v, want template and volumeClaimTemplates: %v", keys(data.Spec), tt.wantVCT)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestNewRejectsMissingTemplate(t *testing.T) {
+	if r, err := New(testOwner(), cloneSetGVK, Input{VolumeClaimTemplates: claimTemplates()}, 1, nil); err == nil {
+		t.Fatalf("New without template = %v, want an error", r.Name)
+	}
+}
+
+func TestNewSharesNoMemory(t *testing.T) {
+	in := Input{Template: baseTemplate()}
+	r := mustNew(t, in, 1, nil)
+	r.Labels["app"] = "changed"
+	if in.Template.Labels["app"] != "web" || in.Template.Labels[HashLabel] != "" {
+		t.Errorf("template labels changed through the revision: %v", in.Template.Labels)
+	}
+}
+
+func TestName(t *testing.T) {
+	long := strings.Repeat("a", 240) + "." + strings.Repeat("b", 20)
+	tests := []struct {
+		owner, hash, want string
+	}{
+		{owner: "web", hash: "5d8f9c", want: "web-5d8f9c"},
+		{owner: strings.Repeat("x", 253), hash: "5d8f9c", want: strings.Repeat("x", 246) + "-5d8f9c"},
+		// The cut falls right after the '.', which must not end the shortened owner part.
+		{owner: long, hash: "5d8f9c7b4z2", want: strings.Repeat("a", 240) + "-5d8f9c7b4z2"},
+	}
+	for _, tt := range tests {
+		got := Name(tt.owner, tt.hash)
+		if got != tt.want {
+			t.Errorf("Name(%d chars, %q) = %q, want %q", len(tt.owner), tt.hash, got, tt.want)
+		}
+		if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
+			t.Errorf("Name(%d chars, %q) = %q is not a valid name: %v", len(tt.owner), tt.hash, got, errs)
+		}
+	}
+}
