@@ -19,6 +19,7 @@ import (
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
 	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
@@ -101,6 +102,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	defaulting.Register(mgr.GetWebhookServer(), scheme)
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
 	mgr.GetWebhookServer().Register(install.ConversionPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
+	// Controllers run on the leader only, after the webhook server (controller-runtime starts webhook
+	// runnables first).
+	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller")}
+	if err := cloneSets.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the CloneSet controller: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}

@@ -1,0 +1,206 @@
+package cloneset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/revision"
+)
+
+// apply carries out the plan; it is the controller's only writer of pods and revisions. Errors are
+// collected per step so that the status reports them; every write it makes is recorded in the
+// expectations before the next plan.
+func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, plan Plan) ApplyErrors {
+	key := client.ObjectKeyFromObject(cs).String()
+	var errs ApplyErrors
+	if err := r.applyRevision(ctx, obs); err != nil {
+		errs.Update = err
+		return errs
+	}
+	for _, name := range obs.completed {
+		if err := r.patchGate(ctx, obs.pods[name], corev1.ConditionTrue, "InPlaceUpdateCompleted", ""); err != nil {
+			errs.Update = errors.Join(errs.Update, err)
+		}
+	}
+	for _, d := range plan.Deletes {
+		errs.Scale = errors.Join(errs.Scale, r.deletePod(ctx, key, cs, obs.pods[d.Pod], "Deleted", d.Reason))
+	}
+	for _, u := range plan.Updates {
+		pod := obs.pods[u.Pod]
+		if u.Mode == UpdateRecreate {
+			errs.Update = errors.Join(errs.Update, r.deletePod(ctx, key, cs, pod, "Recreated", u.Reason))
+			continue
+		}
+		errs.Update = errors.Join(errs.Update, r.updateInPlace(ctx, key, cs, pod, u))
+	}
+	for _, c := range plan.Creates {
+		errs.Scale = errors.Join(errs.Scale, r.createPod(ctx, key, cs, obs, c))
+	}
+	r.pruneRevisions(ctx, cs, obs)
+	return errs
+}
+
+// applyRevision creates the update revision, or renumbers it to be the newest.
+func (r *Reconciler) applyRevision(ctx context.Context, obs *observation) error {
+	if obs.newRevision == nil {
+		return nil
+	}
+	rev := obs.newRevision.Update
+	if obs.newRevision.Create {
+		if err := r.Client.Create(ctx, rev); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create revision %s: %w", rev.Name, err)
+		}
+	} else if err := r.Client.Update(ctx, rev); err != nil {
+		return fmt.Errorf("renumber revision %s: %w", rev.Name, err)
+	}
+	obs.revisions[rev.Name] = rev
+	return nil
+}
+
+// createPod creates a pod of the given revision, named and labelled with a fresh instance ID, with
+// the InPlaceUpdateReady readiness gate, and opens the gate.
+func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.CloneSet, obs *observation, c Creation) error {
+	rev := obs.revisions[c.Revision]
+	if rev == nil {
+		return fmt.Errorf("revision %s of a new pod not found", c.Revision)
+	}
+	tmpl, err := revision.TemplateOf(rev)
+	if err != nil {
+		return err
+	}
+	id := utilrand.String(5)
+	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
+	pod.Name, pod.Namespace = cs.Name+"-"+id, cs.Namespace
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[inplace.RevisionLabel] = c.Revision
+	pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey] = id
+	pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cs, gvk)}
+	hasGate := false
+	for _, g := range pod.Spec.ReadinessGates {
+		hasGate = hasGate || g.ConditionType == appspub.InPlaceUpdateReady
+	}
+	if !hasGate {
+		pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: appspub.InPlaceUpdateReady})
+	}
+	r.Expectations.ExpectCreate(key, pod.Name, r.Clock.Now())
+	if err := r.Client.Create(ctx, pod); err != nil {
+		r.Expectations.Forget(key)
+		r.event(cs, corev1.EventTypeWarning, "FailedCreate", "create pod: %v", err)
+		return fmt.Errorf("create pod: %w", err)
+	}
+	r.event(cs, corev1.EventTypeNormal, "SuccessfulCreate", "created pod %s (%s): %s", pod.Name, c.Revision, c.Reason)
+	return r.patchGate(ctx, pod, corev1.ConditionTrue, "PodCreated", "")
+}
+
+// deletePod deletes pod, only if it is still the pod that was planned on (UID precondition).
+func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.CloneSet, pod *corev1.Pod, reason, why string) error {
+	if pod == nil || pod.DeletionTimestamp != nil {
+		return nil
+	}
+	r.Expectations.ExpectDelete(key, pod.Name, r.Clock.Now())
+	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if err != nil && !apierrors.IsNotFound(err) {
+		r.event(cs, corev1.EventTypeWarning, "FailedDelete", "delete pod %s: %v", pod.Name, err)
+		return fmt.Errorf("delete pod %s: %w", pod.Name, err)
+	}
+	r.event(cs, corev1.EventTypeNormal, reason, "pod %s: %s", pod.Name, why)
+	return nil
+}
+
+// updateInPlace turns the pod NotReady (gate False, Ready False), then patches its spec. The spec
+// patch checks the pod still has the revision and images it was planned against.
+func (r *Reconciler) updateInPlace(ctx context.Context, key string, cs *v1alpha1.CloneSet, pod *corev1.Pod, u Update) error {
+	if pod == nil || u.Spec == nil {
+		return nil
+	}
+	state := &appspub.InPlaceUpdateState{Revision: u.Spec.Revision, UpdateTimestamp: metav1.NewTime(r.Clock.Now()),
+		UpdateImages: len(u.Spec.ContainerImages) > 0, LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{}}
+	for _, c := range pod.Status.ContainerStatuses {
+		if _, ok := u.Spec.ContainerImages[c.Name]; ok {
+			state.LastContainerStatuses[c.Name] = appspub.InPlaceUpdateContainerStatus{ImageID: c.ImageID}
+		}
+	}
+	if state.UpdateImages {
+		if err := r.patchGate(ctx, pod, corev1.ConditionFalse, "StartInPlaceUpdate", u.Reason); err != nil {
+			return err
+		}
+	}
+	patch, err := inplace.SpecPatch(pod, u.Spec, state)
+	if err != nil {
+		return err
+	}
+	r.Expectations.ExpectUpdate(key, pod.Name, u.Spec.Revision, r.Clock.Now())
+	if err := r.Client.Patch(ctx, pod, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", pod.Name, err)
+		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
+	}
+	r.event(cs, corev1.EventTypeNormal, "SuccessfulUpdatePodInPlace", "updated pod %s in place to %s: %s", pod.Name, u.Spec.Revision, u.Reason)
+	return nil
+}
+
+// patchGate sets the pod's InPlaceUpdateReady condition through pods/status (strategic merge).
+func (r *Reconciler) patchGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, msg string) error {
+	patch, err := inplace.ConditionPatch(appspub.InPlaceUpdateReady, status, reason, msg, r.Clock.Now())
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("set %s=%s on pod %s: %w", appspub.InPlaceUpdateReady, status, pod.Name, err)
+	}
+	return nil
+}
+
+// pruneRevisions deletes the oldest revisions no pod uses beyond revisionHistoryLimit.
+func (r *Reconciler) pruneRevisions(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation) {
+	inUse := map[string]bool{obs.snap.CurrentRevision: true, obs.snap.UpdateRevision: true}
+	for _, p := range obs.snap.Pods {
+		inUse[p.Revision] = true
+	}
+	var revs []*appsv1.ControllerRevision
+	for _, rev := range obs.revisions {
+		revs = append(revs, rev)
+	}
+	limit := int32(10)
+	if obs.snap.Spec.RevisionHistoryLimit != nil {
+		limit = *obs.snap.Spec.RevisionHistoryLimit
+	}
+	for _, rev := range revision.ToDelete(revs, inUse, limit) {
+		if err := r.Client.Delete(ctx, rev); err != nil && !apierrors.IsNotFound(err) {
+			r.event(cs, corev1.EventTypeWarning, "FailedDeleteRevision", "delete revision %s: %v", rev.Name, err)
+		}
+	}
+}
+
+// writeStatus writes the status when it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, cs *v1alpha1.CloneSet, status v1alpha1.CloneSetStatus) error {
+	if equality.Semantic.DeepEqual(cs.Status, status) {
+		return nil
+	}
+	updated := cs.DeepCopy()
+	updated.Status = status
+	if err := r.Client.Status().Update(ctx, updated); err != nil {
+		return fmt.Errorf("update status: %w", err)
+	}
+	return nil
+}
+
+func (r *Reconciler) event(cs *v1alpha1.CloneSet, typ, reason, format string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(cs, nil, typ, reason, reason, format, args...)
+	}
+}

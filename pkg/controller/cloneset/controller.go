@@ -1,0 +1,95 @@
+package cloneset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+)
+
+// The controller's permissions, generated into config/rbac.
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler runs CloneSets: observe → plan → apply → status. It is the only writer of the pods,
+// revisions and status of the CloneSets it manages.
+type Reconciler struct {
+	Client   client.Client
+	Scheme   *runtime.Scheme
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	// Expectations hold the writes not yet seen in the cache, so a stale cache never causes a
+	// second create or delete.
+	Expectations *Expectations
+}
+
+// SetupWithManager registers the controller with workers parallel reconciles.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.Expectations == nil {
+		r.Expectations = NewExpectations()
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.CloneSet{}).
+		Owns(&corev1.Pod{}).
+		Owns(&appsv1.ControllerRevision{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// expectationTimeout bounds how long the controller trusts its own writes over the cache.
+const expectationTimeout = 30 * time.Second
+
+// Reconcile brings one CloneSet one step closer to its spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cs := &v1alpha1.CloneSet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cs); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Expectations.Forget(req.String())
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if cs.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
+	}
+	now := r.Clock.Now()
+	obs, err := r.observe(ctx, cs)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("observe cloneset %s: %w", req, err)
+	}
+	if wait := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout); wait {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	plan := Compute(obs.snap, now, Options{})
+	errs := r.apply(ctx, cs, obs, plan)
+	status := ComputeStatus(obs.snap, now, cs.Status, cs.Generation, errs)
+	status.CollisionCount = obs.collisionCount
+	if err := r.writeStatus(ctx, cs, status); err != nil {
+		return ctrl.Result{}, err
+	}
+	if errs.Scale != nil {
+		return ctrl.Result{}, errs.Scale
+	}
+	if errs.Update != nil {
+		return ctrl.Result{}, errs.Update
+	}
+	return ctrl.Result{RequeueAfter: plan.RequeueAfter(now)}, nil
+}

@@ -1,0 +1,175 @@
+package cloneset
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/apis/apps/defaults"
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/revision"
+)
+
+// gvk is the CloneSet kind, the owner of its pods and revisions.
+var gvk = v1alpha1.GroupVersion.WithKind("CloneSet")
+
+// observation is what observe read: the planner's snapshot plus the objects apply needs.
+type observation struct {
+	snap           *Snapshot
+	pods           map[string]*corev1.Pod
+	revisions      map[string]*appsv1.ControllerRevision
+	updateRevision *appsv1.ControllerRevision
+	// newRevision is set when the update revision must be created (or renumbered) first.
+	newRevision    *revision.Decision
+	collisionCount *int32
+	// completed are pods whose in-place update has finished and whose gate must turn True.
+	completed []string
+}
+
+// observe reads the CloneSet's pods and revisions from the cache and builds the snapshot.
+func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*observation, error) {
+	// The planner needs defaults even for objects stored before the webhook ran; default a copy.
+	obj := &v1alpha1.CloneSet{Spec: *cs.Spec.DeepCopy()}
+	defaults.SetDefaultsCloneSet(obj)
+	spec := &obj.Spec
+	sel, err := metav1.LabelSelectorAsSelector(spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("selector: %w", err)
+	}
+	var podList corev1.PodList
+	if err := r.Client.List(ctx, &podList, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, err
+	}
+	var revList appsv1.ControllerRevisionList
+	if err := r.Client.List(ctx, &revList, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, err
+	}
+	obs := &observation{pods: map[string]*corev1.Pod{}, revisions: map[string]*appsv1.ControllerRevision{}}
+	var revs []*appsv1.ControllerRevision
+	for i := range revList.Items {
+		if metav1.IsControlledBy(&revList.Items[i], cs) {
+			revs = append(revs, &revList.Items[i])
+			obs.revisions[revList.Items[i].Name] = &revList.Items[i]
+		}
+	}
+	in := revision.Input{Template: &cs.Spec.Template, VolumeClaimTemplates: cs.Spec.VolumeClaimTemplates}
+	dec, err := revision.Select(revs, cs, gvk, in, cs.Status.CollisionCount)
+	if err != nil {
+		return nil, err
+	}
+	obs.updateRevision = dec.Update
+	if dec.Create || dec.Renumber {
+		obs.newRevision = &dec
+	}
+	cc := dec.CollisionCount
+	obs.collisionCount = &cc
+	current := cs.Status.CurrentRevision
+	if _, ok := obs.revisions[current]; !ok {
+		current = dec.Update.Name
+	}
+	obs.snap = &Snapshot{Spec: *spec, CurrentRevision: current, UpdateRevision: dec.Update.Name, InPlace: map[string]inplace.Decision{}}
+	newTemplate := &cs.Spec.Template
+	for _, rev := range revs {
+		if rev.Name == dec.Update.Name {
+			continue
+		}
+		old, err := revision.TemplateOf(rev)
+		if err != nil {
+			continue // an unreadable revision: its pods are recreated
+		}
+		obs.snap.InPlace[rev.Name] = inplace.Plan(old, newTemplate, dec.Update.Name, inplace.Options{})
+	}
+	for i := range podList.Items {
+		pod := &podList.Items[i]
+		if !metav1.IsControlledBy(pod, cs) {
+			continue
+		}
+		obs.pods[pod.Name] = pod
+		facts, done := podFacts(pod, spec)
+		if done {
+			obs.completed = append(obs.completed, pod.Name)
+		}
+		obs.snap.Pods = append(obs.snap.Pods, facts)
+	}
+	sort.Slice(obs.snap.Pods, func(i, j int) bool { return obs.snap.Pods[i].Name < obs.snap.Pods[j].Name })
+	return obs, nil
+}
+
+// podFacts summarises a pod for the planner. done reports an in-place update that has finished
+// but whose gate is still False.
+func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, bool) {
+	f := PodFacts{
+		Name:         pod.Name,
+		InstanceID:   pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey],
+		Revision:     pod.Labels[inplace.RevisionLabel],
+		Phase:        pod.Status.Phase,
+		Terminating:  pod.DeletionTimestamp != nil,
+		NodeName:     pod.Spec.NodeName,
+		CreationTime: pod.CreationTimestamp.Time,
+	}
+	if _, ok := pod.Labels[v1alpha1.SpecifiedDeleteKey]; ok {
+		f.SpecifiedDelete = true
+	}
+	for _, name := range spec.ScaleStrategy.PodsToDelete {
+		if name == pod.Name {
+			f.SpecifiedDelete = true
+		}
+	}
+	if v, err := strconv.Atoi(pod.Annotations[corev1.PodDeletionCost]); err == nil {
+		f.DeletionCost = int32(v)
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		f.RestartCount += c.RestartCount
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			f.Ready, f.ReadySince = true, c.LastTransitionTime.Time
+		}
+	}
+	gateFalse := false
+	for _, c := range pod.Status.Conditions {
+		if c.Type == appspub.InPlaceUpdateReady && c.Status == corev1.ConditionFalse {
+			gateFalse = true
+		}
+	}
+	if !gateFalse {
+		return f, false
+	}
+	state := &appspub.InPlaceUpdateState{}
+	if err := json.Unmarshal([]byte(pod.Annotations[appspub.InPlaceUpdateStateKey]), state); err != nil {
+		f.InPlaceUpdating = true // gate held False without a readable state: not ours to release
+		return f, false
+	}
+	if updateCompleted(pod, state) {
+		return f, true
+	}
+	f.InPlaceUpdating = true
+	return f, false
+}
+
+// updateCompleted reports whether every container the update changed runs again with an imageID
+// different from the one recorded before the update. (Status image names are not compared: a real
+// kubelet reports them resolved, e.g. docker.io/library/app:v2 for app:v2.)
+func updateCompleted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
+	for name, before := range state.LastContainerStatuses {
+		ok := false
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.Name == name && cs.ImageID != "" && cs.ImageID != before.ImageID && cs.State.Running != nil {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/manager"
+	"github.com/kruise-ng/kruise/test/harness"
+)
+
+func kruiseClient(t *testing.T) client.Client {
+	t.Helper()
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := sb.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A CloneSet rolls a new image out in place: every pod keeps its UID and restarts its container
+// once, never more than maxUnavailable pods are NotReady at a time, and the status reports the
+// rollout done. Scaling in then removes pods down to the new replica count.
+func TestCloneSetRollsOutInPlace(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	const replicas, maxUnavailable = 20, 4
+	labels := map[string]string{"app": "inplace"}
+	clone := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: appsv1alpha1.CloneSetSpec{Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec("registry.example/app:v1")},
+			UpdateStrategy: appsv1alpha1.CloneSetUpdateStrategy{Type: appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType,
+				MaxUnavailable: ptr.To(intstr.FromInt32(maxUnavailable))}}}
+	if err := c.Create(ctx, clone); err != nil {
+		t.Fatal(err)
+	}
+	waitCloneSet(t, c, ns, "web", "all replicas ready", func(cs *appsv1alpha1.CloneSet) bool {
+		return cs.Status.ReadyReplicas == replicas && cs.Status.UpdatedReadyReplicas == replicas
+	})
+	before := podsByName(t, ns, "app=inplace")
+
+	notReady, stop := watchNotReady(t, ns, "app=inplace")
+	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
+	if err := c.Patch(ctx, clone, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	done := waitCloneSet(t, c, ns, "web", "rolled out in place", func(cs *appsv1alpha1.CloneSet) bool {
+		return cs.Status.ObservedGeneration == cs.Generation && cs.Status.UpdatedReadyReplicas == replicas &&
+			cs.Status.ReadyReplicas == replicas && cs.Status.CurrentRevision == cs.Status.UpdateRevision
+	})
+	t.Logf("%d pods updated in place in %.1fs", replicas, time.Since(t0).Seconds())
+	stop()
+	if peak := notReady(); peak > maxUnavailable {
+		t.Errorf("up to %d pods were NotReady at once; maxUnavailable is %d", peak, maxUnavailable)
+	}
+	after := podsByName(t, ns, "app=inplace")
+	if len(after) != replicas {
+		t.Fatalf("%d pods after the rollout; want %d", len(after), replicas)
+	}
+	for name, p := range after {
+		b, ok := before[name]
+		if !ok || b.UID != p.UID {
+			t.Errorf("pod %s was recreated (in place was possible)", name)
+			continue
+		}
+		st := p.Status.ContainerStatuses[0]
+		if p.Spec.Containers[0].Image != "registry.example/app:v2" || st.RestartCount != 1 || st.ImageID == b.Status.ContainerStatuses[0].ImageID {
+			t.Errorf("pod %s not restarted in place: %s", name, describe(p))
+		}
+		if p.Labels["controller-revision-hash"] != done.Status.UpdateRevision {
+			t.Errorf("pod %s revision %q; want %q", name, p.Labels["controller-revision-hash"], done.Status.UpdateRevision)
+		}
+	}
+
+	scale := []byte(`{"spec":{"replicas":15}}`)
+	if err := c.Patch(ctx, clone, client.RawPatch(types.MergePatchType, scale)); err != nil {
+		t.Fatal(err)
+	}
+	waitCloneSet(t, c, ns, "web", "scaled in to 15", func(cs *appsv1alpha1.CloneSet) bool {
+		return cs.Status.Replicas == 15 && cs.Status.ReadyReplicas == 15
+	})
+	harness.Eventually(t, 60*time.Second, "15 pods left", func() (bool, string) {
+		n := len(podsByName(t, ns, "app=inplace"))
+		return n == 15, fmt.Sprintf("%d pods", n)
+	})
+}
+
+func waitCloneSet(t *testing.T, c client.Client, ns, name, what string, cond func(*appsv1alpha1.CloneSet) bool) *appsv1alpha1.CloneSet {
+	t.Helper()
+	cs := &appsv1alpha1.CloneSet{}
+	harness.Eventually(t, 90*time.Second, "CloneSet "+what, func() (bool, string) {
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cs); err != nil {
+			return false, err.Error()
+		}
+		return cond(cs), fmt.Sprintf("generation %d status %+v", cs.Generation, cs.Status)
+	})
+	return cs
+}
+
+func podsByName(t *testing.T, ns, selector string) map[string]*corev1.Pod {
+	t.Helper()
+	list, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*corev1.Pod{}
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp == nil {
+			out[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	return out
+}
+
+// watchNotReady follows the pods' Ready conditions from now on and returns the largest number of
+// pods seen NotReady at the same time.
+func watchNotReady(t *testing.T, ns, selector string) (peakNotReady func() int, stop func()) {
+	t.Helper()
+	w, err := cs.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	ready := map[string]bool{}
+	peak := 0
+	go func() {
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			mu.Lock()
+			ready[p.Name] = condition(p, corev1.PodReady) == corev1.ConditionTrue && p.DeletionTimestamp == nil
+			n := 0
+			for _, r := range ready {
+				if !r {
+					n++
+				}
+			}
+			peak = max(peak, n)
+			mu.Unlock()
+		}
+	}()
+	return func() int { mu.Lock(); defer mu.Unlock(); return peak }, w.Stop
+}
