@@ -9,10 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/manager"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 )
 
@@ -23,18 +21,7 @@ func TestSandboxRunsKruiseManager(t *testing.T) {
 		t.Fatal("the e2e sandbox was started without Kruise")
 	}
 	ctx := context.Background()
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := sb.RESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := kruiseClient(t)
 	ns := namespace(t)
 	labels := map[string]string{"app": "web"}
 	clone := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},

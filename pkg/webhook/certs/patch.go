@@ -57,39 +57,25 @@ func pathOf(u string) string {
 // is not registered cannot be trusted to run.
 func PatchCABundle(ctx context.Context, c client.Client, t Targets, caBundle []byte) error {
 	for _, name := range t.MutatingWebhookConfigurations {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			obj := &admissionregistrationv1.MutatingWebhookConfiguration{}
-			if err := c.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
-				return err
-			}
-			changed := false
-			for i := range obj.Webhooks {
-				changed = endpoint(&obj.Webhooks[i].ClientConfig, caBundle, t.URL) || changed
-			}
-			if !changed {
-				return nil
-			}
-			return c.Update(ctx, obj)
-		})
+		err := patchConfiguration(ctx, c, name, &admissionregistrationv1.MutatingWebhookConfiguration{},
+			func(o *admissionregistrationv1.MutatingWebhookConfiguration) (changed bool) {
+				for i := range o.Webhooks {
+					changed = endpoint(&o.Webhooks[i].ClientConfig, caBundle, t.URL) || changed
+				}
+				return changed
+			})
 		if err != nil {
 			return fmt.Errorf("patch CA bundle of MutatingWebhookConfiguration %s: %w", name, err)
 		}
 	}
 	for _, name := range t.ValidatingWebhookConfigurations {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			obj := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-			if err := c.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
-				return err
-			}
-			changed := false
-			for i := range obj.Webhooks {
-				changed = endpoint(&obj.Webhooks[i].ClientConfig, caBundle, t.URL) || changed
-			}
-			if !changed {
-				return nil
-			}
-			return c.Update(ctx, obj)
-		})
+		err := patchConfiguration(ctx, c, name, &admissionregistrationv1.ValidatingWebhookConfiguration{},
+			func(o *admissionregistrationv1.ValidatingWebhookConfiguration) (changed bool) {
+				for i := range o.Webhooks {
+					changed = endpoint(&o.Webhooks[i].ClientConfig, caBundle, t.URL) || changed
+				}
+				return changed
+			})
 		if err != nil {
 			return fmt.Errorf("patch CA bundle of ValidatingWebhookConfiguration %s: %w", name, err)
 		}
@@ -100,6 +86,20 @@ func PatchCABundle(ctx context.Context, c client.Client, t Targets, caBundle []b
 		}
 	}
 	return nil
+}
+
+// patchConfiguration reads the named object into obj, lets edit change it, and writes it back when
+// edit reports a change, retrying on conflicts.
+func patchConfiguration[T client.Object](ctx context.Context, c client.Client, name string, obj T, edit func(T) bool) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
+			return err
+		}
+		if !edit(obj) {
+			return nil
+		}
+		return c.Update(ctx, obj)
+	})
 }
 
 func patchCRD(ctx context.Context, c client.Client, name string, caBundle []byte, url string) error {
