@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/test/harness"
+)
+
+func newCloneSet(ns, name string, replicas int32, typ appsv1alpha1.CloneSetUpdateStrategyType) *appsv1alpha1.CloneSet {
+	labels := map[string]string{"app": name}
+	return &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1alpha1.CloneSetSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec("registry.example/app:v1")},
+			UpdateStrategy: appsv1alpha1.CloneSetUpdateStrategy{Type: typ, MaxUnavailable: ptr.To(intstr.FromInt32(2))}}}
+}
+
+func patchCloneSet(t *testing.T, c client.Client, cs *appsv1alpha1.CloneSet, patch string) {
+	t.Helper()
+	if err := c.Patch(context.Background(), cs, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// countImages counts the live pods per image of their first container.
+func countImages(t *testing.T, ns, app string) map[string]int {
+	out := map[string]int{}
+	for _, p := range podsByName(t, ns, "app="+app) {
+		out[p.Spec.Containers[0].Image]++
+	}
+	return out
+}
+
+// partition keeps that many pods at the old revision; lowering it to 0 finishes the rollout. Paused
+// updates nothing until resumed.
+func TestCloneSetPartitionAndPause(t *testing.T) {
+	c := kruiseClient(t)
+	ns := namespace(t)
+	clone := newCloneSet(ns, "part", 6, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+	if err := c.Create(context.Background(), clone); err != nil {
+		t.Fatal(err)
+	}
+	waitCloneSet(t, c, ns, "part", "6 ready", func(cs *appsv1alpha1.CloneSet) bool { return cs.Status.ReadyReplicas == 6 })
+
+	patchCloneSet(t, c, clone, `{"spec":{"updateStrategy":{"partition":4},"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
+	waitCloneSet(t, c, ns, "part", "2 updated above the partition", func(cs *appsv1alpha1.CloneSet) bool {
+		return cs.Status.ObservedGeneration == cs.Generation && cs.Status.UpdatedReadyReplicas == 2 && cs.Status.ReadyReplicas == 6
+	})
+	harness.Consistently(t, 3*time.Second, "partition 4 holds 4 pods at v1", func() (bool, string) {
+		n := countImages(t, ns, "part")
+		return n["registry.example/app:v1"] == 4 && n["registry.example/app:v2"] == 2, fmt.Sprint(n)
+	})
+
+	patchCloneSet(t, c, clone, `{"spec":{"updateStrategy":{"paused":true,"partition":0}}}`)
+	harness.Consistently(t, 3*time.Second, "paused: nothing more is updated", func() (bool, string) {
+		n := countImages(t, ns, "part")
+		return n["registry.example/app:v1"] == 4, fmt.Sprint(n)
+	})
+
+	patchCloneSet(t, c, clone, `{"spec":{"updateStrategy":{"paused":false}}}`)
+	waitCloneSet(t, c, ns, "part", "all updated after resume", func(cs *appsv1alpha1.CloneSet) bool {
+		return cs.Status.UpdatedReadyReplicas == 6 && cs.Status.CurrentRevision == cs.Status.UpdateRevision
+	})
+}
+
+// InPlaceIfPossible recreates pods when the change cannot be done in place (here: a new env var);
+// kubectl scale works through the scale subresource; a pod labelled specified-delete is replaced.
+func TestCloneSetRecreateScaleAndSpecifiedDelete(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	clone := newCloneSet(ns, "rec", 3, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+	if err := c.Create(ctx, clone); err != nil {
+		t.Fatal(err)
+	}
+	waitCloneSet(t, c, ns, "rec", "3 ready", func(cs *appsv1alpha1.CloneSet) bool { return cs.Status.ReadyReplicas == 3 })
+	before := podsByName(t, ns, "app=rec")
+
+	patchCloneSet(t, c, clone, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v1","env":[{"name":"MODE","value":"new"}]}]}}}}`)
+	waitCloneSet(t, c, ns, "rec", "recreated with the env var", func(cs *appsv1alpha1.CloneSet) bool {
+		return cs.Status.ObservedGeneration == cs.Generation && cs.Status.UpdatedReadyReplicas == 3 && cs.Status.ReadyReplicas == 3
+	})
+	for name := range podsByName(t, ns, "app=rec") {
+		if _, old := before[name]; old {
+			t.Errorf("pod %s kept although its env changed (cannot be done in place)", name)
+		}
+	}
+
+	target := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "rec", Namespace: ns}}
+	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 5}}
+	if err := c.SubResource("scale").Update(ctx, target, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatalf("kubectl-style scale through the scale subresource: %v", err)
+	}
+	waitCloneSet(t, c, ns, "rec", "scaled to 5", func(cs *appsv1alpha1.CloneSet) bool {
+		return cs.Status.ReadyReplicas == 5 && cs.Status.LabelSelector == "app=rec"
+	})
+
+	pods := podsByName(t, ns, "app=rec")
+	var victim *corev1.Pod
+	for _, p := range pods {
+		victim = p
+		break
+	}
+	label := []byte(`{"metadata":{"labels":{"apps.kruise.io/specified-delete":"true"}}}`)
+	if _, err := cs.CoreV1().Pods(ns).Patch(ctx, victim.Name, types.StrategicMergePatchType, label, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 60*time.Second, "the labelled pod replaced", func() (bool, string) {
+		now := podsByName(t, ns, "app=rec")
+		_, still := now[victim.Name]
+		ready := 0
+		for _, p := range now {
+			if condition(p, corev1.PodReady) == corev1.ConditionTrue {
+				ready++
+			}
+		}
+		return !still && len(now) == 5 && ready == 5, fmt.Sprintf("victim present %v, %d pods, %d ready", still, len(now), ready)
+	})
+}
