@@ -61,7 +61,37 @@ func (s *Sandbox) startKruise(ctx context.Context, binary string) error {
 	if _, err := s.run("kruise-manager", binary, args, []string{"KUBECONFIG=" + kubeconfig}); err != nil {
 		return err
 	}
+	return s.waitKruiseReady(ctx)
+}
+
+func (s *Sandbox) waitKruiseReady(ctx context.Context) error {
 	return s.waitFor(ctx, "kruise-manager ready", func(ctx context.Context) (bool, error) {
 		return httpOK(ctx, url("http", s.Ports.KruiseProbe)+"/readyz", "ok"), nil
 	})
+}
+
+// CrashKruiseManager kills kruise-manager with SIGKILL, as a crash or a node failure would, and
+// starts a new one with the same binary, flags and identity; it returns once the new one is ready.
+// Tests use it to show that a rollout survives the manager.
+func (s *Sandbox) CrashKruiseManager(ctx context.Context) error {
+	for i, p := range s.Processes {
+		if p.Name != "kruise-manager" {
+			continue
+		}
+		if err := p.Kill(); err != nil {
+			return err
+		}
+		s.logf("killed kruise-manager (pid %d)", p.PID)
+		np, err := startProcess(p.Name, p.Binary, p.Args, p.Env, p.Log)
+		if err != nil {
+			return err
+		}
+		s.Processes[i] = np
+		s.logf("restarted kruise-manager (pid %d)", np.PID)
+		if err := s.saveState(); err != nil {
+			return err
+		}
+		return s.waitKruiseReady(ctx)
+	}
+	return fmt.Errorf("no kruise-manager runs in sandbox %s", s.Dir)
 }

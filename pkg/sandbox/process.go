@@ -21,7 +21,9 @@ type Process struct {
 	StartTime uint64   `json:"startTime"`
 	Binary    string   `json:"binary"`
 	Args      []string `json:"args"`
-	Log       string   `json:"log"`
+	// Env is what was added to the inherited environment.
+	Env []string `json:"env,omitempty"`
+	Log string   `json:"log"`
 }
 
 // startProcess runs binary in its own session (it outlives the command that started it and
@@ -42,7 +44,7 @@ func startProcess(name, binary string, args, env []string, logFile string) (*Pro
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", name, binary, err)
 	}
-	p := &Process{Name: name, PID: cmd.Process.Pid, Binary: binary, Args: args, Log: logFile}
+	p := &Process{Name: name, PID: cmd.Process.Pid, Binary: binary, Args: args, Env: env, Log: logFile}
 	st, err := procStartTime(p.PID)
 	if err != nil {
 		_ = cmd.Process.Kill()
@@ -52,6 +54,20 @@ func startProcess(name, binary string, args, env []string, logFile string) (*Pro
 	// Reap the child when it exits while this process lives; after we exit, init adopts it.
 	go func() { _ = cmd.Wait() }()
 	return p, nil
+}
+
+// Kill sends SIGKILL, as a crash would, and waits for the process to go.
+func (p *Process) Kill() error {
+	if !p.Alive() {
+		return nil
+	}
+	if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill %s (pid %d): %w", p.Name, p.PID, err)
+	}
+	if !waitGone(p, 10*time.Second) {
+		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.Name, p.PID)
+	}
+	return nil
 }
 
 // procStartTime reads field 22 of /proc/PID/stat: the process start time in clock ticks since boot.
