@@ -107,7 +107,9 @@ func TestValidateCloneSet(t *testing.T) {
 		// update strategy
 		{"unknown update type", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.Type = "Rolling" },
 			[]want{{field.ErrorTypeNotSupported, "spec.updateStrategy.type"}}},
-		{"in-place types", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.Type = v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType }, nil},
+		{"in-place types", func(s *v1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.Type = v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType
+		}, nil},
 		{"negative partition", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.Partition = intOrStr("-1") },
 			[]want{{field.ErrorTypeInvalid, "spec.updateStrategy.partition"}}},
 		{"partition 100%", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.Partition = intOrStr("100%") }, nil},
