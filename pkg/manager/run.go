@@ -23,6 +23,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
+	"github.com/kruise-ng/kruise/pkg/webhook/validating"
 )
 
 // The manager's permissions, generated into config/rbac by `make generate`.
@@ -72,9 +73,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		CertDir: o.CertDir,
 		Options: certs.Options{Namespace: o.Namespace, SecretName: o.WebhookSecret, DNSNames: dns, IPs: ips},
 		Targets: certs.Targets{
-			MutatingWebhookConfigurations: []string{MutatingWebhookConfiguration},
-			CRDs:                          o.ConversionCRDs,
-			URL:                           o.webhookURL(),
+			MutatingWebhookConfigurations:   []string{MutatingWebhookConfiguration},
+			ValidatingWebhookConfigurations: []string{ValidatingWebhookConfiguration},
+			CRDs:                            o.ConversionCRDs,
+			URL:                             o.webhookURL(),
 		},
 		Log: log.WithName("certs"),
 	}
@@ -100,6 +102,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return err
 	}
 	defaulting.Register(mgr.GetWebhookServer(), scheme)
+	validating.Register(mgr.GetWebhookServer(), scheme)
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
 	mgr.GetWebhookServer().Register(install.ConversionPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
 	// Controllers run on the leader only, after the webhook server (controller-runtime starts webhook

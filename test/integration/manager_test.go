@@ -36,8 +36,8 @@ func freePort(t *testing.T) int {
 }
 
 // kruise-manager, running as its own user with only the generated RBAC, makes its webhook
-// certificates, registers its webhooks by URL, becomes ready, and defaults Kruise objects the way
-// OpenKruise does.
+// certificates, registers its webhooks by URL, becomes ready, defaults Kruise objects the way
+// OpenKruise does, and rejects invalid CloneSets naming the offending field.
 func TestManagerServesDefaultingWebhooks(t *testing.T) {
 	ctx := context.Background()
 	scheme, err := manager.NewScheme()
@@ -55,6 +55,7 @@ func TestManagerServesDefaultingWebhooks(t *testing.T) {
 	}
 	t.Cleanup(func() { // later tests share this API server and must not call a stopped webhook
 		_ = admin.Delete(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: manager.MutatingWebhookConfiguration}})
+		_ = admin.Delete(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: manager.ValidatingWebhookConfiguration}})
 		for _, name := range install.ConversionCRDs {
 			crd := &apiextv1.CustomResourceDefinition{}
 			if err := admin.Get(ctx, client.ObjectKey{Name: name}, crd); err == nil {
@@ -134,6 +135,7 @@ func TestManagerServesDefaultingWebhooks(t *testing.T) {
 	}
 
 	t.Run("conversion round trip", func(t *testing.T) { checkConversion(t, admin, ns.Name, selector, template) })
+	t.Run("CloneSet validation", func(t *testing.T) { checkCloneSetValidation(t, admin, ns.Name, selector, template) })
 }
 
 // checkConversion writes each kind whose versions differ as v1alpha1, reads it back as v1beta1

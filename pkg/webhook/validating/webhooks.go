@@ -1,0 +1,53 @@
+package validating
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+)
+
+// CloneSetPath is where the CloneSet validating webhook is served.
+const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
+
+// Each kind and version has its own webhook, matched exactly (matchPolicy Exact), like the
+// defaulting ones: a request is validated in the version it was made in, after defaulting.
+//
+// +kubebuilder:webhookconfiguration:mutating=false,name=kruise-validating-webhook-configuration
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-cloneset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=clonesets,verbs=create;update,versions=v1alpha1,name=vcloneset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+
+// Register adds every validating webhook to srv.
+func Register(srv webhook.Server, scheme *runtime.Scheme) {
+	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{}))
+}
+
+// cloneSetValidator adapts ValidateCloneSet and ValidateCloneSetUpdate to controller-runtime.
+type cloneSetValidator struct{}
+
+// ValidateCreate rejects an invalid new CloneSet.
+func (cloneSetValidator) ValidateCreate(_ context.Context, obj *v1alpha1.CloneSet) (admission.Warnings, error) {
+	return nil, invalid(obj, ValidateCloneSet(obj))
+}
+
+// ValidateUpdate rejects an invalid CloneSet or a forbidden change.
+func (cloneSetValidator) ValidateUpdate(_ context.Context, oldObj, newObj *v1alpha1.CloneSet) (admission.Warnings, error) {
+	return nil, invalid(newObj, ValidateCloneSetUpdate(newObj, oldObj))
+}
+
+// ValidateDelete allows every deletion (the webhook is not registered for DELETE).
+func (cloneSetValidator) ValidateDelete(context.Context, *v1alpha1.CloneSet) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// invalid turns errs into the API's Invalid status (HTTP 422, one cause per field), or nil.
+func invalid(cs *v1alpha1.CloneSet, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("CloneSet").GroupKind(), cs.Name, errs)
+}
