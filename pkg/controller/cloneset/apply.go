@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,27 +31,50 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		errs.Update = err
 		return errs
 	}
-	for _, name := range obs.completed {
-		if err := r.patchGate(ctx, obs.pods[name], corev1.ConditionTrue, "InPlaceUpdateCompleted", ""); err != nil {
-			errs.Update = errors.Join(errs.Update, err)
-		}
-	}
-	for _, d := range plan.Deletes {
-		errs.Scale = errors.Join(errs.Scale, r.deletePod(ctx, key, cs, obs.pods[d.Pod], "Deleted", d.Reason))
-	}
-	for _, u := range plan.Updates {
-		pod := obs.pods[u.Pod]
+	errs.Update = errors.Join(errs.Update, parallel(obs.completed, func(name string) error {
+		return r.patchGate(ctx, obs.pods[name], corev1.ConditionTrue, "InPlaceUpdateCompleted", "")
+	}))
+	errs.Scale = errors.Join(errs.Scale, parallel(plan.Deletes, func(d Deletion) error {
+		return r.deletePod(ctx, key, cs, obs.pods[d.Pod], "Deleted", d.Reason)
+	}))
+	errs.Update = errors.Join(errs.Update, parallel(plan.Updates, func(u Update) error {
 		if u.Mode == UpdateRecreate {
-			errs.Update = errors.Join(errs.Update, r.deletePod(ctx, key, cs, pod, "Recreated", u.Reason))
-			continue
+			return r.deletePod(ctx, key, cs, obs.pods[u.Pod], "Recreated", u.Reason)
 		}
-		errs.Update = errors.Join(errs.Update, r.updateInPlace(ctx, key, cs, pod, u))
-	}
-	for _, c := range plan.Creates {
-		errs.Scale = errors.Join(errs.Scale, r.createPod(ctx, key, cs, obs, c))
-	}
+		return r.updateInPlace(ctx, key, cs, obs.pods[u.Pod], u)
+	}))
+	errs.Scale = errors.Join(errs.Scale, parallel(plan.Creates, func(c Creation) error {
+		return r.createPod(ctx, key, cs, obs, c)
+	}))
 	r.pruneRevisions(ctx, cs, obs)
 	return errs
+}
+
+// writeParallelism bounds the pod writes one reconcile issues at once: the actions of a plan are
+// independent of each other, and a rollout step should take one API round trip, not one per pod.
+const writeParallelism = 16
+
+// parallel runs write for every item, at most writeParallelism at a time, and joins the errors.
+func parallel[T any](items []T, write func(T) error) error {
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, writeParallelism)
+	)
+	for _, it := range items {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := write(it); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // applyRevision creates the update revision, or renumbers it to be the newest.
@@ -99,7 +123,7 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 	}
 	r.Expectations.ExpectCreate(key, pod.Name, r.Clock.Now())
 	if err := r.Client.Create(ctx, pod); err != nil {
-		r.Expectations.Forget(key)
+		r.Expectations.Drop(key, pod.Name)
 		r.event(cs, corev1.EventTypeWarning, "FailedCreate", "create pod: %v", err)
 		return fmt.Errorf("create pod: %w", err)
 	}
@@ -115,6 +139,7 @@ func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.Clo
 	r.Expectations.ExpectDelete(key, pod.Name, r.Clock.Now())
 	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
+		r.Expectations.Drop(key, pod.Name)
 		r.event(cs, corev1.EventTypeWarning, "FailedDelete", "delete pod %s: %v", pod.Name, err)
 		return fmt.Errorf("delete pod %s: %w", pod.Name, err)
 	}
@@ -146,6 +171,7 @@ func (r *Reconciler) updateInPlace(ctx context.Context, key string, cs *v1alpha1
 	}
 	r.Expectations.ExpectUpdate(key, pod.Name, u.Spec.Revision, r.Clock.Now())
 	if err := r.Client.Patch(ctx, pod, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		r.Expectations.Drop(key, pod.Name)
 		r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", pod.Name, err)
 		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
 	}

@@ -52,6 +52,13 @@ func (e *Expectations) ExpectUpdate(key, pod, revision string, now time.Time) {
 	e.expect(key, pod, expectation{kind: "update", revision: revision, since: now})
 }
 
+// Drop removes what was recorded for one pod of key, after a write that failed.
+func (e *Expectations) Drop(key, pod string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.pending[key], pod)
+}
+
 // Forget drops everything recorded for key.
 func (e *Expectations) Forget(key string) {
 	e.mu.Lock()
