@@ -44,16 +44,12 @@ func TestCloneSetRollsOutInPlace(t *testing.T) {
 	c := kruiseClient(t)
 	ns := namespace(t)
 	const replicas, maxUnavailable = 20, 4
-	labels := map[string]string{"app": "inplace"}
-	clone := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
-		Spec: appsv1alpha1.CloneSetSpec{Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec("registry.example/app:v1")},
-			UpdateStrategy: appsv1alpha1.CloneSetUpdateStrategy{Type: appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType,
-				MaxUnavailable: ptr.To(intstr.FromInt32(maxUnavailable))}}}
+	clone := newCloneSet(ns, "inplace", replicas, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+	clone.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(maxUnavailable))
 	if err := c.Create(ctx, clone); err != nil {
 		t.Fatal(err)
 	}
-	waitCloneSet(t, c, ns, "web", "all replicas ready", func(cs *appsv1alpha1.CloneSet) bool {
+	waitCloneSet(t, c, ns, "inplace", "all replicas ready", func(cs *appsv1alpha1.CloneSet) bool {
 		return cs.Status.ReadyReplicas == replicas && cs.Status.UpdatedReadyReplicas == replicas
 	})
 	before := podsByName(t, ns, "app=inplace")
@@ -64,7 +60,7 @@ func TestCloneSetRollsOutInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	done := waitCloneSet(t, c, ns, "web", "rolled out in place", func(cs *appsv1alpha1.CloneSet) bool {
+	done := waitCloneSet(t, c, ns, "inplace", "rolled out in place", func(cs *appsv1alpha1.CloneSet) bool {
 		return cs.Status.ObservedGeneration == cs.Generation && cs.Status.UpdatedReadyReplicas == replicas &&
 			cs.Status.ReadyReplicas == replicas && cs.Status.CurrentRevision == cs.Status.UpdateRevision
 	})
@@ -96,7 +92,7 @@ func TestCloneSetRollsOutInPlace(t *testing.T) {
 	if err := c.Patch(ctx, clone, client.RawPatch(types.MergePatchType, scale)); err != nil {
 		t.Fatal(err)
 	}
-	waitCloneSet(t, c, ns, "web", "scaled in to 15", func(cs *appsv1alpha1.CloneSet) bool {
+	waitCloneSet(t, c, ns, "inplace", "scaled in to 15", func(cs *appsv1alpha1.CloneSet) bool {
 		return cs.Status.Replicas == 15 && cs.Status.ReadyReplicas == 15
 	})
 	harness.Eventually(t, 60*time.Second, "15 pods left", func() (bool, string) {

@@ -91,19 +91,9 @@ func newDryRunner(t *testing.T, c *rest.Config) *dryRunner {
 // returned by a read.
 func (r *dryRunner) readsBackWithoutLoss(t *testing.T, manifest []byte) {
 	t.Helper()
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(manifest, &obj.Object); err != nil {
-		t.Fatal(err)
-	}
-	gvk := obj.GroupVersionKind()
-	mapping, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	obj, ri, err := r.resource(t, manifest)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var ri dynamic.ResourceInterface = r.dyn.Resource(mapping.Resource)
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		ri = r.dyn.Resource(mapping.Resource).Namespace(r.ns)
-		obj.SetNamespace(r.ns)
 	}
 	ctx := context.Background()
 	if _, err := ri.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
@@ -155,6 +145,18 @@ func missing(want, got any, path string) []string {
 // create dry-runs the manifest with the field validation kubectl uses by default (Strict).
 func (r *dryRunner) create(t *testing.T, manifest []byte) error {
 	t.Helper()
+	obj, ri, err := r.resource(t, manifest)
+	if err != nil {
+		return err
+	}
+	_, err = ri.Create(context.Background(), obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
+	return err
+}
+
+// resource decodes the manifest and finds the client for its kind, placing namespaced objects in
+// the runner's namespace. An error means the kind is not served.
+func (r *dryRunner) resource(t *testing.T, manifest []byte) (*unstructured.Unstructured, dynamic.ResourceInterface, error) {
+	t.Helper()
 	obj := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal(manifest, &obj.Object); err != nil {
 		t.Fatal(err)
@@ -162,13 +164,11 @@ func (r *dryRunner) create(t *testing.T, manifest []byte) error {
 	gvk := obj.GroupVersionKind()
 	mapping, err := r.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return fmt.Errorf("%s not served: %w", gvk, err)
+		return nil, nil, fmt.Errorf("%s not served: %w", gvk, err)
 	}
-	var ri dynamic.ResourceInterface = r.dyn.Resource(mapping.Resource)
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		ri = r.dyn.Resource(mapping.Resource).Namespace(r.ns)
-		obj.SetNamespace(r.ns)
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		return obj, r.dyn.Resource(mapping.Resource), nil
 	}
-	_, err = ri.Create(context.Background(), obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
-	return err
+	obj.SetNamespace(r.ns)
+	return obj, r.dyn.Resource(mapping.Resource).Namespace(r.ns), nil
 }
