@@ -70,6 +70,10 @@ endef
 e2e: tools ## end-to-end tests on a sandbox (control plane + kwok nodes)
 	$(call go-test-e2e,./test/e2e/...)
 
+.PHONY: e2e-node
+e2e-node: tools ## tests on the sandbox's real node (kubelet + containerd + runc; needs root)
+	$(GO) test -count=1 -timeout 15m -v ./test/e2enode/...
+
 .PHONY: lint
 lint: tools ## gofmt, go vet and staticcheck
 	@out=$$(gofmt -l apis cmd pkg test hack); \
@@ -78,7 +82,7 @@ lint: tools ## gofmt, go vet and staticcheck
 	bin/staticcheck ./...
 
 .PHONY: test
-test: tools verify-generated lint unit integration e2e ## everything: tools if missing, lint, unit, integration and e2e tests
+test: tools verify-generated lint unit integration e2e e2e-node ## everything: tools if missing, lint, unit, integration, e2e and real-node tests
 
 .PHONY: clean
 clean: ## remove built Kruise binaries (keeps the toolchain in bin/tools)

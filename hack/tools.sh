@@ -17,8 +17,10 @@ ETCD_VERSION=v3.7.3          # must match hack/tools/etcd/go.mod
 KWOK_VERSION=v0.8.0
 CONTROLLER_GEN_VERSION=v0.23.0
 STATICCHECK_VERSION=v0.8.2
+GGCR_VERSION=v0.22.1         # go-containerregistry: the real node's in-memory registry; must match go.mod
+CONTAINERD_VERSION=v2.4.2     # the real node's runtime (kruise-sandbox up --real-node)
 
-ALL_TOOLS=(kube-apiserver etcd kube-controller-manager kube-scheduler kubectl kwok controller-gen staticcheck kubelet)
+ALL_TOOLS=(kube-apiserver etcd kube-controller-manager kube-scheduler kubectl kwok controller-gen staticcheck kubelet containerd registry)
 
 export GOFLAGS="${GOFLAGS:-} -trimpath"
 export CGO_ENABLED=0
@@ -61,6 +63,15 @@ build() {
 
 build_kube() { (cd "$ROOT/hack/tools/kube" && go build -ldflags "$(kube_ldflags)" -o "$out" "k8s.io/kubernetes/cmd/$1"); }
 build_etcd() { (cd "$ROOT/hack/tools/etcd" && go build -ldflags "-s -w" -o "$out" .); }
+# containerd and its runc shim, without the snapshotters that need cgo or kernel features we skip.
+build_containerd() {
+  local gobin; gobin=$(mktemp -d)
+  GOBIN="$gobin" go install -tags no_btrfs,no_devmapper,no_zfs -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
+    "github.com/containerd/containerd/v2/cmd/containerd@$CONTAINERD_VERSION" \
+    "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION" &&
+    mv "$gobin/containerd-shim-runc-v2" "$(dirname "$out")/containerd-shim-runc-v2" && mv "$gobin/containerd" "$out"
+  local rc=$?; rm -rf "$gobin"; return $rc
+}
 # go install MODULE/CMD@VERSION into a scratch GOBIN, then move the binary to $out.
 build_install() {
   local pkg=$1 name=${1##*/} gobin; gobin=$(mktemp -d)
@@ -73,7 +84,8 @@ link() { mkdir -p "$(dirname "$2")"; ln -sfn "$1" "$2"; }
 tools=("$@")
 [[ ${#tools[@]} -gt 0 ]] || tools=("${ALL_TOOLS[@]}")
 log "building into $BIN (Go $(go env GOVERSION)); tools: ${tools[*]}"
-for t in "${tools[@]}"; do
+build_tool() {
+  local t=$1
   case "$t" in
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet)
       build "$t" "$KUBE_VERSION" build_kube "$t"
@@ -84,13 +96,40 @@ for t in "${tools[@]}"; do
     kwok)
       build kwok "$KWOK_VERSION" build_install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
       link "../tools/kwok-$KWOK_VERSION/kwok" "$BIN/k8s/kwok" ;;
+    containerd)
+      build containerd "$CONTAINERD_VERSION" build_containerd
+      link "../tools/containerd-$CONTAINERD_VERSION/containerd" "$BIN/k8s/containerd"
+      link "../tools/containerd-$CONTAINERD_VERSION/containerd-shim-runc-v2" "$BIN/k8s/containerd-shim-runc-v2" ;;
+    registry)
+      build registry "$GGCR_VERSION" build_install "github.com/google/go-containerregistry/cmd/registry@$GGCR_VERSION"
+      link "../tools/registry-$GGCR_VERSION/registry" "$BIN/k8s/registry" ;;
     controller-gen)
       build controller-gen "$CONTROLLER_GEN_VERSION" build_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
       link "tools/controller-gen-$CONTROLLER_GEN_VERSION/controller-gen" "$BIN/controller-gen" ;;
     staticcheck)
       build staticcheck "$STATICCHECK_VERSION" build_install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
       link "tools/staticcheck-$STATICCHECK_VERSION/staticcheck" "$BIN/staticcheck" ;;
-    *) echo "hack/tools.sh: unknown tool '$t' (known: ${ALL_TOOLS[*]})" >&2; exit 2 ;;
   esac
+}
+
+for t in "${tools[@]}"; do
+  [[ " ${ALL_TOOLS[*]} " == *" $t "* ]] || { echo "hack/tools.sh: unknown tool '$t' (known: ${ALL_TOOLS[*]})" >&2; exit 2; }
 done
+# Build TOOLS_JOBS tools at once (default 2): a link step or a module download of one overlaps
+# with the compile of another. Each build is independent; the Go build cache is shared safely.
+jobs_max=${TOOLS_JOBS:-2}
+pids=(); names=()
+for t in "${tools[@]}"; do
+  while [[ $(jobs -rp | wc -l) -ge $jobs_max ]]; do wait -n || true; done
+  build_tool "$t" &
+  pids+=($!); names+=("$t")
+done
+failed=()
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || failed+=("${names[$i]}")
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+  log "FAILED: ${failed[*]}"
+  exit 1
+fi
 log "done"

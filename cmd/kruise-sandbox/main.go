@@ -103,6 +103,7 @@ func up(args []string, stdout, stderr io.Writer) error {
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the sandbox to become ready")
 	kruise := fs.Bool("kruise", false, "install Kruise (CRDs, RBAC, webhooks) and run kruise-manager with the sandbox")
 	managerBin := fs.String("kruise-manager", "", "kruise-manager binary for --kruise (default: next to this binary)")
+	realNode := fs.Bool("real-node", false, "add a real node: an offline image registry, containerd and a kubelet (root on Linux; installs runc, busybox-static and CNI plugins when missing)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -127,13 +128,17 @@ func up(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	t0 := time.Now()
 	sb, err := sandbox.Up(ctx, sandbox.Config{Dir: *dir, Nodes: *nodes, AuditLog: *audit, BinDir: *binDir, Log: stderr,
-		Timeout: *timeout, KruiseManager: *managerBin})
+		Timeout: *timeout, KruiseManager: *managerBin, RealNode: *realNode})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Sandbox up in %.1fs: %d kwok node(s) Ready, API server %s\n", time.Since(t0).Seconds(), *nodes, sb.Server())
 	if sb.AuditLog != "" {
 		fmt.Fprintf(stdout, "Audit log: %s\n", sb.AuditLog)
+	}
+	if rn := sb.RealNode; rn != nil {
+		fmt.Fprintf(stdout, "Real node: %s (kubelet at %s:%d, containerd %s), images in %s: %s, %s\n",
+			rn.Name, sandbox.RealNodeIP, sb.Ports.Kubelet, sandbox.ContainerdSocket(), rn.Registry, sb.Image("app:v1"), sb.Image("app:v2"))
 	}
 	if sb.Kruise {
 		fmt.Fprintf(stdout, "Kruise: kruise-manager runs (webhooks at https://127.0.0.1:%d, log %s)\n",
@@ -207,6 +212,10 @@ func status(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(tw, "kubeconfig\t%s\n", sb.Kubeconfig())
 	fmt.Fprintf(tw, "kwok nodes\t%d\n", sb.Nodes)
 	fmt.Fprintf(tw, "kruise\t%v\n", sb.Kruise)
+	if rn := sb.RealNode; rn != nil {
+		fmt.Fprintf(tw, "real node\t%s (kubelet %s:%d, containerd %s)\n", rn.Name, sandbox.RealNodeIP, sb.Ports.Kubelet, sandbox.ContainerdSocket())
+		fmt.Fprintf(tw, "registry\t%s (%d images)\n", rn.Registry, len(rn.Images))
+	}
 	if sb.AuditLog != "" {
 		fmt.Fprintf(tw, "audit log\t%s\n", sb.AuditLog)
 	}

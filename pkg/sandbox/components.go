@@ -21,7 +21,8 @@ const (
 )
 
 // ownedPaths lists everything under DIR that a sandbox creates.
-var ownedPaths = []string{stateFile, adminConfig, auditLogFile, pkiDir, etcdDir, logsDir, configDir, kubeconfigsDir, certsDir, kruiseDir}
+var ownedPaths = []string{stateFile, adminConfig, auditLogFile, pkiDir, etcdDir, logsDir, configDir, kubeconfigsDir, certsDir, kruiseDir,
+	containerdDir, kubeletDir, cniDir}
 
 // Client QPS of the sandbox's own controllers: high enough that neither kube-controller-manager nor
 // the scheduler bounds a 2,000-pod rollout (a rolling update needs a few writes per pod).
@@ -48,6 +49,11 @@ type Ports struct {
 	KruiseWebhook int `json:"kruiseWebhook,omitempty"`
 	KruiseProbe   int `json:"kruiseProbe,omitempty"`
 	KruiseMetrics int `json:"kruiseMetrics,omitempty"`
+	// Registry, Kubelet and KubeletHealthz serve the real node (with --real-node). The kubelet
+	// listens on RealNodeIP, the others on loopback.
+	Registry       int `json:"registry,omitempty"`
+	Kubelet        int `json:"kubelet,omitempty"`
+	KubeletHealthz int `json:"kubeletHealthz,omitempty"`
 }
 
 func url(scheme string, port int) string { return fmt.Sprintf("%s://127.0.0.1:%d", scheme, port) }

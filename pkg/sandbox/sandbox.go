@@ -34,6 +34,8 @@ type Config struct {
 	// KruiseManager, when set, is the kruise-manager binary to install and run with the sandbox
 	// (CRDs, RBAC, webhook configurations, and the manager as a host process registered by URL).
 	KruiseManager string
+	// RealNode adds a real node: an image registry, containerd and a kubelet (root on Linux).
+	RealNode bool
 }
 
 // State is what a running sandbox records in DIR/sandbox.json.
@@ -47,6 +49,8 @@ type State struct {
 	Processes  []*Process `json:"processes"`
 	// Kruise is true when kruise-manager runs with the sandbox.
 	Kruise bool `json:"kruise,omitempty"`
+	// RealNode is set when the sandbox runs a real node (kubelet + containerd).
+	RealNode *RealNodeState `json:"realNode,omitempty"`
 }
 
 // Sandbox is a started (or loaded) sandbox.
@@ -97,6 +101,11 @@ func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 			return nil, fmt.Errorf("kruise-manager binary %s is missing: run `make build`", cfg.KruiseManager)
 		}
 	}
+	if cfg.RealNode {
+		if err := checkRealNode(dir, cfg.BinDir); err != nil {
+			return nil, err
+		}
+	}
 	created, err := prepareDir(dir)
 	if err != nil {
 		return nil, err
@@ -110,6 +119,11 @@ func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 			}
 		}
 	}()
+	if cfg.RealNode {
+		if err := ensureHostPackages(s.logf); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	if err := s.saveState(); err != nil {
@@ -127,12 +141,21 @@ func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := s.startNodes(ctx, bins); err != nil {
 		return nil, err
 	}
+	if cfg.RealNode {
+		if err := s.startRealNode(ctx, cfg.BinDir); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.KruiseManager != "" {
 		if err := s.startKruise(ctx, cfg.KruiseManager); err != nil {
 			return nil, err
 		}
 	}
-	s.logf("sandbox up: %d kwok node(s) Ready, API server %s", cfg.Nodes, s.Server())
+	if s.RealNode != nil {
+		s.logf("sandbox up: %d kwok node(s) and real node %s Ready, API server %s", cfg.Nodes, RealNodeName, s.Server())
+	} else {
+		s.logf("sandbox up: %d kwok node(s) Ready, API server %s", cfg.Nodes, s.Server())
+	}
 	return s, nil
 }
 
@@ -171,7 +194,7 @@ func prepareDir(dir string) (created bool, err error) {
 
 // allocatePorts picks distinct free loopback ports for every listener.
 func (s *Sandbox) allocatePorts() error {
-	ports := make([]int, 9)
+	ports := make([]int, 12)
 	var listeners []net.Listener
 	defer func() {
 		for _, l := range listeners {
@@ -188,7 +211,8 @@ func (s *Sandbox) allocatePorts() error {
 	}
 	s.Ports = Ports{EtcdClient: ports[0], EtcdPeer: ports[1], APIServer: ports[2],
 		ControllerManager: ports[3], Scheduler: ports[4], Kwok: ports[5],
-		KruiseWebhook: ports[6], KruiseProbe: ports[7], KruiseMetrics: ports[8]}
+		KruiseWebhook: ports[6], KruiseProbe: ports[7], KruiseMetrics: ports[8],
+		Registry: ports[9], Kubelet: ports[10], KubeletHealthz: ports[11]}
 	return s.saveState()
 }
 
@@ -246,6 +270,11 @@ func (s *Sandbox) Down() error {
 			errs = append(errs, err)
 		}
 	}
+	if len(errs) == 0 && s.RealNode != nil {
+		if err := s.cleanRealNode(); err != nil {
+			errs = append(errs, fmt.Errorf("clean up the real node: %w", err))
+		}
+	}
 	if len(errs) > 0 {
 		// Keep the state so that a later `down` can retry.
 		return errors.Join(errs...)
@@ -256,6 +285,10 @@ func (s *Sandbox) Down() error {
 // removeState deletes everything the sandbox created under its DIR, and DIR itself if the sandbox
 // created it and nothing else is left there.
 func (s *Sandbox) removeState() error {
+	// Never delete through a mount: a kubelet volume may expose files that are not the sandbox's.
+	if mounts := MountsUnder(s.Dir); len(mounts) > 0 {
+		return fmt.Errorf("not removing %s: still mounted under it: %s", s.Dir, strings.Join(mounts, ", "))
+	}
 	for _, p := range ownedPaths {
 		if err := os.RemoveAll(filepath.Join(s.Dir, p)); err != nil {
 			return err

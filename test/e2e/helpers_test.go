@@ -1,52 +1,18 @@
 package e2e
 
 import (
-	"context"
-	"fmt"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kruise-ng/kruise/test/harness"
 )
 
-// namespace creates a namespace for one test and deletes it afterwards.
-func namespace(t *testing.T) string {
-	t.Helper()
-	ns, err := cs.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	})
-	return ns.Name
-}
+// namespace creates a namespace for one test in the shared sandbox and deletes it afterwards.
+func namespace(t *testing.T) string { t.Helper(); return harness.Namespace(t, cs) }
 
 func condition(pod *corev1.Pod, typ corev1.PodConditionType) corev1.ConditionStatus {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == typ {
-			return c.Status
-		}
-	}
-	return "<none>"
+	return harness.PodCondition(pod, typ)
 }
 
-// describe summarises what a test needs to see of a pod when a wait fails.
-func describe(pod *corev1.Pod) string {
-	var cs []string
-	for _, c := range pod.Status.ContainerStatuses {
-		state := "waiting"
-		if c.State.Running != nil {
-			state = "running"
-		}
-		cs = append(cs, fmt.Sprintf("%s image=%s imageID=%s restarts=%d ready=%v %s", c.Name, c.Image, c.ImageID, c.RestartCount, c.Ready, state))
-	}
-	var conds []string
-	for _, c := range pod.Status.Conditions {
-		conds = append(conds, fmt.Sprintf("%s=%s", c.Type, c.Status))
-	}
-	return fmt.Sprintf("pod %s uid=%s phase=%s node=%s conditions=[%s] containers=[%s]", pod.Name, pod.UID,
-		pod.Status.Phase, pod.Spec.NodeName, strings.Join(conds, " "), strings.Join(cs, "; "))
-}
+func describe(pod *corev1.Pod) string { return harness.DescribePod(pod) }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
@@ -99,12 +100,15 @@ func (a *APIServer) Stop() error { return a.env.Stop() }
 
 // BuildManager builds kruise-manager from this checkout into bin/ and returns its path, so tests
 // always run the code under test.
-func BuildManager() (string, error) {
-	out := filepath.Join(RepoRoot(), "bin", "kruise-manager")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/kruise-manager")
+func BuildManager() (string, error) { return BuildCommand("kruise-manager") }
+
+// BuildCommand builds cmd/NAME from this checkout into bin/NAME and returns its path.
+func BuildCommand(name string) (string, error) {
+	out := filepath.Join(RepoRoot(), "bin", name)
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
 	cmd.Dir = RepoRoot()
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build kruise-manager: %v\n%s", err, msg)
+		return "", fmt.Errorf("build %s: %v\n%s", name, err, msg)
 	}
 	return out, nil
 }
@@ -126,6 +130,29 @@ func StartSandbox(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
 	}
 	sb, err := sandbox.Up(context.Background(), sandbox.Config{
 		Dir: filepath.Join(dir, "sandbox"), Nodes: nodes, BinDir: BinDir(), Log: log, AuditLog: true, KruiseManager: managerBin,
+	})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return sb, nil
+}
+
+// StartRealNodeSandbox starts a sandbox with the real node (registry, containerd, kubelet) and the
+// given number of kwok nodes, without Kruise, in a fresh temporary folder. It fails, saying why,
+// when the machine cannot run a real node: node tests never pass by doing nothing.
+func StartRealNodeSandbox(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
+	if err := requireBinaries("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
+		"kubelet", "containerd", "containerd-shim-runc-v2", "registry"); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "kruise-node-")
+	if err != nil {
+		return nil, err
+	}
+	sb, err := sandbox.Up(context.Background(), sandbox.Config{
+		Dir: filepath.Join(dir, "sandbox"), Nodes: nodes, BinDir: BinDir(), Log: log, RealNode: true,
+		Timeout: 3 * time.Minute,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)
