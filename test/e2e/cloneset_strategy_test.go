@@ -10,8 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -19,11 +17,7 @@ import (
 )
 
 func newCloneSet(ns, name string, replicas int32, typ appsv1alpha1.CloneSetUpdateStrategyType) *appsv1alpha1.CloneSet {
-	labels := map[string]string{"app": name}
-	return &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: appsv1alpha1.CloneSetSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec("registry.example/app:v1")},
-			UpdateStrategy: appsv1alpha1.CloneSetUpdateStrategy{Type: typ, MaxUnavailable: ptr.To(intstr.FromInt32(2))}}}
+	return harness.NewCloneSet(ns, name, replicas, typ, podSpec("registry.example/app:v1"))
 }
 
 func patchCloneSet(t *testing.T, c client.Client, cs *appsv1alpha1.CloneSet, patch string) {

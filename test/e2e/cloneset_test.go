@@ -15,25 +15,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/manager"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
 func kruiseClient(t *testing.T) client.Client {
 	t.Helper()
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg, err := sb.RESTConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return harness.KruiseClient(t, cfg)
 }
 
 // A CloneSet rolls a new image out in place: every pod keeps its UID and restarts its container
@@ -103,14 +94,7 @@ func TestCloneSetRollsOutInPlace(t *testing.T) {
 
 func waitCloneSet(t *testing.T, c client.Client, ns, name, what string, cond func(*appsv1alpha1.CloneSet) bool) *appsv1alpha1.CloneSet {
 	t.Helper()
-	cs := &appsv1alpha1.CloneSet{}
-	harness.Eventually(t, 90*time.Second, "CloneSet "+what, func() (bool, string) {
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cs); err != nil {
-			return false, err.Error()
-		}
-		return cond(cs), fmt.Sprintf("generation %d status %+v", cs.Generation, cs.Status)
-	})
-	return cs
+	return harness.WaitCloneSet(t, c, 90*time.Second, ns, name, what, cond)
 }
 
 func podsByName(t *testing.T, ns, selector string) map[string]*corev1.Pod {

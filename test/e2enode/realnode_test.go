@@ -26,12 +26,12 @@ import (
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
-// TestRealNode starts one sandbox with the real node (and a kwok node beside it), runs the node
-// stories on it, then tears it down and checks that nothing is left on the host.
+// TestRealNode starts one sandbox with the real node (a kwok node beside it, and kruise-manager),
+// runs the node stories on it, then tears it down and checks that nothing is left on the host.
 func TestRealNode(t *testing.T) {
 	before := snapshotHost()
 	t0 := time.Now()
-	sb, err := harness.StartRealNodeSandbox(1, os.Stderr)
+	sb, err := harness.StartRealNodeSandbox(1, true, os.Stderr)
 	if err != nil {
 		t.Fatalf("start a sandbox with a real node: %v", err)
 	}
@@ -74,6 +74,10 @@ func TestRealNode(t *testing.T) {
 
 	t.Run("a readiness gate holds the endpoint not ready while the container runs", func(t *testing.T) {
 		readinessGateEndpoint(t, sb, cs)
+	})
+
+	t.Run("a CloneSet rolls app:v1 to app:v2 in place", func(t *testing.T) {
+		cloneSetInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
 	t.Run("teardown leaves nothing behind", func(t *testing.T) {

@@ -138,10 +138,18 @@ func StartSandbox(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
 	return sb, nil
 }
 
-// StartRealNodeSandbox starts a sandbox with the real node (registry, containerd, kubelet) and the
-// given number of kwok nodes, without Kruise, in a fresh temporary folder. It fails, saying why,
-// when the machine cannot run a real node: node tests never pass by doing nothing.
-func StartRealNodeSandbox(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
+// StartRealNodeSandbox starts a sandbox with the real node (registry, containerd, kubelet), the
+// given number of kwok nodes and, when kruise is set, kruise-manager built from this checkout, in a
+// fresh temporary folder. It fails, saying why, when the machine cannot run a real node: node tests
+// never pass by doing nothing.
+func StartRealNodeSandbox(nodes int, kruise bool, log io.Writer) (*sandbox.Sandbox, error) {
+	var managerBin string
+	if kruise {
+		var err error
+		if managerBin, err = BuildManager(); err != nil {
+			return nil, err
+		}
+	}
 	if err := requireBinaries("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
 		"kubelet", "containerd", "containerd-shim-runc-v2", "registry"); err != nil {
 		return nil, err
@@ -152,7 +160,7 @@ func StartRealNodeSandbox(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
 	}
 	sb, err := sandbox.Up(context.Background(), sandbox.Config{
 		Dir: filepath.Join(dir, "sandbox"), Nodes: nodes, BinDir: BinDir(), Log: log, RealNode: true,
-		Timeout: 3 * time.Minute,
+		KruiseManager: managerBin, Timeout: 3 * time.Minute,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)
