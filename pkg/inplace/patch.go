@@ -38,6 +38,17 @@ func ConditionPatch(typ corev1.PodConditionType, status corev1.ConditionStatus, 
 	return json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
 }
 
+// OpenPatch returns a strategic-merge patch for pods/status that sets every condition in typs True
+// in one write (a new pod's readiness gates).
+func OpenPatch(reason string, now time.Time, typs ...corev1.PodConditionType) ([]byte, error) {
+	ts := metav1.NewTime(now)
+	conds := make([]corev1.PodCondition, 0, len(typs))
+	for _, t := range typs {
+		conds = append(conds, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, LastTransitionTime: ts})
+	}
+	return json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
+}
+
 // jsonPatchOp is one RFC 6902 operation.
 type jsonPatchOp struct {
 	Op    string `json:"op"`

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kruise-ng/kruise/config"
+	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
 )
 
 // FieldOwner is the server-side-apply manager name of everything installed here.
@@ -43,6 +45,9 @@ type Options struct {
 	// Subject is who the manager runs as: a ServiceAccount in a cluster, a User in the sandbox
 	// (whose client certificate carries that user name).
 	Subject rbacv1.Subject
+	// PodWebhookFailurePolicy is the pod webhook's failure policy (Fail when empty); the manager
+	// keeps it in line with its --pod-webhook-failure-policy.
+	PodWebhookFailurePolicy admissionregistrationv1.FailurePolicyType
 }
 
 // Objects decodes the embedded manifests, rewrites the Role's namespace and the webhook Service
@@ -128,6 +133,11 @@ func rewrite(u *unstructured.Unstructured, opts Options) error {
 		}
 		for _, h := range hooks {
 			hm := h.(map[string]any)
+			if hm["name"] == podwebhook.WebhookName {
+				if err := scopePodWebhook(hm, opts); err != nil {
+					return err
+				}
+			}
 			if svc, ok, _ := unstructured.NestedMap(hm, "clientConfig", "service"); ok {
 				svc["namespace"], svc["name"] = opts.Namespace, opts.WebhookService
 				if err := unstructured.SetNestedMap(hm, svc, "clientConfig", "service"); err != nil {
@@ -138,6 +148,31 @@ func rewrite(u *unstructured.Unstructured, opts Options) error {
 		return unstructured.SetNestedSlice(u.Object, hooks, "webhooks")
 	}
 	return nil
+}
+
+// scopePodWebhook gives the pod webhook its selectors and failure policy from the start, so that
+// it is never installed matching every pod.
+func scopePodWebhook(hm map[string]any, opts Options) error {
+	fp := opts.PodWebhookFailurePolicy
+	if fp == "" {
+		fp = admissionregistrationv1.Fail
+	}
+	w := &admissionregistrationv1.MutatingWebhook{}
+	podwebhook.Scope(w, podwebhook.ScopeOptions{FailurePolicy: fp, ExcludedNamespaces: PodWebhookExcludedNamespaces(opts.Namespace)})
+	scoped, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
+	if err != nil {
+		return err
+	}
+	for _, f := range []string{"objectSelector", "namespaceSelector", "failurePolicy"} {
+		hm[f] = scoped[f]
+	}
+	return nil
+}
+
+// PodWebhookExcludedNamespaces are the namespaces whose pods never call the pod webhook: the
+// control plane's and the manager's own.
+func PodWebhookExcludedNamespaces(managerNamespace string) []string {
+	return []string{metav1.NamespaceSystem, "kube-node-lease", managerNamespace}
 }
 
 // Apply installs the objects with server-side apply and waits until every CRD is Established.

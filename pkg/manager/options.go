@@ -57,6 +57,8 @@ type Options struct {
 	Workers int
 	// FeatureGates is a comma-separated list of Name=bool.
 	FeatureGates string
+	// PodWebhookFailurePolicy is the pod webhook's failure policy: Fail or Ignore.
+	PodWebhookFailurePolicy string
 }
 
 // BindFlags registers every option on fs with its default.
@@ -80,6 +82,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.QPS, "kube-client-qps", 100, "queries per second of the manager's API client")
 	fs.IntVar(&o.Burst, "kube-client-burst", 200, "burst of the manager's API client")
 	fs.IntVar(&o.Workers, "workers", 5, "objects each controller reconciles in parallel")
+	fs.StringVar(&o.PodWebhookFailurePolicy, "pod-webhook-failure-policy", "Fail",
+		"what the API server does with a Kruise workload's pod when the pod webhook cannot be reached: Fail (refuse it; the workload retries) or Ignore (admit it without the KruisePodReady gate). Other pods never call the webhook")
 	fs.StringVar(&o.FeatureGates, "feature-gates", "", "comma-separated Name=true|false feature gates (OpenKruise's names)")
 	o.ConversionCRDs = install.ConversionCRDs
 }
@@ -101,6 +105,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Namespace == "" {
 		errs = append(errs, errors.New("--namespace must be set"))
+	}
+	if o.PodWebhookFailurePolicy != "Fail" && o.PodWebhookFailurePolicy != "Ignore" {
+		errs = append(errs, fmt.Errorf("--pod-webhook-failure-policy must be Fail or Ignore, got %q", o.PodWebhookFailurePolicy))
 	}
 	if _, err := ParseFeatureGates(o.FeatureGates); err != nil {
 		errs = append(errs, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -20,9 +21,11 @@ import (
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
+	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
+	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/webhook/validating"
 )
 
@@ -77,6 +80,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			ValidatingWebhookConfigurations: []string{ValidatingWebhookConfiguration},
 			CRDs:                            o.ConversionCRDs,
 			URL:                             o.webhookURL(),
+			Scopes: map[string]func(*admissionregistrationv1.MutatingWebhook){
+				podwebhook.WebhookName: func(w *admissionregistrationv1.MutatingWebhook) {
+					podwebhook.Scope(w, podwebhook.ScopeOptions{
+						FailurePolicy:      admissionregistrationv1.FailurePolicyType(o.PodWebhookFailurePolicy),
+						ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace),
+					})
+				},
+			},
 		},
 		Log: log.WithName("certs"),
 	}
@@ -103,6 +114,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	defaulting.Register(mgr.GetWebhookServer(), scheme)
 	validating.Register(mgr.GetWebhookServer(), scheme)
+	podwebhook.Register(mgr.GetWebhookServer(), scheme)
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
 	mgr.GetWebhookServer().Register(install.ConversionPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
 	// Controllers run on the leader only, after the webhook server (controller-runtime starts webhook
@@ -110,6 +122,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller")}
 	if err := cloneSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
+	}
+	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}
+	if err := podReady.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the pod readiness controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err

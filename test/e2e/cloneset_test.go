@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/test/harness"
 )
@@ -73,6 +74,9 @@ func TestCloneSetRollsOutInPlace(t *testing.T) {
 		st := p.Status.ContainerStatuses[0]
 		if p.Spec.Containers[0].Image != "registry.example/app:v2" || st.RestartCount != 1 || st.ImageID == b.Status.ContainerStatuses[0].ImageID {
 			t.Errorf("pod %s not restarted in place: %s", name, describe(p))
+		}
+		if !hasGate(p, appspub.KruisePodReadyConditionType) || !hasGate(p, appspub.InPlaceUpdateReady) {
+			t.Errorf("pod %s lacks Kruise's readiness gates: %v", name, p.Spec.ReadinessGates)
 		}
 		if p.Labels["controller-revision-hash"] != done.Status.UpdateRevision {
 			t.Errorf("pod %s revision %q; want %q", name, p.Labels["controller-revision-hash"], done.Status.UpdateRevision)
@@ -185,4 +189,13 @@ func TestCloneSetRolloutSurvivesManagerCrash(t *testing.T) {
 			t.Errorf("pod %s: %s", name, describe(p))
 		}
 	}
+}
+
+func hasGate(p *corev1.Pod, typ corev1.PodConditionType) bool {
+	for _, g := range p.Spec.ReadinessGates {
+		if g.ConditionType == typ {
+			return true
+		}
+	}
+	return false
 }

@@ -72,7 +72,8 @@ func TestManagerServesDefaultingWebhooks(t *testing.T) {
 	mo := manager.Options{ConversionCRDs: install.ConversionCRDs, MetricsAddr: "0", ProbeAddr: fmt.Sprintf("127.0.0.1:%d", probe), LeaderElect: true,
 		LeaderElectionNamespace: "kruise-system", LeaseDuration: 15 * time.Second, Namespace: "kruise-system",
 		WebhookHost: "127.0.0.1", WebhookPort: freePort(t), CertDir: t.TempDir(), WebhookSecret: "kruise-webhook-certs",
-		WebhookService: "kruise-webhook-service", WebhookURLHost: "127.0.0.1", QPS: 50, Burst: 100, Workers: 1}
+		WebhookService: "kruise-webhook-service", WebhookURLHost: "127.0.0.1", QPS: 50, Burst: 100, Workers: 1,
+		PodWebhookFailurePolicy: "Fail"}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- manager.Run(runCtx, managerCfg, mo) }()
@@ -136,6 +137,7 @@ func TestManagerServesDefaultingWebhooks(t *testing.T) {
 
 	t.Run("conversion round trip", func(t *testing.T) { checkConversion(t, admin, ns.Name, selector, template) })
 	t.Run("CloneSet validation", func(t *testing.T) { checkCloneSetValidation(t, admin, ns.Name, selector, template) })
+	t.Run("pod webhook and KruisePodReady", func(t *testing.T) { checkPodWebhook(t, admin, ns.Name, cs) })
 }
 
 // checkConversion writes each kind whose versions differ as v1alpha1, reads it back as v1beta1

@@ -17,6 +17,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
@@ -128,7 +129,22 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 		return fmt.Errorf("create pod: %w", err)
 	}
 	r.event(cs, corev1.EventTypeNormal, "SuccessfulCreate", "created pod %s (%s): %s", pod.Name, c.Revision, c.Reason)
-	return r.patchGate(ctx, pod, corev1.ConditionTrue, "PodCreated", "")
+	// One status write opens the gates: InPlaceUpdateReady, and KruisePodReady when the pod
+	// webhook added it (pod is the API server's answer) and nothing of Kruise's holds the pod.
+	gates := []corev1.PodConditionType{appspub.InPlaceUpdateReady}
+	if podreadiness.HasGate(pod) {
+		if st, _, _ := podreadiness.Desired(pod); st == corev1.ConditionTrue {
+			gates = append(gates, appspub.KruisePodReadyConditionType)
+		}
+	}
+	patch, err := inplace.OpenPatch("PodCreated", r.Clock.Now(), gates...)
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("open the readiness gates of pod %s: %w", pod.Name, err)
+	}
+	return nil
 }
 
 // deletePod deletes pod, only if it is still the pod that was planned on (UID precondition).

@@ -8,6 +8,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -21,6 +22,9 @@ type Targets struct {
 	// URL, when set (https://127.0.0.1:9876), makes every webhook call the server at URL+path instead of
 	// through its Service: for API servers that cannot reach Services, such as the sandbox's.
 	URL string
+	// Scopes set what the manager owns beyond the endpoint on individual mutating webhooks, by
+	// webhook name: selectors and failure policy that depend on its flags.
+	Scopes map[string]func(*admissionregistrationv1.MutatingWebhook)
 }
 
 // endpoint sets the CA bundle, and in URL mode replaces a Service reference by URL+path.
@@ -61,6 +65,11 @@ func PatchCABundle(ctx context.Context, c client.Client, t Targets, caBundle []b
 			func(o *admissionregistrationv1.MutatingWebhookConfiguration) (changed bool) {
 				for i := range o.Webhooks {
 					changed = endpoint(&o.Webhooks[i].ClientConfig, caBundle, t.URL) || changed
+					if scope := t.Scopes[o.Webhooks[i].Name]; scope != nil {
+						before := o.Webhooks[i].DeepCopy()
+						scope(&o.Webhooks[i])
+						changed = !equality.Semantic.DeepEqual(before, &o.Webhooks[i]) || changed
+					}
 				}
 				return changed
 			})

@@ -1,0 +1,98 @@
+// Package podreadiness is the pod mutating webhook: it adds the KruisePodReady readiness gate to the
+// pods Kruise's workloads create, so that Kruise can hold such a pod NotReady (its containers
+// running) while it prepares it for an update or a deletion. The PodReady controller
+// (pkg/controller/podreadiness) sets the gate's condition.
+//
+// The webhook is scoped so that a Kruise outage cannot block unrelated pods: it is called only for
+// pods that carry a Kruise workload's label (Scope's object selector), never in the control
+// plane's namespaces, and its failure policy is the manager's --pod-webhook-failure-policy.
+package podreadiness
+
+import (
+	"context"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+)
+
+// Path is where the webhook is served; WebhookName names it in the MutatingWebhookConfiguration.
+const (
+	Path        = "/mutate-pod"
+	WebhookName = "mpod.kruise.io"
+)
+
+// +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups="",resources=pods,verbs=create,versions=v1,name=mpod.kruise.io,admissionReviewVersions=v1,timeoutSeconds=10
+
+// Register serves the webhook on srv.
+func Register(srv webhook.Server, scheme *runtime.Scheme) {
+	srv.Register(Path, admission.WithDefaulter[*corev1.Pod](scheme, gate{}))
+}
+
+type gate struct{}
+
+// Default adds the gate to a pod of a Kruise workload.
+func (gate) Default(_ context.Context, pod *corev1.Pod) error {
+	AddGate(pod)
+	return nil
+}
+
+// kruiseGroup is the API group of the workloads whose pods get the gate.
+const kruiseGroup = "apps.kruise.io"
+
+// ownedKinds are the Kruise workloads that create pods today.
+var ownedKinds = map[string]bool{"CloneSet": true}
+
+// OwnedByKruise reports whether the pod's controller is a Kruise workload.
+func OwnedByKruise(pod *corev1.Pod) bool {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == kruiseGroup && ownedKinds[ref.Kind]
+}
+
+// AddGate adds the KruisePodReady readiness gate to a pod of a Kruise workload that lacks it, and
+// reports whether it did. Other pods are left as they are.
+func AddGate(pod *corev1.Pod) bool {
+	if !OwnedByKruise(pod) {
+		return false
+	}
+	for _, g := range pod.Spec.ReadinessGates {
+		if g.ConditionType == appspub.KruisePodReadyConditionType {
+			return false
+		}
+	}
+	pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: appspub.KruisePodReadyConditionType})
+	return true
+}
+
+// ScopeOptions configure which admissions call the webhook.
+type ScopeOptions struct {
+	// FailurePolicy applies when the webhook cannot be reached: Fail refuses the pod (its workload
+	// retries), Ignore admits it without the gate.
+	FailurePolicy admissionregistrationv1.FailurePolicyType
+	// ExcludedNamespaces never call the webhook (the control plane's and Kruise's own).
+	ExcludedNamespaces []string
+}
+
+// Scope sets the webhook's selectors and failure policy on its entry in a configuration:
+// only pods labelled by a Kruise workload, outside the excluded namespaces.
+func Scope(w *admissionregistrationv1.MutatingWebhook, o ScopeOptions) {
+	w.ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: v1alpha1.CloneSetInstanceIDLabelKey, Operator: metav1.LabelSelectorOpExists},
+	}}
+	w.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: o.ExcludedNamespaces},
+	}}
+	fp := o.FailurePolicy
+	w.FailurePolicy = &fp
+}
