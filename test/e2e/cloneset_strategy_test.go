@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -120,5 +122,50 @@ func TestCloneSetRecreateScaleAndSpecifiedDelete(t *testing.T) {
 			}
 		}
 		return !still && len(now) == 5 && ready == 5, fmt.Sprintf("victim present %v, %d pods, %d ready", still, len(now), ready)
+	})
+}
+
+// A non-image change already pending when the update type becomes InPlaceOnly cannot be applied in
+// place: the CloneSet says so in a Warning event, and no pod is deleted or recreated.
+func TestCloneSetInPlaceOnlyRefusesPendingChange(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	clone := newCloneSet(ns, "only", 3, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+	clone.Spec.UpdateStrategy.Partition = ptr.To(intstr.FromInt32(3))
+	if err := c.Create(ctx, clone); err != nil {
+		t.Fatal(err)
+	}
+	waitCloneSet(t, c, ns, "only", "3 pods ready", func(cs *appsv1alpha1.CloneSet) bool { return cs.Status.ReadyReplicas == 3 })
+	before := podsByName(t, ns, "app=only")
+	// An env change waits behind the partition; then the type becomes InPlaceOnly and the partition goes.
+	patchCloneSet(t, c, clone, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v1","env":[{"name":"MODE","value":"b"}]}]}}}}`)
+	waitCloneSet(t, c, ns, "only", "new revision pending behind the partition", func(cs *appsv1alpha1.CloneSet) bool {
+		return cs.Status.ObservedGeneration == cs.Generation && cs.Status.UpdateRevision != cs.Status.CurrentRevision
+	})
+	patchCloneSet(t, c, clone, `{"spec":{"updateStrategy":{"type":"InPlaceOnly","partition":0}}}`)
+	harness.Eventually(t, 30*time.Second, "Warning InPlaceUpdateRefused on the CloneSet", func() (bool, string) {
+		evs, err := cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=only"})
+		if err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, e := range evs.Items {
+			seen = append(seen, e.Reason)
+			if e.Reason == "InPlaceUpdateRefused" && e.Type == corev1.EventTypeWarning {
+				t.Logf("event: %s", e.Note)
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("events: %v", seen)
+	})
+	harness.Consistently(t, 3*time.Second, "no pod deleted or recreated", func() (bool, string) {
+		now := podsByName(t, ns, "app=only")
+		for name, p := range before {
+			if q, ok := now[name]; !ok || q.UID != p.UID {
+				return false, "pod " + name + " was replaced"
+			}
+		}
+		return len(now) == 3, fmt.Sprintf("%d pods", len(now))
 	})
 }

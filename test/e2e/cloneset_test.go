@@ -35,7 +35,7 @@ func TestCloneSetRollsOutInPlace(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	const replicas, maxUnavailable = 20, 4
+	const replicas, maxUnavailable = 100, 20
 	clone := newCloneSet(ns, "inplace", replicas, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
 	clone.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(maxUnavailable))
 	if err := c.Create(ctx, clone); err != nil {
@@ -83,16 +83,16 @@ func TestCloneSetRollsOutInPlace(t *testing.T) {
 		}
 	}
 
-	scale := []byte(`{"spec":{"replicas":15}}`)
+	scale := []byte(`{"spec":{"replicas":80}}`)
 	if err := c.Patch(ctx, clone, client.RawPatch(types.MergePatchType, scale)); err != nil {
 		t.Fatal(err)
 	}
-	waitCloneSet(t, c, ns, "inplace", "scaled in to 15", func(cs *appsv1alpha1.CloneSet) bool {
-		return cs.Status.Replicas == 15 && cs.Status.ReadyReplicas == 15
+	waitCloneSet(t, c, ns, "inplace", "scaled in to 80", func(cs *appsv1alpha1.CloneSet) bool {
+		return cs.Status.Replicas == 80 && cs.Status.ReadyReplicas == 80
 	})
-	harness.Eventually(t, 60*time.Second, "15 pods left", func() (bool, string) {
+	harness.Eventually(t, 60*time.Second, "80 pods left", func() (bool, string) {
 		n := len(podsByName(t, ns, "app=inplace"))
-		return n == 15, fmt.Sprintf("%d pods", n)
+		return n == 80, fmt.Sprintf("%d pods", n)
 	})
 }
 

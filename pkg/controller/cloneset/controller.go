@@ -36,6 +36,8 @@ type Reconciler struct {
 	// Expectations hold the writes not yet seen in the cache, so a stale cache never causes a
 	// second create or delete.
 	Expectations *Expectations
+
+	waits waitReporter
 }
 
 // SetupWithManager registers the controller with workers parallel reconciles.
@@ -63,6 +65,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, cs); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Expectations.Forget(req.String())
+			r.waits.forget(req.String())
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -80,6 +83,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	plan := Compute(obs.snap, now, Options{})
 	errs := r.apply(ctx, cs, obs, plan)
+	r.waits.report(r, req.String(), cs, plan)
 	status := ComputeStatus(obs.snap, now, cs.Status, cs.Generation, errs)
 	status.CollisionCount = obs.collisionCount
 	if err := r.writeStatus(ctx, cs, status); err != nil {
