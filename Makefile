@@ -74,6 +74,19 @@ e2e: tools ## end-to-end tests on a sandbox (control plane + kwok nodes)
 e2e-node: tools ## tests on the sandbox's real node (kubelet + containerd + runc; needs root)
 	$(GO) test -count=1 -timeout 15m -v ./test/e2enode/...
 
+# Benchmarks print figures (they are not timed tests). N pods per scenario; BENCH_JSON=file appends
+# one JSON object per scenario.
+N ?= 500
+BENCH_NODES ?= 10
+
+.PHONY: bench
+bench: tools ## CloneSet scale-up and in-place rollouts (maxUnavailable 20%, 100%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes
+	$(GO) run ./test/bench -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON))
+
+.PHONY: bench-floor
+bench-floor: tools ## the machine's floor: the in-place protocol's writes for N pods with no controller
+	$(GO) run ./test/bench -floor -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON))
+
 .PHONY: lint
 lint: tools ## gofmt, go vet and staticcheck
 	@out=$$(gofmt -l apis cmd pkg test hack); \

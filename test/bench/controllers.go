@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/manager"
+	"github.com/kruise-ng/kruise/pkg/sandbox"
+)
+
+// image is the fake image of version v (kwok reports a fake imageID per image).
+func image(v string) string { return "registry.example/bench:" + v }
+
+func podSpec(img string) corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: img}}, TerminationGracePeriodSeconds: ptr.To[int64](1)}
+}
+
+// runControllers measures the CloneSet scenarios (writer: kruise-manager) and the Deployment
+// reference (writer: kube-controller-manager's deployment and replicaset controllers).
+func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, error) {
+	cfg, err := sb.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	mgrPID, err := processPID(sb, "kruise-manager")
+	if err != nil {
+		return nil, err
+	}
+	kcmPID, err := processPID(sb, "kube-controller-manager")
+	if err != nil {
+		return nil, err
+	}
+	mgr := isUser(sandbox.KruiseManagerUser)
+	var out []result
+
+	ns, err := namespace(ctx, c, "bench-cloneset")
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{"app": "bench"}
+	cs := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
+		Spec: appsv1alpha1.CloneSetSpec{Replicas: ptr.To(int32(n)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(image("v1"))},
+			UpdateStrategy: appsv1alpha1.CloneSetUpdateStrategy{Type: appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType,
+				MaxUnavailable: ptr.To(intstr.FromString("20%"))}}}
+	r, err := measure(sb, "scaleup", "kruise-manager", n, mgrPID, mgr, func() error {
+		if err := c.Create(ctx, cs); err != nil {
+			return err
+		}
+		return waitCloneSet(ctx, c, cs, func(s *appsv1alpha1.CloneSetStatus) bool { return s.ReadyReplicas == int32(n) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, r)
+
+	rollout := func(scenario, maxUnavailable, img string) error {
+		if err := patch(ctx, c, cs, fmt.Sprintf(`{"spec":{"updateStrategy":{"maxUnavailable":%q}}}`, maxUnavailable)); err != nil {
+			return err
+		}
+		if err := waitCloneSet(ctx, c, cs, func(*appsv1alpha1.CloneSetStatus) bool { return true }); err != nil {
+			return err
+		}
+		r, err := measure(sb, scenario, "kruise-manager", n, mgrPID, mgr, func() error {
+			if err := patch(ctx, c, cs, fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, img)); err != nil {
+				return err
+			}
+			return waitCloneSet(ctx, c, cs, func(s *appsv1alpha1.CloneSetStatus) bool {
+				return s.UpdatedReadyReplicas == int32(n) && s.ReadyReplicas == int32(n) && s.CurrentRevision == s.UpdateRevision
+			})
+		})
+		out = append(out, r)
+		return err
+	}
+	if err := rollout("inplace-maxu20", "20%", image("v2")); err != nil {
+		return nil, err
+	}
+	if err := rollout("inplace-maxu100", "100%", image("v3")); err != nil {
+		return nil, err
+	}
+	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return nil, err
+	}
+
+	dns, err := namespace(ctx, c, "bench-deployment")
+	if err != nil {
+		return nil, err
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: dns},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(n)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(image("v1"))}}}
+	if err := c.Create(ctx, d); err != nil {
+		return nil, err
+	}
+	deploymentDone := func(d *appsv1.Deployment) bool {
+		s := d.Status
+		return s.ObservedGeneration == d.Generation && s.UpdatedReplicas == int32(n) && s.AvailableReplicas == int32(n) && s.Replicas == int32(n)
+	}
+	if err := waitDeployment(ctx, c, d, deploymentDone); err != nil {
+		return nil, err
+	}
+	r, err = measure(sb, "deployment-rollout", "kube-controller-manager", n, kcmPID,
+		isServiceAccountOf("deployment-controller", "replicaset-controller"), func() error {
+			if err := patch(ctx, c, d, fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, image("v2"))); err != nil {
+				return err
+			}
+			return waitDeployment(ctx, c, d, deploymentDone)
+		})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, r)
+	return out, nil
+}
+
+func namespace(ctx context.Context, c client.Client, prefix string) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		return "", err
+	}
+	return ns.Name, nil
+}
+
+func patch(ctx context.Context, c client.Client, obj client.Object, p string) error {
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(p)))
+}
+
+// rolloutTimeout bounds any one wait: a stuck scenario fails rather than hangs.
+const rolloutTimeout = 10 * time.Minute
+
+// poll calls done every 50 ms until it holds.
+func poll(ctx context.Context, what string, done func() (bool, error)) error {
+	deadline := time.Now().Add(rolloutTimeout)
+	for {
+		ok, err := done()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out waiting for %s", what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitCloneSet waits until the CloneSet's status observed its generation and satisfies cond.
+func waitCloneSet(ctx context.Context, c client.Client, cs *appsv1alpha1.CloneSet, cond func(*appsv1alpha1.CloneSetStatus) bool) error {
+	return poll(ctx, "CloneSet "+cs.Name, func() (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cs), cs); err != nil {
+			return false, err
+		}
+		return cs.Status.ObservedGeneration == cs.Generation && cond(&cs.Status), nil
+	})
+}
+
+func waitDeployment(ctx context.Context, c client.Client, d *appsv1.Deployment, cond func(*appsv1.Deployment) bool) error {
+	return poll(ctx, "Deployment "+d.Name, func() (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
+			return false, err
+		}
+		return cond(d), nil
+	})
+}
+
+func sortedStrings(s []string) []string { sort.Strings(s); return s }

@@ -1,0 +1,165 @@
+// Command bench measures Kruise's CloneSet against the machine on a sandbox with kwok nodes:
+// scale-up, in-place rollouts at maxUnavailable 20% and 100%, an apps/v1 Deployment rollout by
+// kube-controller-manager as reference, and (-floor) the machine's floor: the in-place protocol's
+// writes done directly, with no controller, as fast as the API server allows. It prints figures,
+// not pass/fail: wall seconds, the writer's successful writes per pod (pods and pods/status vs
+// everything else, from the API server's audit log, by the writer's own identity), 409 conflicts,
+// and the writer's CPU seconds and peak RSS.
+//
+//	go run ./test/bench [-n 500] [-nodes 10] [-floor] [-json FILE]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/test/harness"
+)
+
+// result is one scenario's figures; its JSON form is what BENCH_JSON collects.
+type result struct {
+	Scenario          string         `json:"scenario"`
+	N                 int            `json:"n"`
+	Nodes             int            `json:"nodes"`
+	Writer            string         `json:"writer"`
+	WallSeconds       float64        `json:"wall_seconds"`
+	PodWritesPerPod   float64        `json:"pod_writes_per_pod"`
+	OtherWritesPerPod float64        `json:"other_writes_per_pod"`
+	Conflicts         int            `json:"conflicts"`
+	CPUSeconds        float64        `json:"cpu_seconds"`
+	PeakRSSMB         float64        `json:"peak_rss_mb"`
+	Writes            map[string]int `json:"writes"`
+	Time              time.Time      `json:"time"`
+}
+
+func main() {
+	n := flag.Int("n", 500, "pods per scenario")
+	nodes := flag.Int("nodes", 10, "kwok nodes")
+	floor := flag.Bool("floor", false, "measure the machine's floor instead of the controllers")
+	jsonOut := flag.String("json", "", "append one JSON object per scenario to this file")
+	flag.Parse()
+	if err := run(*n, *nodes, *floor, *jsonOut); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, nodes int, floor bool, jsonOut string) error {
+	if n <= 0 || nodes <= 0 {
+		return fmt.Errorf("-n and -nodes must be positive")
+	}
+	fmt.Fprintf(os.Stderr, "bench: starting a sandbox with %d kwok nodes and kruise-manager...\n", nodes)
+	sb, err := harness.StartSandbox(nodes, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := harness.Down(sb); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: tearing down the sandbox: %v\n", err)
+		}
+	}()
+	ctx := context.Background()
+	var results []result
+	if floor {
+		r, err := runFloor(ctx, sb, n)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+	} else {
+		results, err = runControllers(ctx, sb, n)
+		if err != nil {
+			return err
+		}
+	}
+	for i := range results {
+		results[i].Nodes, results[i].Time = nodes, time.Now().UTC()
+	}
+	printTable(results)
+	if jsonOut != "" {
+		return appendJSON(jsonOut, results)
+	}
+	return nil
+}
+
+// measure runs fn and returns its figures: wall time, the writes of users in the audit log during
+// fn, and the CPU and peak RSS of the process pid.
+func measure(sb *sandbox.Sandbox, scenario, writer string, n, pid int, users func(string) bool, fn func() error) (result, error) {
+	offset := auditSize(sb.AuditLog)
+	cpu0, err := cpuSeconds(pid)
+	if err != nil {
+		return result{}, err
+	}
+	if err := resetPeakRSS(pid); err != nil {
+		return result{}, fmt.Errorf("reset peak RSS of %s: %w", writer, err)
+	}
+	t0 := time.Now()
+	if err := fn(); err != nil {
+		return result{}, fmt.Errorf("%s: %w", scenario, err)
+	}
+	wall := time.Since(t0).Seconds()
+	cpu1, err := cpuSeconds(pid)
+	if err != nil {
+		return result{}, err
+	}
+	rss, err := peakRSSMB(pid)
+	if err != nil {
+		return result{}, err
+	}
+	counts, err := countWrites(sb.AuditLog, offset, users)
+	if err != nil {
+		return result{}, err
+	}
+	return result{Scenario: scenario, N: n, Writer: writer, WallSeconds: wall,
+		PodWritesPerPod: float64(counts.PodWrites) / float64(n), OtherWritesPerPod: float64(counts.OtherWrites) / float64(n),
+		Conflicts: counts.Conflicts, CPUSeconds: cpu1 - cpu0, PeakRSSMB: rss, Writes: counts.ByResource}, nil
+}
+
+// processPID finds a process the sandbox started.
+func processPID(sb *sandbox.Sandbox, name string) (int, error) {
+	for _, p := range sb.Processes {
+		if p.Name == name && p.Alive() {
+			return p.PID, nil
+		}
+	}
+	return 0, fmt.Errorf("the sandbox runs no %s", name)
+}
+
+func printTable(results []result) {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tn\twall s\tpod writes/pod\tother writes/pod\t409s\tCPU s\tpeak RSS MB\twriter\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.3f\t%d\t%.1f\t%.0f\t%s\t\n", r.Scenario, r.N, r.WallSeconds,
+			r.PodWritesPerPod, r.OtherWritesPerPod, r.Conflicts, r.CPUSeconds, r.PeakRSSMB, r.Writer)
+	}
+	_ = tw.Flush()
+	for _, r := range results {
+		var parts []string
+		for k, v := range r.Writes {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+		}
+		fmt.Printf("%s writes: %s\n", r.Scenario, strings.Join(sortedStrings(parts), " "))
+	}
+}
+
+func appendJSON(path string, results []result) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	for _, r := range results {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
