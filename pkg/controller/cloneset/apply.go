@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -32,20 +33,33 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		errs.Update = err
 		return errs
 	}
-	errs.Update = errors.Join(errs.Update, parallel(obs.completed, func(name string) error {
-		return r.patchGate(ctx, obs.pods[name], corev1.ConditionTrue, "InPlaceUpdateCompleted", "")
+	var opens []string
+	for _, name := range obs.completed {
+		if !r.Expectations.Opening(key, name) { // opened already; the cache is behind
+			opens = append(opens, name)
+		}
+	}
+	errs.Update = errors.Join(errs.Update, parallel(opens, func(name string) error {
+		r.Expectations.ExpectOpen(key, name, r.Clock.Now())
+		if err := r.patchGate(ctx, obs.pods[name], corev1.ConditionTrue, "InPlaceUpdateCompleted", ""); err != nil {
+			r.Expectations.Drop(key, name)
+			return err
+		}
+		return nil
 	}))
+	done := &batch{}
+	defer done.flush(r, cs)
 	errs.Scale = errors.Join(errs.Scale, parallel(plan.Deletes, func(d Deletion) error {
-		return r.deletePod(ctx, key, cs, obs.pods[d.Pod], "Deleted", d.Reason)
+		return r.deletePod(ctx, key, cs, obs.pods[d.Pod], "Deleted", d.Reason, done)
 	}))
 	errs.Update = errors.Join(errs.Update, parallel(plan.Updates, func(u Update) error {
 		if u.Mode == UpdateRecreate {
-			return r.deletePod(ctx, key, cs, obs.pods[u.Pod], "Recreated", u.Reason)
+			return r.deletePod(ctx, key, cs, obs.pods[u.Pod], "Recreated", u.Reason, done)
 		}
-		return r.updateInPlace(ctx, key, cs, obs.pods[u.Pod], u)
+		return r.updateInPlace(ctx, key, cs, obs.pods[u.Pod], u, done)
 	}))
 	errs.Scale = errors.Join(errs.Scale, parallel(plan.Creates, func(c Creation) error {
-		return r.createPod(ctx, key, cs, obs, c)
+		return r.createPod(ctx, key, cs, obs, c, done)
 	}))
 	r.pruneRevisions(ctx, cs, obs)
 	return errs
@@ -97,7 +111,7 @@ func (r *Reconciler) applyRevision(ctx context.Context, obs *observation) error 
 
 // createPod creates a pod of the given revision, named and labelled with a fresh instance ID, with
 // the InPlaceUpdateReady readiness gate, and opens the gate.
-func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.CloneSet, obs *observation, c Creation) error {
+func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.CloneSet, obs *observation, c Creation, done *batch) error {
 	rev := obs.revisions[c.Revision]
 	if rev == nil {
 		return fmt.Errorf("revision %s of a new pod not found", c.Revision)
@@ -128,7 +142,7 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 		r.event(cs, corev1.EventTypeWarning, "FailedCreate", "create pod: %v", err)
 		return fmt.Errorf("create pod: %w", err)
 	}
-	r.event(cs, corev1.EventTypeNormal, "SuccessfulCreate", "created pod %s (%s): %s", pod.Name, c.Revision, c.Reason)
+	done.add("SuccessfulCreate", "created", pod.Name, fmt.Sprintf("revision %s: %s", c.Revision, c.Reason))
 	// One status write opens the gates: InPlaceUpdateReady, and KruisePodReady when the pod
 	// webhook added it (pod is the API server's answer) and nothing of Kruise's holds the pod.
 	gates := []corev1.PodConditionType{appspub.InPlaceUpdateReady}
@@ -148,7 +162,7 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 }
 
 // deletePod deletes pod, only if it is still the pod that was planned on (UID precondition).
-func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.CloneSet, pod *corev1.Pod, reason, why string) error {
+func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.CloneSet, pod *corev1.Pod, reason, why string, done *batch) error {
 	if pod == nil || pod.DeletionTimestamp != nil {
 		return nil
 	}
@@ -159,13 +173,13 @@ func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.Clo
 		r.event(cs, corev1.EventTypeWarning, "FailedDelete", "delete pod %s: %v", pod.Name, err)
 		return fmt.Errorf("delete pod %s: %w", pod.Name, err)
 	}
-	r.event(cs, corev1.EventTypeNormal, reason, "pod %s: %s", pod.Name, why)
+	done.add(reason, strings.ToLower(reason), pod.Name, why)
 	return nil
 }
 
 // updateInPlace turns the pod NotReady (gate False, Ready False), then patches its spec. The spec
 // patch checks the pod still has the revision and images it was planned against.
-func (r *Reconciler) updateInPlace(ctx context.Context, key string, cs *v1alpha1.CloneSet, pod *corev1.Pod, u Update) error {
+func (r *Reconciler) updateInPlace(ctx context.Context, key string, cs *v1alpha1.CloneSet, pod *corev1.Pod, u Update, done *batch) error {
 	if pod == nil || u.Spec == nil {
 		return nil
 	}
@@ -191,7 +205,7 @@ func (r *Reconciler) updateInPlace(ctx context.Context, key string, cs *v1alpha1
 		r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", pod.Name, err)
 		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
 	}
-	r.event(cs, corev1.EventTypeNormal, "SuccessfulUpdatePodInPlace", "updated pod %s in place to %s: %s", pod.Name, u.Spec.Revision, u.Reason)
+	done.add("SuccessfulUpdatePodInPlace", "updated in place", pod.Name, fmt.Sprintf("to revision %s: %s", u.Spec.Revision, u.Reason))
 	return nil
 }
 

@@ -52,15 +52,11 @@ func refusalMessage(cs *v1alpha1.CloneSet, refusals []Refusal) string {
 		return ""
 	}
 	names := make([]string, 0, len(refusals))
-	for i, r := range refusals {
-		if i == 3 {
-			names = append(names, fmt.Sprintf("and %d more", len(refusals)-3))
-			break
-		}
+	for _, r := range refusals {
 		names = append(names, r.Pod)
 	}
 	return fmt.Sprintf("%d pod(s) (%s) keep revision %s and are not deleted: %s; revert the template or use updateStrategy.type InPlaceIfPossible or ReCreate",
-		len(refusals), strings.Join(names, ", "), cs.Status.CurrentRevision, refusals[0].Reason)
+		len(refusals), listNames(names, 3), cs.Status.CurrentRevision, refusals[0].Reason)
 }
 
 // shape is a message with its numbers blanked: the reason without the counts.
@@ -79,4 +75,51 @@ func shape(msg string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// batch collects one reconcile's successful pod writes so that each kind makes one event: a rollout
+// step of 100 pods is one SuccessfulUpdatePodInPlace event naming them, not 100 events (events are
+// API writes too). Failures stay one event each.
+type batch struct {
+	mu     sync.Mutex
+	groups map[string]*batchGroup
+	order  []string
+}
+
+type batchGroup struct {
+	verb, detail string
+	pods         []string
+}
+
+// add records that pod had the write reason (done = "created", "deleted", …); detail is the first
+// pod's why, kept for the event.
+func (b *batch) add(reason, done, pod, detail string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.groups == nil {
+		b.groups = map[string]*batchGroup{}
+	}
+	g := b.groups[reason]
+	if g == nil {
+		g = &batchGroup{verb: done, detail: detail}
+		b.groups[reason] = g
+		b.order = append(b.order, reason)
+	}
+	g.pods = append(g.pods, pod)
+}
+
+// flush emits one Normal event per kind of write.
+func (b *batch) flush(r *Reconciler, cs *v1alpha1.CloneSet) {
+	for _, reason := range b.order {
+		g := b.groups[reason]
+		r.event(cs, corev1.EventTypeNormal, reason, "%s %d pod(s) (%s): %s", g.verb, len(g.pods), listNames(g.pods, 5), g.detail)
+	}
+}
+
+// listNames joins up to max names, then says how many more.
+func listNames(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
 }

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
@@ -15,6 +16,10 @@ import (
 type Expectations struct {
 	mu      sync.Mutex
 	pending map[string]map[string]expectation // CloneSet key → pod name → what must be seen
+	// opens are the InPlaceUpdateReady gates opened and not yet seen open in the cache. They do not
+	// hold the plan back (opening a gate changes no count the plan bounds); they only keep the
+	// controller from opening the same gate twice.
+	opens map[string]map[string]time.Time
 }
 
 type expectation struct {
@@ -25,7 +30,7 @@ type expectation struct {
 
 // NewExpectations returns an empty set.
 func NewExpectations() *Expectations {
-	return &Expectations{pending: map[string]map[string]expectation{}}
+	return &Expectations{pending: map[string]map[string]expectation{}, opens: map[string]map[string]time.Time{}}
 }
 
 func (e *Expectations) expect(key, pod string, x expectation) {
@@ -52,11 +57,30 @@ func (e *Expectations) ExpectUpdate(key, pod, revision string, now time.Time) {
 	e.expect(key, pod, expectation{kind: "update", revision: revision, since: now})
 }
 
+// ExpectOpen records that pod's InPlaceUpdateReady gate was opened.
+func (e *Expectations) ExpectOpen(key, pod string, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.opens[key] == nil {
+		e.opens[key] = map[string]time.Time{}
+	}
+	e.opens[key][pod] = now
+}
+
+// Opening reports whether pod's gate was opened and the cache does not show it yet.
+func (e *Expectations) Opening(key, pod string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.opens[key][pod]
+	return ok
+}
+
 // Drop removes what was recorded for one pod of key, after a write that failed.
 func (e *Expectations) Drop(key, pod string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.pending[key], pod)
+	delete(e.opens[key], pod)
 }
 
 // Forget drops everything recorded for key.
@@ -64,6 +88,7 @@ func (e *Expectations) Forget(key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.pending, key)
+	delete(e.opens, key)
 }
 
 // Pending drops the expectations the cache (pods) now satisfies or that are older than timeout,
@@ -86,5 +111,21 @@ func (e *Expectations) Pending(key string, pods map[string]*corev1.Pod, now time
 			delete(e.pending[key], name)
 		}
 	}
+	for name, since := range e.opens[key] {
+		pod, seen := pods[name]
+		if !seen || !gateFalse(pod) || now.Sub(since) > timeout {
+			delete(e.opens[key], name)
+		}
+	}
 	return len(e.pending[key]) > 0
+}
+
+// gateFalse reports whether the pod's InPlaceUpdateReady condition is False.
+func gateFalse(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == appspub.InPlaceUpdateReady {
+			return c.Status == corev1.ConditionFalse
+		}
+	}
+	return false
 }

@@ -135,13 +135,7 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, bool) {
 			f.Ready, f.ReadySince = true, c.LastTransitionTime.Time
 		}
 	}
-	gateFalse := false
-	for _, c := range pod.Status.Conditions {
-		if c.Type == appspub.InPlaceUpdateReady && c.Status == corev1.ConditionFalse {
-			gateFalse = true
-		}
-	}
-	if !gateFalse {
+	if !gateFalse(pod) {
 		return f, false
 	}
 	state := &appspub.InPlaceUpdateState{}
