@@ -113,7 +113,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return err
 	}
 	defaulting.Register(mgr.GetWebhookServer(), scheme)
-	validating.Register(mgr.GetWebhookServer(), scheme)
+	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()})
 	podwebhook.Register(mgr.GetWebhookServer(), scheme)
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
 	mgr.GetWebhookServer().Register(install.ConversionPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
@@ -40,6 +41,15 @@ func checkCloneSetValidation(t *testing.T, c client.Client, ns string, selector 
 		}},
 		{"unavailable-120", "spec.updateStrategy.maxUnavailable", func(s *appsv1alpha1.CloneSetSpec) {
 			s.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString("120%"))
+		}},
+		// Found by the API server's pod validation (a dry-run pod create), reported at the template.
+		{"request-above-limit", "spec.template.spec.containers[0].resources.requests", func(s *appsv1alpha1.CloneSetSpec) {
+			s.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+		}},
+		{"port-out-of-range", "spec.template.spec.containers[0].ports[0].containerPort", func(s *appsv1alpha1.CloneSetSpec) {
+			s.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 70000}}
 		}},
 	}
 	for _, r := range rejected {

@@ -217,6 +217,14 @@ func validateTemplateBasics(t *corev1.PodTemplateSpec, p *field.Path) field.Erro
 			errs = append(errs, field.Required(ip.Child("image"), ""))
 		}
 	}
+	// A CloneSet's pods run until the CloneSet says otherwise (the API server defaults "" to Always).
+	if rp := t.Spec.RestartPolicy; rp != "" && rp != corev1.RestartPolicyAlways {
+		errs = append(errs, field.NotSupported(p.Child("spec", "restartPolicy"), rp, []string{string(corev1.RestartPolicyAlways)}))
+	}
+	if t.Spec.ActiveDeadlineSeconds != nil {
+		errs = append(errs, field.Forbidden(p.Child("spec", "activeDeadlineSeconds"),
+			"a CloneSet's pods must not end on a deadline: the CloneSet would replace them forever"))
+	}
 	return errs
 }
 

@@ -165,6 +165,11 @@ func TestValidateCloneSet(t *testing.T) {
 			[]want{{field.ErrorTypeRequired, "spec.template.spec.containers[0].image"}}},
 		{"invalid template label value", func(s *v1alpha1.CloneSetSpec) { s.Template.Labels["tier"] = "front end" },
 			[]want{{field.ErrorTypeInvalid, "spec.template.metadata.labels"}}},
+		{"restartPolicy Always is fine", func(s *v1alpha1.CloneSetSpec) { s.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways }, nil},
+		{"restartPolicy OnFailure", func(s *v1alpha1.CloneSetSpec) { s.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure },
+			[]want{{field.ErrorTypeNotSupported, "spec.template.spec.restartPolicy"}}},
+		{"activeDeadlineSeconds", func(s *v1alpha1.CloneSetSpec) { s.Template.Spec.ActiveDeadlineSeconds = ptr.To[int64](60) },
+			[]want{{field.ErrorTypeForbidden, "spec.template.spec.activeDeadlineSeconds"}}},
 
 		// lifecycle
 		{"valid hooks", func(s *v1alpha1.CloneSetSpec) {

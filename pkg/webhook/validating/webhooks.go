@@ -3,6 +3,7 @@ package validating
 import (
 	"context"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -21,22 +22,35 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // +kubebuilder:webhookconfiguration:mutating=false,name=kruise-validating-webhook-configuration
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-cloneset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=clonesets,verbs=create;update,versions=v1alpha1,name=vcloneset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 
-// Register adds every validating webhook to srv.
-func Register(srv webhook.Server, scheme *runtime.Scheme) {
-	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{}))
+// Register adds every validating webhook to srv; templates checks pod templates (nil: not checked
+// beyond the rules of this package).
+func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker) {
+	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates}))
 }
 
-// cloneSetValidator adapts ValidateCloneSet and ValidateCloneSetUpdate to controller-runtime.
-type cloneSetValidator struct{}
+// cloneSetValidator adapts ValidateCloneSet and ValidateCloneSetUpdate to controller-runtime, and
+// checks the pod template as the API server would check its pods.
+type cloneSetValidator struct {
+	templates PodTemplateChecker
+}
 
 // ValidateCreate rejects an invalid new CloneSet.
-func (cloneSetValidator) ValidateCreate(_ context.Context, obj *v1alpha1.CloneSet) (admission.Warnings, error) {
-	return nil, invalid(obj, ValidateCloneSet(obj))
+func (v cloneSetValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.CloneSet) (admission.Warnings, error) {
+	errs := ValidateCloneSet(obj)
+	if len(errs) == 0 && v.templates != nil {
+		errs = v.templates.Check(ctx, obj.Namespace, &obj.Spec.Template, field.NewPath("spec", "template"))
+	}
+	return nil, invalid(obj, errs)
 }
 
-// ValidateUpdate rejects an invalid CloneSet or a forbidden change.
-func (cloneSetValidator) ValidateUpdate(_ context.Context, oldObj, newObj *v1alpha1.CloneSet) (admission.Warnings, error) {
-	return nil, invalid(newObj, ValidateCloneSetUpdate(newObj, oldObj))
+// ValidateUpdate rejects an invalid CloneSet or a forbidden change; the template is checked again
+// only when it changed.
+func (v cloneSetValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v1alpha1.CloneSet) (admission.Warnings, error) {
+	errs := ValidateCloneSetUpdate(newObj, oldObj)
+	if len(errs) == 0 && v.templates != nil && !apiequality.Semantic.DeepEqual(oldObj.Spec.Template, newObj.Spec.Template) {
+		errs = v.templates.Check(ctx, newObj.Namespace, &newObj.Spec.Template, field.NewPath("spec", "template"))
+	}
+	return nil, invalid(newObj, errs)
 }
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).
