@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -37,7 +38,8 @@ type Reconciler struct {
 	// second create or delete.
 	Expectations *Expectations
 
-	waits waitReporter
+	waits  waitReporter
+	status statusPacer
 }
 
 // SetupWithManager registers the controller with workers parallel reconciles.
@@ -66,6 +68,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.Expectations.Forget(req.String())
 			r.waits.forget(req.String())
+			r.status.forget(req.String())
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -86,8 +89,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.waits.report(r, req.String(), cs, plan)
 	status := ComputeStatus(obs.snap, now, cs.Status, cs.Generation, errs)
 	status.CollisionCount = obs.collisionCount
-	if err := r.writeStatus(ctx, cs, status); err != nil {
-		return ctrl.Result{}, err
+	requeue := plan.RequeueAfter(now)
+	if !equality.Semantic.DeepEqual(cs.Status, status) {
+		replicas := int32(1)
+		if cs.Spec.Replicas != nil {
+			replicas = *cs.Spec.Replicas
+		}
+		if wait := r.status.wait(req.String(), &cs.Status, &status, replicas, now); wait > 0 {
+			if requeue == 0 || wait < requeue {
+				requeue = wait // the held-back counters are written then, if no event comes first
+			}
+		} else {
+			if err := r.writeStatus(ctx, cs, status); err != nil {
+				return ctrl.Result{}, err
+			}
+			r.status.wrote(req.String(), now)
+		}
 	}
 	if errs.Scale != nil {
 		return ctrl.Result{}, errs.Scale
@@ -95,5 +112,5 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if errs.Update != nil {
 		return ctrl.Result{}, errs.Update
 	}
-	return ctrl.Result{RequeueAfter: plan.RequeueAfter(now)}, nil
+	return ctrl.Result{RequeueAfter: requeue}, nil
 }
