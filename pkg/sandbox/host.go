@@ -25,9 +25,12 @@ type hostPackage struct {
 	Paths []string
 }
 
+// busyboxPaths are where Debian's busybox-static puts the binary the images are built from.
+var busyboxPaths = []string{"/bin/busybox", "/usr/bin/busybox"}
+
 var hostPackages = []hostPackage{
 	{"runc", []string{"/usr/sbin/runc", "/usr/bin/runc"}},
-	{"busybox-static", []string{"/bin/busybox", "/usr/bin/busybox"}},
+	{"busybox-static", busyboxPaths},
 	{"containernetworking-plugins", []string{"/usr/lib/cni/bridge"}},
 	{"iproute2", []string{"/usr/sbin/ip", "/sbin/ip", "/bin/ip", "/usr/bin/ip"}},
 }
