@@ -257,4 +257,3 @@ func httpStatus(ctx context.Context, u string) int {
 	_ = resp.Body.Close()
 	return resp.StatusCode
 }
-
