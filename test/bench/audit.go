@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"strings"
 )
 
 // writeCounts are the successful writes and the conflicts of a set of users, from the API server's
@@ -18,9 +19,10 @@ type writeCounts struct {
 }
 
 type auditEvent struct {
-	Stage string `json:"stage"`
-	Verb  string `json:"verb"`
-	User  struct {
+	Stage      string `json:"stage"`
+	RequestURI string `json:"requestURI"`
+	Verb       string `json:"verb"`
+	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef *struct {
@@ -61,6 +63,9 @@ func countWrites(path string, offset int64, users func(string) bool) (writeCount
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Stage != "ResponseComplete" || !users(e.User.Username) ||
 			!writeVerbs[e.Verb] || e.ObjectRef == nil || e.ResponseStatus == nil {
 			continue
+		}
+		if strings.Contains(e.RequestURI, "dryRun=") {
+			continue // validation by dry run (the CloneSet webhook's template check) writes nothing
 		}
 		if e.ResponseStatus.Code == 409 {
 			out.Conflicts++
