@@ -27,6 +27,7 @@ const (
 // Options are kruise-manager's settings, one flag each.
 type Options struct {
 	MetricsAddr             string
+	PprofAddr               string
 	ProbeAddr               string
 	LeaderElect             bool
 	LeaderElectionNamespace string
@@ -68,6 +69,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		ns = "kruise-system"
 	}
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; \"0\" disables it")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof endpoints (profiling); \"0\" disables them")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8000", "address of the /healthz and /readyz endpoints")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader among replicas (Lease "+LeaderElectionID+"); only the leader runs controllers")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", ns, "namespace of the leader-election Lease")

@@ -102,6 +102,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		// Nothing reads managedFields from the cache; dropping them is most of a pod's size.
 		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		PprofBindAddress:        o.PprofAddr,
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        LeaderElectionID,

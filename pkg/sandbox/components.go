@@ -49,6 +49,8 @@ type Ports struct {
 	KruiseWebhook int `json:"kruiseWebhook,omitempty"`
 	KruiseProbe   int `json:"kruiseProbe,omitempty"`
 	KruiseMetrics int `json:"kruiseMetrics,omitempty"`
+	// KruisePprof serves kruise-manager's /debug/pprof (profiling a rollout).
+	KruisePprof int `json:"kruisePprof,omitempty"`
 	// Registry, Kubelet and KubeletHealthz serve the real node (with --real-node). The kubelet
 	// listens on RealNodeIP, the others on loopback.
 	Registry       int `json:"registry,omitempty"`

@@ -57,6 +57,7 @@ func (s *Sandbox) startKruise(ctx context.Context, binary string) error {
 		"--webhook-cert-dir=" + filepath.Join(s.Dir, kruiseDir, "webhook-certs"),
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(s.Ports.KruiseProbe),
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(s.Ports.KruiseMetrics),
+		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(s.Ports.KruisePprof),
 	}
 	if _, err := s.run("kruise-manager", binary, args, []string{"KUBECONFIG=" + kubeconfig}); err != nil {
 		return err

@@ -194,7 +194,7 @@ func prepareDir(dir string) (created bool, err error) {
 
 // allocatePorts picks distinct free loopback ports for every listener.
 func (s *Sandbox) allocatePorts() error {
-	ports := make([]int, 12)
+	ports := make([]int, 13)
 	var listeners []net.Listener
 	defer func() {
 		for _, l := range listeners {
@@ -212,7 +212,7 @@ func (s *Sandbox) allocatePorts() error {
 	s.Ports = Ports{EtcdClient: ports[0], EtcdPeer: ports[1], APIServer: ports[2],
 		ControllerManager: ports[3], Scheduler: ports[4], Kwok: ports[5],
 		KruiseWebhook: ports[6], KruiseProbe: ports[7], KruiseMetrics: ports[8],
-		Registry: ports[9], Kubelet: ports[10], KubeletHealthz: ports[11]}
+		Registry: ports[9], Kubelet: ports[10], KubeletHealthz: ports[11], KruisePprof: ports[12]}
 	return s.saveState()
 }
 
