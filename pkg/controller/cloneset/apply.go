@@ -167,7 +167,7 @@ func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.Clo
 		return nil
 	}
 	r.Expectations.ExpectDelete(key, pod.Name, r.Clock.Now())
-	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	err := r.Client.Delete(ctx, podRef(pod), client.Preconditions{UID: &pod.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
 		r.Expectations.Drop(key, pod.Name)
 		r.event(cs, corev1.EventTypeWarning, "FailedDelete", "delete pod %s: %v", pod.Name, err)
@@ -200,7 +200,7 @@ func (r *Reconciler) updateInPlace(ctx context.Context, key string, cs *v1alpha1
 		return err
 	}
 	r.Expectations.ExpectUpdate(key, pod.Name, u.Spec.Revision, r.Clock.Now())
-	if err := r.Client.Patch(ctx, pod, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+	if err := r.Client.Patch(ctx, podRef(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		r.Expectations.Drop(key, pod.Name)
 		r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", pod.Name, err)
 		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
@@ -215,10 +215,17 @@ func (r *Reconciler) patchGate(ctx context.Context, pod *corev1.Pod, status core
 	if err != nil {
 		return err
 	}
-	if err := r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.Client.Status().Patch(ctx, podRef(pod), client.RawPatch(types.StrategicMergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("set %s=%s on pod %s: %w", appspub.InPlaceUpdateReady, status, pod.Name, err)
 	}
 	return nil
+}
+
+// podRef is a pod's identity alone, for a write: the observed pods are the informer cache's own
+// objects (listed without a copy), and a client call decodes the API server's answer into the
+// object it is given.
+func podRef(pod *corev1.Pod) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}}
 }
 
 // pruneRevisions deletes the oldest revisions no pod uses beyond revisionHistoryLimit.
