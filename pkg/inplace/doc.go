@@ -1,7 +1,8 @@
 // Package inplace decides whether a pod can move from one revision of a workload's pod template to
 // another by an in-place update, and if so what that update changes. It is the pure first stage of the
 // in-place update engine shared by CloneSet, Advanced StatefulSet and Advanced DaemonSet: no API calls,
-// no clock, no globals. Plan is the whole surface.
+// no clock, no globals. Plan is the whole surface; pkg/inplace/engine carries the protocol out on live
+// pods (the Engine interface: CanUpdateInPlace, Update, Refresh).
 //
 // Guarantees of Plan:
 //   - Exactly one outcome: a Decision carries either an UpdateSpec or at least one recreate reason.

@@ -20,6 +20,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
@@ -41,7 +42,7 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	}
 	errs.Update = errors.Join(errs.Update, parallel(opens, func(name string) error {
 		r.Expectations.ExpectOpen(key, name, r.Clock.Now())
-		if err := r.patchGate(ctx, obs.pods[name], corev1.ConditionTrue, "InPlaceUpdateCompleted", ""); err != nil {
+		if _, err := r.Engine.Refresh(ctx, obs.pods[name]); err != nil {
 			r.Expectations.Drop(key, name)
 			return err
 		}
@@ -167,7 +168,7 @@ func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.Clo
 		return nil
 	}
 	r.Expectations.ExpectDelete(key, pod.Name, r.Clock.Now())
-	err := r.Client.Delete(ctx, podRef(pod), client.Preconditions{UID: &pod.UID})
+	err := r.Client.Delete(ctx, engine.Ref(pod), client.Preconditions{UID: &pod.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
 		r.Expectations.Drop(key, pod.Name)
 		r.event(cs, corev1.EventTypeWarning, "FailedDelete", "delete pod %s: %v", pod.Name, err)
@@ -177,55 +178,20 @@ func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.Clo
 	return nil
 }
 
-// updateInPlace turns the pod NotReady (gate False, Ready False), then patches its spec. The spec
-// patch checks the pod still has the revision and images it was planned against.
+// updateInPlace starts the engine's in-place update of the pod (gate False, then the spec patch
+// that checks the pod still has the revision and images it was planned against).
 func (r *Reconciler) updateInPlace(ctx context.Context, key string, cs *v1alpha1.CloneSet, pod *corev1.Pod, u Update, done *batch) error {
 	if pod == nil || u.Spec == nil {
 		return nil
 	}
-	state := &appspub.InPlaceUpdateState{Revision: u.Spec.Revision, UpdateTimestamp: metav1.NewTime(r.Clock.Now()),
-		UpdateImages: len(u.Spec.ContainerImages) > 0, LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{}}
-	for _, c := range pod.Status.ContainerStatuses {
-		if _, ok := u.Spec.ContainerImages[c.Name]; ok {
-			state.LastContainerStatuses[c.Name] = appspub.InPlaceUpdateContainerStatus{ImageID: c.ImageID}
-		}
-	}
-	if state.UpdateImages {
-		if err := r.patchGate(ctx, pod, corev1.ConditionFalse, "StartInPlaceUpdate", u.Reason); err != nil {
-			return err
-		}
-	}
-	patch, err := inplace.SpecPatch(pod, u.Spec, state)
-	if err != nil {
-		return err
-	}
 	r.Expectations.ExpectUpdate(key, pod.Name, u.Spec.Revision, r.Clock.Now())
-	if err := r.Client.Patch(ctx, podRef(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil {
+	if err := r.Engine.Update(ctx, pod, u.Spec, u.Reason); err != nil {
 		r.Expectations.Drop(key, pod.Name)
 		r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", pod.Name, err)
-		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
+		return err
 	}
 	done.add("SuccessfulUpdatePodInPlace", "updated in place", pod.Name, fmt.Sprintf("to revision %s: %s", u.Spec.Revision, u.Reason))
 	return nil
-}
-
-// patchGate sets the pod's InPlaceUpdateReady condition through pods/status (strategic merge).
-func (r *Reconciler) patchGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, msg string) error {
-	patch, err := inplace.ConditionPatch(appspub.InPlaceUpdateReady, status, reason, msg, r.Clock.Now())
-	if err != nil {
-		return err
-	}
-	if err := r.Client.Status().Patch(ctx, podRef(pod), client.RawPatch(types.StrategicMergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("set %s=%s on pod %s: %w", appspub.InPlaceUpdateReady, status, pod.Name, err)
-	}
-	return nil
-}
-
-// podRef is a pod's identity alone, for a write: the observed pods are the informer cache's own
-// objects (listed without a copy), and a client call decodes the API server's answer into the
-// object it is given.
-func podRef(pod *corev1.Pod) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}}
 }
 
 // pruneRevisions deletes the oldest revisions no pod uses beyond revisionHistoryLimit.

@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 )
 
 // The controller's permissions, generated into config/rbac.
@@ -37,6 +39,8 @@ type Reconciler struct {
 	// Expectations hold the writes not yet seen in the cache, so a stale cache never causes a
 	// second create or delete.
 	Expectations *Expectations
+	// Engine carries out in-place updates (pkg/inplace/engine).
+	Engine engine.Engine
 
 	waits  waitReporter
 	status statusPacer
@@ -49,6 +53,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	}
 	if r.Expectations == nil {
 		r.Expectations = NewExpectations()
+	}
+	if r.Engine == nil {
+		r.Engine = engine.New(r.Client, r.Clock, inplace.Options{})
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.CloneSet{}).

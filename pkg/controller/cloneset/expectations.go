@@ -6,8 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 )
 
 // Expectations remember the writes of each CloneSet that the informer cache has not shown yet.
@@ -113,19 +113,9 @@ func (e *Expectations) Pending(key string, pods map[string]*corev1.Pod, now time
 	}
 	for name, since := range e.opens[key] {
 		pod, seen := pods[name]
-		if !seen || !gateFalse(pod) || now.Sub(since) > timeout {
+		if !seen || !engine.GateFalse(pod) || now.Sub(since) > timeout {
 			delete(e.opens[key], name)
 		}
 	}
 	return len(e.pending[key]) > 0
-}
-
-// gateFalse reports whether the pod's InPlaceUpdateReady condition is False.
-func gateFalse(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == appspub.InPlaceUpdateReady {
-			return c.Status == corev1.ConditionFalse
-		}
-	}
-	return false
 }

@@ -2,7 +2,6 @@ package cloneset
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -13,9 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
-	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
@@ -47,7 +46,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 	}
 	// The pods are the cache's own objects, not copies: a reconcile reads hundreds of pods and
 	// writes to a few, so copying them all was most of the controller's CPU. Nothing here or in
-	// the planner modifies them; apply writes through podRef.
+	// the planner modifies them; apply writes through engine.Ref.
 	var podList corev1.PodList
 	if err := r.Client.List(ctx, &podList, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel},
 		client.UnsafeDisableDeepCopy); err != nil {
@@ -90,7 +89,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 		if err != nil {
 			continue // an unreadable revision: its pods are recreated
 		}
-		obs.snap.InPlace[rev.Name] = inplace.Plan(old, newTemplate, dec.Update.Name, inplace.Options{})
+		obs.snap.InPlace[rev.Name] = r.Engine.CanUpdateInPlace(old, newTemplate, dec.Update.Name)
 	}
 	for i := range podList.Items {
 		pod := &podList.Items[i]
@@ -139,35 +138,11 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, bool) {
 			f.Ready, f.ReadySince = true, c.LastTransitionTime.Time
 		}
 	}
-	if !gateFalse(pod) {
-		return f, false
-	}
-	state := &appspub.InPlaceUpdateState{}
-	if err := json.Unmarshal([]byte(pod.Annotations[appspub.InPlaceUpdateStateKey]), state); err != nil {
-		f.InPlaceUpdating = true // gate held False without a readable state: not ours to release
-		return f, false
-	}
-	if updateCompleted(pod, state) {
+	switch engine.Observe(pod) {
+	case engine.Completed:
 		return f, true
+	case engine.Updating:
+		f.InPlaceUpdating = true
 	}
-	f.InPlaceUpdating = true
 	return f, false
-}
-
-// updateCompleted reports whether every container the update changed runs again with an imageID
-// different from the one recorded before the update. (Status image names are not compared: a real
-// kubelet reports them resolved, e.g. docker.io/library/app:v2 for app:v2.)
-func updateCompleted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
-	for name, before := range state.LastContainerStatuses {
-		ok := false
-		for _, cs := range pod.Status.ContainerStatuses {
-			if cs.Name == name && cs.ImageID != "" && cs.ImageID != before.ImageID && cs.State.Running != nil {
-				ok = true
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
 }

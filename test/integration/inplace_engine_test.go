@@ -1,0 +1,93 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/manager"
+)
+
+// The engine's protocol on a real API server, with this test playing the kubelet: Update holds the
+// gate (and Ready) False and patches the spec; Refresh leaves the gate False until the restarted
+// container runs a new image, then opens it.
+func TestEngineUpdateThenRefresh(t *testing.T) {
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New(c, nil, inplace.Options{})
+	pod := inplacePod(t, cs)
+	kubelet := func(imageID string) *corev1.Pod { // the kubelet reports the app container running imageID
+		t.Helper()
+		st := map[string]any{"status": map[string]any{"containerStatuses": []map[string]any{
+			{"name": "app", "image": "app", "imageID": imageID, "ready": true, "restartCount": 0, "state": map[string]any{"running": map[string]any{}}},
+			{"name": "side", "image": "side:v1", "imageID": "side@sha256:1", "ready": true, "restartCount": 0, "state": map[string]any{"running": map[string]any{}}},
+		}}}
+		body, _ := json.Marshal(st)
+		p, err := cs.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pod = kubelet("app@sha256:1")
+
+	old := &corev1.PodTemplateSpec{Spec: *pod.Spec.DeepCopy()}
+	newT := old.DeepCopy()
+	newT.Spec.Containers[0].Image = "app:v2"
+	d := eng.CanUpdateInPlace(old, newT, "rev-2")
+	if !d.InPlace() {
+		t.Fatalf("an image change must be possible in place: %v", d.RecreateReasons)
+	}
+	if err := eng.Update(ctx, pod, d.Spec, "image app:v2"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gate := podCondition(got, appspub.InPlaceUpdateReady); gate == nil || gate.Status != corev1.ConditionFalse {
+		t.Errorf("after Update the gate is %+v, want False", gate)
+	}
+	if ready := podCondition(got, corev1.PodReady); ready == nil || ready.Status != corev1.ConditionFalse {
+		t.Errorf("after Update Ready is %+v, want False in the same write", ready)
+	}
+	if got.Spec.Containers[0].Image != "app:v2" || got.Labels[inplace.RevisionLabel] != "rev-2" || got.Annotations[appspub.InPlaceUpdateStateKey] == "" {
+		t.Errorf("spec patch not applied: image %s, revision %s, state %q", got.Spec.Containers[0].Image,
+			got.Labels[inplace.RevisionLabel], got.Annotations[appspub.InPlaceUpdateStateKey])
+	}
+
+	if p, err := eng.Refresh(ctx, got); err != nil || p != engine.Updating {
+		t.Fatalf("Refresh before the restart = %s, %v; want Updating", p, err)
+	}
+	restarted := kubelet("app@sha256:2")
+	if p, err := eng.Refresh(ctx, restarted); err != nil || p != engine.Completed {
+		t.Fatalf("Refresh after the restart = %s, %v; want Completed", p, err)
+	}
+	got, err = cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gate := podCondition(got, appspub.InPlaceUpdateReady); gate == nil || gate.Status != corev1.ConditionTrue {
+		t.Errorf("after the completed Refresh the gate is %+v, want True", gate)
+	}
+	if p := engine.Observe(got); p != engine.NotUpdating {
+		t.Errorf("after the update Observe = %s, want NotUpdating", p)
+	}
+}
