@@ -2,6 +2,7 @@ package cloneset
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -220,9 +221,17 @@ func (r *Reconciler) writeStatus(ctx context.Context, cs *v1alpha1.CloneSet, sta
 	if equality.Semantic.DeepEqual(cs.Status, status) {
 		return nil
 	}
+	// The whole status in one JSON patch ("add" replaces an existing member), without a
+	// resourceVersion precondition: the controller is the status's only writer, so a CloneSet read
+	// from a cache one write behind must not cost a conflict and a retried reconcile. (A merge patch
+	// of the difference would be wrong here: computed against a stale status it would leave fields
+	// of the last write in place.)
+	body, err := json.Marshal([]map[string]any{{"op": "add", "path": "/status", "value": status}})
+	if err != nil {
+		return err
+	}
 	updated := cs.DeepCopy()
-	updated.Status = status
-	if err := r.Client.Status().Update(ctx, updated); err != nil {
+	if err := r.Client.Status().Patch(ctx, updated, client.RawPatch(types.JSONPatchType, body)); err != nil {
 		return fmt.Errorf("update status: %w", err)
 	}
 	return nil
