@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 )
@@ -51,12 +52,13 @@ func (p *statusPacer) forget(key string) {
 }
 
 // significant reports whether next must be written without delay: the controller observed a new
-// generation, the revisions or conditions changed, the replica count changed, or the CloneSet
-// settled (every replica there, ready and, as far as the partition allows, updated).
+// generation, the revisions or conditions changed, or the CloneSet settled (every replica there,
+// ready and, as far as the partition allows, updated). Counts moving during a scale or a rollout
+// (replicas included) are progress, written at the pace of statusInterval.
 func significant(cur, next *v1alpha1.CloneSetStatus, replicas int32) bool {
 	if cur.ObservedGeneration != next.ObservedGeneration || cur.UpdateRevision != next.UpdateRevision ||
-		cur.CurrentRevision != next.CurrentRevision || cur.Replicas != next.Replicas ||
-		cur.CollisionCount != next.CollisionCount || !equality.Semantic.DeepEqual(cur.Conditions, next.Conditions) {
+		cur.CurrentRevision != next.CurrentRevision ||
+		ptr.Deref(cur.CollisionCount, 0) != ptr.Deref(next.CollisionCount, 0) || !equality.Semantic.DeepEqual(cur.Conditions, next.Conditions) {
 		return true
 	}
 	return next.Replicas == replicas && next.ReadyReplicas == replicas && next.AvailableReplicas == replicas &&
