@@ -105,6 +105,10 @@ func checkRealNodeHost() error {
 		return errors.New("--real-node needs cgroups, and no cgroup file system is mounted")
 	}
 	if !filesystemSupported("overlay") {
+		// /proc/filesystems lists loaded file systems only: load the module if the kernel has one.
+		_ = exec.Command("modprobe", "overlay").Run()
+	}
+	if !filesystemSupported("overlay") {
 		return errors.New("--real-node needs the overlay file system (containerd's snapshotter), and /proc/filesystems does not list it")
 	}
 	return nil
