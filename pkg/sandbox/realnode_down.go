@@ -57,16 +57,17 @@ func (s *Sandbox) cleanRealNode() error {
 	errs = append(errs, removeEntries(hostContainerLogs, func(name, target string) bool {
 		return strings.HasPrefix(target, filepath.Join(s.Dir, kubeletDir)+"/")
 	}))
-	// libcni caches one result per network and pod sandbox: ours, and containerd's loopback entry of
-	// each of our pod sandboxes.
+	// libcni caches one result per network and pod sandbox: ours (named after our network), and
+	// containerd's loopback entry of each of our pod sandboxes.
 	results := filepath.Join(hostCNICache, "results")
-	ours := map[string]bool{}
-	_ = removeEntries(results, func(name, _ string) bool {
-		if id, ok := strings.CutPrefix(name, realCNINetwork+"-"); ok {
-			ours[strings.SplitN(id, "-", 2)[0]] = true
+	ours := map[string]bool{} // our pod sandbox IDs
+	if entries, err := os.ReadDir(results); err == nil {
+		for _, e := range entries {
+			if id, ok := strings.CutPrefix(e.Name(), realCNINetwork+"-"); ok {
+				ours[strings.SplitN(id, "-", 2)[0]] = true
+			}
 		}
-		return false
-	})
+	}
 	errs = append(errs, removeEntries(results, func(name, _ string) bool {
 		if strings.HasPrefix(name, realCNINetwork+"-") {
 			return true

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -188,5 +187,3 @@ func waitDeployment(ctx context.Context, c client.Client, d *appsv1.Deployment, 
 		return cond(d), nil
 	})
 }
-
-func sortedStrings(s []string) []string { sort.Strings(s); return s }

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -145,7 +146,8 @@ func printTable(results []result) {
 		for k, v := range r.Writes {
 			parts = append(parts, fmt.Sprintf("%s=%d", k, v))
 		}
-		fmt.Printf("%s writes: %s\n", r.Scenario, strings.Join(sortedStrings(parts), " "))
+		sort.Strings(parts)
+		fmt.Printf("%s writes: %s\n", r.Scenario, strings.Join(parts, " "))
 	}
 }
 

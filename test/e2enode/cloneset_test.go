@@ -43,25 +43,11 @@ func cloneSetInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface,
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	harness.WaitCloneSet(t, c, 90*time.Second, ns, "web", "rolled out to v2", func(cs *appsv1alpha1.CloneSet) bool {
-		return cs.Status.ObservedGeneration == cs.Generation && cs.Status.UpdatedReadyReplicas == replicas &&
-			cs.Status.ReadyReplicas == replicas && cs.Status.CurrentRevision == cs.Status.UpdateRevision
-	})
+	harness.WaitCloneSet(t, c, 90*time.Second, ns, "web", "rolled out to v2", harness.RolledOut(replicas))
 	t.Logf("%d pods on the real node updated in place in %.1fs", replicas, time.Since(t0).Seconds())
 	after := listPods(t, cs, ns)
-	if len(after) != replicas {
-		t.Fatalf("%d pods after the rollout, want %d", len(after), replicas)
-	}
-	for name, p := range after {
-		b, ok := before[name]
-		if !ok || b.UID != p.UID {
-			t.Errorf("pod %s was recreated; in place was possible", name)
-			continue
-		}
-		st := p.Status.ContainerStatuses[0]
-		if st.RestartCount != 1 || st.ImageID == b.Status.ContainerStatuses[0].ImageID {
-			t.Errorf("pod %s not restarted in place once: %s", name, harness.DescribePod(p))
-		}
+	harness.CheckUpdatedInPlace(t, before, after, replicas)
+	for name := range after {
 		if got := execIn(t, sb, ns, name, "cat", "/etc/app-version"); got != "v2" {
 			t.Errorf("pod %s says %q after the rollout, want v2", name, got)
 		}

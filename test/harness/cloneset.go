@@ -53,3 +53,32 @@ func WaitCloneSet(t testing.TB, c client.Client, timeout time.Duration, ns, name
 	})
 	return cs
 }
+
+// RolledOut holds once the CloneSet observed its generation and all replicas run its update
+// revision, ready.
+func RolledOut(replicas int32) func(*appsv1alpha1.CloneSet) bool {
+	return func(cs *appsv1alpha1.CloneSet) bool {
+		return cs.Status.ObservedGeneration == cs.Generation && cs.Status.UpdatedReadyReplicas == replicas &&
+			cs.Status.ReadyReplicas == replicas && cs.Status.CurrentRevision == cs.Status.UpdateRevision
+	}
+}
+
+// CheckUpdatedInPlace fails t unless after holds replicas pods, each a pod of before (same name and
+// UID) whose first container restarted once onto a new imageID.
+func CheckUpdatedInPlace(t testing.TB, before, after map[string]*corev1.Pod, replicas int) {
+	t.Helper()
+	if len(after) != replicas {
+		t.Fatalf("%d pods after the rollout, want %d", len(after), replicas)
+	}
+	for name, p := range after {
+		b, ok := before[name]
+		if !ok || b.UID != p.UID {
+			t.Errorf("pod %s was recreated; in place was possible", name)
+			continue
+		}
+		st := p.Status.ContainerStatuses[0]
+		if st.RestartCount != 1 || st.ImageID == b.Status.ContainerStatuses[0].ImageID {
+			t.Errorf("pod %s not restarted in place once: %s", name, DescribePod(p))
+		}
+	}
+}

@@ -9,12 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/manager"
+	"github.com/kruise-ng/kruise/test/harness"
 )
 
 // The engine's protocol on a real API server, with this test playing the kubelet: Update holds the
@@ -23,15 +22,7 @@ import (
 func TestEngineUpdateThenRefresh(t *testing.T) {
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := engine.New(c, nil, inplace.Options{})
+	eng := engine.New(harness.KruiseClient(t, cfg), nil, inplace.Options{})
 	pod := inplacePod(t, cs)
 	kubelet := func(imageID string) *corev1.Pod { // the kubelet reports the app container running imageID
 		t.Helper()

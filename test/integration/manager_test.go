@@ -40,14 +40,7 @@ func freePort(t *testing.T) int {
 // OpenKruise does, and rejects invalid CloneSets naming the offending field.
 func TestManagerServesDefaultingWebhooks(t *testing.T) {
 	ctx := context.Background()
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := harness.KruiseClient(t, cfg)
 	opts := install.Options{Namespace: "kruise-system", WebhookService: "kruise-webhook-service",
 		Subject: rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "kruise-manager"}}
 	if err := install.Apply(ctx, admin, opts); err != nil {

@@ -10,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -216,11 +215,8 @@ func (r *Reconciler) pruneRevisions(ctx context.Context, cs *v1alpha1.CloneSet, 
 	}
 }
 
-// writeStatus writes the status when it changed.
+// writeStatus writes status as the CloneSet's status (Reconcile calls it only for a change).
 func (r *Reconciler) writeStatus(ctx context.Context, cs *v1alpha1.CloneSet, status v1alpha1.CloneSetStatus) error {
-	if equality.Semantic.DeepEqual(cs.Status, status) {
-		return nil
-	}
 	// The whole status in one JSON patch ("add" replaces an existing member), without a
 	// resourceVersion precondition: the controller is the status's only writer, so a CloneSet read
 	// from a cache one write behind must not cost a conflict and a retried reconcile. (A merge patch
