@@ -75,13 +75,13 @@ e2e-node: tools ## tests on the sandbox's real node (kubelet + containerd + runc
 	$(GO) test -count=1 -timeout 15m -v ./test/e2enode/...
 
 # Benchmarks print figures (they are not timed tests). N pods per scenario; BENCH_JSON=file appends
-# one JSON object per scenario.
+# one JSON object per scenario; BENCH_PROFILE=dir saves the manager's profiles of each rollout.
 N ?= 500
 BENCH_NODES ?= 10
 
 .PHONY: bench
 bench: tools ## CloneSet scale-up and in-place rollouts (maxUnavailable 20%, 100%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes
-	$(GO) run ./test/bench -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON))
+	$(GO) run ./test/bench -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE))
 
 .PHONY: bench-floor
 bench-floor: tools ## the machine's floor: the in-place protocol's writes for N pods with no controller

@@ -27,7 +27,7 @@ func podSpec(img string) corev1.PodSpec {
 
 // runControllers measures the CloneSet scenarios (writer: kruise-manager) and the Deployment
 // reference (writer: kube-controller-manager's deployment and replicaset controllers).
-func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, error) {
+func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profiler) ([]result, error) {
 	cfg, err := sb.RESTConfig()
 	if err != nil {
 		return nil, err
@@ -80,6 +80,7 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, 
 		if err := waitCloneSet(ctx, c, cs, func(*appsv1alpha1.CloneSetStatus) bool { return true }); err != nil {
 			return err
 		}
+		stopProfile := prof.start(scenario)
 		r, err := measure(sb, scenario, "kruise-manager", n, mgrPID, mgr, func() error {
 			if err := patch(ctx, c, cs, fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, img)); err != nil {
 				return err
@@ -88,6 +89,9 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, 
 				return s.UpdatedReadyReplicas == int32(n) && s.ReadyReplicas == int32(n) && s.CurrentRevision == s.UpdateRevision
 			})
 		})
+		if perr := stopProfile(); err == nil {
+			err = perr
+		}
 		out = append(out, r)
 		return err
 	}

@@ -6,7 +6,7 @@
 // everything else, from the API server's audit log, by the writer's own identity), 409 conflicts,
 // and the writer's CPU seconds and peak RSS.
 //
-//	go run ./test/bench [-n 500] [-nodes 10] [-floor] [-json FILE]
+//	go run ./test/bench [-n 500] [-nodes 10] [-floor] [-json FILE] [-profile DIR]
 package main
 
 import (
@@ -45,14 +45,15 @@ func main() {
 	nodes := flag.Int("nodes", 10, "kwok nodes")
 	floor := flag.Bool("floor", false, "measure the machine's floor instead of the controllers")
 	jsonOut := flag.String("json", "", "append one JSON object per scenario to this file")
+	profileDir := flag.String("profile", "", "write kruise-manager's CPU and allocation profiles of each scenario to this folder")
 	flag.Parse()
-	if err := run(*n, *nodes, *floor, *jsonOut); err != nil {
+	if err := run(*n, *nodes, *floor, *jsonOut, *profileDir); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, nodes int, floor bool, jsonOut string) error {
+func run(n, nodes int, floor bool, jsonOut, profileDir string) error {
 	if n <= 0 || nodes <= 0 {
 		return fmt.Errorf("-n and -nodes must be positive")
 	}
@@ -75,7 +76,7 @@ func run(n, nodes int, floor bool, jsonOut string) error {
 		}
 		results = append(results, r)
 	} else {
-		results, err = runControllers(ctx, sb, n)
+		results, err = runControllers(ctx, sb, n, newProfiler(profileDir, sb))
 		if err != nil {
 			return err
 		}
