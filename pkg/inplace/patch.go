@@ -64,13 +64,37 @@ func escape(key string) string {
 // SpecPatch returns the JSON patch that applies spec to pod: it checks the pod still has the
 // revision label value and container images it was planned against (the API server rejects the
 // patch otherwise, and nothing is written), then sets the new images, the label and annotation
-// changes, the revision label and the in-place update state annotation.
+// changes, the revision label and the in-place update state annotation. A deferred update the pod
+// still carries (Deferred) is removed: spec replaces it (see UpdateSpec.Then).
 func SpecPatch(pod *corev1.Pod, spec *UpdateSpec, state *appspub.InPlaceUpdateState) ([]byte, error) {
-	var ops []jsonPatchOp
-	if rev, ok := pod.Labels[RevisionLabel]; ok {
-		ops = append(ops, jsonPatchOp{Op: "test", Path: "/metadata/labels/" + escape(RevisionLabel), Value: rev})
+	ops := revisionTest(pod)
+	images, err := imageOps(pod, spec.ContainerImages)
+	if err != nil {
+		return nil, err
 	}
-	for _, name := range keysOf(spec.ContainerImages) {
+	ops = append(ops, images...)
+	ops = append(ops, metadataOps("labels", pod.Labels, spec.Labels, map[string]string{RevisionLabel: spec.Revision})...)
+	stateJSON, err := json.Marshal(state)
+	if err != nil {
+		return nil, err
+	}
+	ops = append(ops, metadataOps("annotations", pod.Annotations, withDelete(spec.Annotations, appspub.InPlaceUpdateGraceKey),
+		map[string]string{appspub.InPlaceUpdateStateKey: string(stateJSON)})...)
+	return json.Marshal(ops)
+}
+
+// revisionTest checks the pod's revision label is still what the caller saw.
+func revisionTest(pod *corev1.Pod) []jsonPatchOp {
+	if rev, ok := pod.Labels[RevisionLabel]; ok {
+		return []jsonPatchOp{{Op: "test", Path: "/metadata/labels/" + escape(RevisionLabel), Value: rev}}
+	}
+	return nil
+}
+
+// imageOps sets container images, each after checking the container and its current image.
+func imageOps(pod *corev1.Pod, images map[string]string) ([]jsonPatchOp, error) {
+	var ops []jsonPatchOp
+	for _, name := range keysOf(images) {
 		i := containerIndex(pod, name)
 		if i < 0 {
 			return nil, fmt.Errorf("pod %s/%s has no container %q to update", pod.Namespace, pod.Name, name)
@@ -79,16 +103,19 @@ func SpecPatch(pod *corev1.Pod, spec *UpdateSpec, state *appspub.InPlaceUpdateSt
 		ops = append(ops,
 			jsonPatchOp{Op: "test", Path: fmt.Sprintf("/spec/containers/%d/name", i), Value: name},
 			jsonPatchOp{Op: "test", Path: path, Value: pod.Spec.Containers[i].Image},
-			jsonPatchOp{Op: "replace", Path: path, Value: spec.ContainerImages[name]})
+			jsonPatchOp{Op: "replace", Path: path, Value: images[name]})
 	}
-	ops = append(ops, metadataOps("labels", pod.Labels, spec.Labels, map[string]string{RevisionLabel: spec.Revision})...)
-	stateJSON, err := json.Marshal(state)
-	if err != nil {
-		return nil, err
+	return ops, nil
+}
+
+// withDelete returns changes plus the deletion of key.
+func withDelete(changes map[string]*string, key string) map[string]*string {
+	out := make(map[string]*string, len(changes)+1)
+	for k, v := range changes {
+		out[k] = v
 	}
-	ops = append(ops, metadataOps("annotations", pod.Annotations, spec.Annotations,
-		map[string]string{appspub.InPlaceUpdateStateKey: string(stateJSON)})...)
-	return json.Marshal(ops)
+	out[key] = nil
+	return out
 }
 
 // metadataOps turns label or annotation changes (nil value = delete) plus forced values into JSON

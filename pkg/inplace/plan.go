@@ -14,24 +14,25 @@ type Options struct {
 
 // UpdateSpec is what an in-place update changes on a pod. A nil map or slice means "nothing of this
 // kind changes"; an UpdateSpec with all of them empty is a revision-only update (IsRevisionOnly).
+// Its JSON form is part of the apps.kruise.io/inplace-update-grace annotation (Deferred).
 type UpdateSpec struct {
 	// Revision is the name of the revision the pod moves to.
-	Revision string
+	Revision string `json:"revision"`
 	// ContainerImages maps a container name to its new image, for containers whose image changes.
-	ContainerImages map[string]string
+	ContainerImages map[string]string `json:"containerImages,omitempty"`
 	// ContainerResources maps a container name to its new resource requirements, for containers whose
 	// CPU or memory requests or limits change. Only set with Options.VerticalScaling.
-	ContainerResources map[string]corev1.ResourceRequirements
+	ContainerResources map[string]corev1.ResourceRequirements `json:"containerResources,omitempty"`
 	// Labels are the template label changes to apply: a nil value deletes the key.
-	Labels map[string]*string
+	Labels map[string]*string `json:"labels,omitempty"`
 	// Annotations are the template annotation changes to apply: a nil value deletes the key.
-	Annotations map[string]*string
+	Annotations map[string]*string `json:"annotations,omitempty"`
 	// EnvFromMetadataContainers lists, in template order, the containers with an env var whose value
 	// comes from a label or annotation (fieldRef metadata.labels['k'] / metadata.annotations['k']) that
 	// this update changes. Env vars are resolved only when a container starts, so each of these must
 	// restart to see the new value, even when its image does not change (OpenKruise's
 	// InPlaceUpdateEnvFromMetadata). A container also in ContainerImages restarts once, for its image.
-	EnvFromMetadataContainers []string
+	EnvFromMetadataContainers []string `json:"envFromMetadataContainers,omitempty"`
 }
 
 // IsRevisionOnly reports whether the update changes nothing on the pod but its revision.

@@ -9,9 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
@@ -67,4 +69,73 @@ func listPods(t *testing.T, cs kubernetes.Interface, ns string) map[string]*core
 		}
 	}
 	return out
+}
+
+// gracePeriodEndpoint: with inPlaceUpdateStrategy.gracePeriodSeconds 5, the pod behind a Service
+// turns not ready in its EndpointSlice while its container still runs v1 (restartCount 0), and the
+// container restarts only after the grace period.
+func gracePeriodEndpoint(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface, c client.Client) {
+	ctx := context.Background()
+	ns := harness.Namespace(t, cs)
+	const grace = 5
+	pod := realPod("app", sb.Image("app:v1")).Spec
+	pod.Containers[0].Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}
+	clone := harness.NewCloneSet(ns, "graceful", 1, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType, pod)
+	clone.Spec.UpdateStrategy.InPlaceUpdateStrategy = &appspub.InPlaceUpdateStrategy{GracePeriodSeconds: grace}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "graceful"},
+		Spec: corev1.ServiceSpec{Selector: clone.Spec.Selector.MatchLabels,
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, clone); err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitCloneSet(t, c, 90*time.Second, ns, "graceful", "ready on v1", harness.RolledOut(1))
+	var p *corev1.Pod
+	for _, x := range listPods(t, cs, ns) {
+		p = x
+	}
+	ip := p.Status.PodIP
+	waitEndpoint(t, cs, ns, "graceful", ip, true, "ready on v1")
+
+	// A merge patch replaces the containers list: it must carry the ports too, or the change is not
+	// in place.
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q,"ports":[{"name":"http","containerPort":8080}]}]}}}}`,
+		sb.Image("app:v2"))
+	if err := c.Patch(ctx, clone, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+	// Poll (every 100 ms) for the endpoint going not ready, then for the restart.
+	var outAt, restartAt time.Time
+	harness.Eventually(t, 60*time.Second, "endpoint not ready, then the container restarted", func() (bool, string) {
+		now := time.Now()
+		got, err := cs.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		restarts := got.Status.ContainerStatuses[0].RestartCount
+		if ready, found := endpointReady(cs, ns, "graceful", ip); found && !ready && outAt.IsZero() && restarts == 0 {
+			outAt = now
+		}
+		if restarts > 0 && restartAt.IsZero() {
+			restartAt = now
+		}
+		return !restartAt.IsZero(), harness.DescribePod(got)
+	})
+	if outAt.IsZero() {
+		t.Fatal("the container restarted before the endpoint was seen not ready")
+	}
+	t.Logf("endpoint not ready %.1fs before the container restarted (grace %ds)", restartAt.Sub(outAt).Seconds(), grace)
+	if restartAt.Sub(outAt) < (grace-1)*time.Second {
+		t.Errorf("the container restarted %.1fs after the endpoint went not ready; want about the grace period of %ds",
+			restartAt.Sub(outAt).Seconds(), grace)
+	}
+	harness.WaitCloneSet(t, c, 90*time.Second, ns, "graceful", "rolled out to v2", harness.RolledOut(1))
+	waitEndpoint(t, cs, ns, "graceful", ip, true, "ready again on v2")
+	after := listPods(t, cs, ns)
+	harness.CheckUpdatedInPlace(t, map[string]*corev1.Pod{p.Name: p}, after, 1)
+	if got := execIn(t, sb, ns, p.Name, "cat", "/etc/app-version"); got != "v2" {
+		t.Errorf("pod %s says %q after the rollout, want v2", p.Name, got)
+	}
 }

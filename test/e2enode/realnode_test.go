@@ -80,6 +80,10 @@ func TestRealNode(t *testing.T) {
 		cloneSetInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("a grace period takes the pod out of the Service before its container restarts", func(t *testing.T) {
+		gracePeriodEndpoint(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("teardown leaves nothing behind", func(t *testing.T) {
 		dir := sb.Dir
 		t0 := time.Now()
@@ -173,10 +177,10 @@ func readinessGateEndpoint(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Inte
 		return p.Status.PodIP != "" && len(c) == 1 && c[0].Ready && harness.PodCondition(p, corev1.PodReady) == corev1.ConditionFalse
 	})
 	ip := started.Status.PodIP
-	waitEndpoint(t, cs, ns, ip, false, "listed but not ready while the gate is unset")
+	waitEndpoint(t, cs, ns, "gated", ip, false, "listed but not ready while the gate is unset")
 	// The endpoint must stay not ready: nothing but the gate holds the pod.
 	harness.Consistently(t, 2*time.Second, "endpoint stays not ready without the gate", func() (bool, string) {
-		ready, found := endpointReady(cs, ns, ip)
+		ready, found := endpointReady(cs, ns, "gated", ip)
 		return found && !ready, fmt.Sprintf("found=%v ready=%v", found, ready)
 	})
 
@@ -184,10 +188,10 @@ func readinessGateEndpoint(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Inte
 	waitPod(t, cs, ns, pod.Name, 30*time.Second, "Ready after the gate is True", func(p *corev1.Pod) bool {
 		return harness.PodCondition(p, corev1.PodReady) == corev1.ConditionTrue
 	})
-	waitEndpoint(t, cs, ns, ip, true, "ready once the gate is True")
+	waitEndpoint(t, cs, ns, "gated", ip, true, "ready once the gate is True")
 
 	setGate(t, cs, ns, pod.Name, corev1.ConditionFalse)
-	waitEndpoint(t, cs, ns, ip, false, "not ready again once the gate is False")
+	waitEndpoint(t, cs, ns, "gated", ip, false, "not ready again once the gate is False")
 	final := waitPod(t, cs, ns, pod.Name, 30*time.Second, "not Ready with the gate False", func(p *corev1.Pod) bool {
 		return harness.PodCondition(p, corev1.PodReady) == corev1.ConditionFalse
 	})
@@ -237,10 +241,10 @@ func setGate(t *testing.T, cs kubernetes.Interface, ns, name string, status core
 	}
 }
 
-// endpointReady finds the pod IP among the EndpointSlices of Service "gated".
-func endpointReady(cs kubernetes.Interface, ns, ip string) (ready, found bool) {
+// endpointReady finds the pod IP among the EndpointSlices of Service svc.
+func endpointReady(cs kubernetes.Interface, ns, svc, ip string) (ready, found bool) {
 	slices, err := cs.DiscoveryV1().EndpointSlices(ns).List(context.Background(),
-		metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=gated"})
+		metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
 	if err != nil {
 		return false, false
 	}
@@ -256,10 +260,10 @@ func endpointReady(cs kubernetes.Interface, ns, ip string) (ready, found bool) {
 	return false, false
 }
 
-func waitEndpoint(t *testing.T, cs kubernetes.Interface, ns, ip string, ready bool, what string) {
+func waitEndpoint(t *testing.T, cs kubernetes.Interface, ns, svc, ip string, ready bool, what string) {
 	t.Helper()
 	harness.Eventually(t, 30*time.Second, "endpoint "+ip+" "+what, func() (bool, string) {
-		r, found := endpointReady(cs, ns, ip)
+		r, found := endpointReady(cs, ns, svc, ip)
 		return found && r == ready, fmt.Sprintf("found=%v ready=%v", found, r)
 	})
 }

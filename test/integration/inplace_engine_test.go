@@ -46,7 +46,7 @@ func TestEngineUpdateThenRefresh(t *testing.T) {
 	if !d.InPlace() {
 		t.Fatalf("an image change must be possible in place: %v", d.RecreateReasons)
 	}
-	if err := eng.Update(ctx, pod, d.Spec, "image app:v2"); err != nil {
+	if err := eng.Update(ctx, pod, d.Spec, engine.UpdateOptions{Reason: "image app:v2"}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})

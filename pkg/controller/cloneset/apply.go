@@ -48,6 +48,15 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		}
 		return nil
 	}))
+	errs.Update = errors.Join(errs.Update, parallel(plan.Resumes, func(name string) error {
+		r.Expectations.ExpectResume(key, name, r.Clock.Now())
+		if _, err := r.Engine.Refresh(ctx, obs.pods[name]); err != nil {
+			r.Expectations.Drop(key, name)
+			r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "apply the deferred in-place update of pod %s: %v", name, err)
+			return err
+		}
+		return nil
+	}))
 	done := &batch{}
 	defer done.flush(r, cs)
 	errs.Scale = errors.Join(errs.Scale, parallel(plan.Deletes, func(d Deletion) error {
@@ -185,7 +194,11 @@ func (r *Reconciler) updateInPlace(ctx context.Context, key string, cs *v1alpha1
 		return nil
 	}
 	r.Expectations.ExpectUpdate(key, pod.Name, u.Spec.Revision, r.Clock.Now())
-	if err := r.Engine.Update(ctx, pod, u.Spec, u.Reason); err != nil {
+	opts := engine.UpdateOptions{Reason: u.Reason}
+	if ips := cs.Spec.UpdateStrategy.InPlaceUpdateStrategy; ips != nil {
+		opts.GraceSeconds = ips.GracePeriodSeconds
+	}
+	if err := r.Engine.Update(ctx, pod, u.Spec, opts); err != nil {
 		r.Expectations.Drop(key, pod.Name)
 		r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", pod.Name, err)
 		return err

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 )
@@ -23,7 +24,7 @@ type Expectations struct {
 }
 
 type expectation struct {
-	kind     string // "create", "delete" or "update"
+	kind     string // "create", "delete", "update" or "resume"
 	revision string // for "update": the revision label the pod must show
 	since    time.Time
 }
@@ -55,6 +56,11 @@ func (e *Expectations) ExpectDelete(key, pod string, now time.Time) {
 // ExpectUpdate records that pod was moved to revision.
 func (e *Expectations) ExpectUpdate(key, pod, revision string, now time.Time) {
 	e.expect(key, pod, expectation{kind: "update", revision: revision, since: now})
+}
+
+// ExpectResume records that pod's deferred in-place update was applied.
+func (e *Expectations) ExpectResume(key, pod string, now time.Time) {
+	e.expect(key, pod, expectation{kind: "resume", since: now})
 }
 
 // ExpectOpen records that pod's InPlaceUpdateReady gate was opened.
@@ -106,6 +112,8 @@ func (e *Expectations) Pending(key string, pods map[string]*corev1.Pod, now time
 			met = !seen || pod.DeletionTimestamp != nil
 		case "update":
 			met = !seen || pod.Labels[inplace.RevisionLabel] == x.revision
+		case "resume":
+			met = !seen || pod.Annotations[appspub.InPlaceUpdateGraceKey] == ""
 		}
 		if met || now.Sub(x.since) > timeout {
 			delete(e.pending[key], name)

@@ -143,6 +143,9 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, bool) {
 		return f, true
 	case engine.Updating:
 		f.InPlaceUpdating = true
+	case engine.Waiting:
+		f.InPlaceUpdating = true
+		f.GraceDue, _ = engine.GraceDue(pod)
 	}
 	return f, false
 }

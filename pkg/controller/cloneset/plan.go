@@ -96,10 +96,13 @@ type Plan struct {
 	Deletes  []Deletion
 	Updates  []Update
 	Refusals []Refusal
+	// Resumes are pods whose deferred in-place update has waited out its grace period: its
+	// container changes are applied now.
+	Resumes []string
 	// Notes explain waits, e.g. "2 unavailable ≥ maxUnavailable 2 (replicas 5, 3 available): 1 update waiting".
 	Notes []string
 	// NextDeadline is the earliest time at which the plan may change without any event (a pod
-	// passing minReadySeconds); zero when there is none.
+	// passing minReadySeconds, a grace period ending); zero when there is none.
 	NextDeadline time.Time
 	Bounds       Bounds
 }
@@ -117,7 +120,7 @@ func (p *Plan) RequeueAfter(now time.Time) time.Duration {
 
 // Empty reports whether the plan does nothing.
 func (p *Plan) Empty() bool {
-	return len(p.Creates) == 0 && len(p.Deletes) == 0 && len(p.Updates) == 0
+	return len(p.Creates) == 0 && len(p.Deletes) == 0 && len(p.Updates) == 0 && len(p.Resumes) == 0
 }
 
 // Compute plans one reconcile of a CloneSet. It is pure: the same snapshot, now and options give
@@ -128,6 +131,7 @@ func Compute(snap *Snapshot, now time.Time, opts Options) Plan {
 	pl.planSpecifiedDeletes()
 	pl.planUpdates()
 	pl.planCreates()
+	pl.planResumes()
 	pl.planDeadline()
 	return pl.plan
 }
@@ -289,18 +293,35 @@ func (pl *planner) budgetNote(waiting int, what string) {
 		pl.b.Replicas-len(pl.avail), pl.b.MaxUnavailable, pl.b.Replicas, len(pl.avail), waiting, what)
 }
 
-// planDeadline sets NextDeadline to the earliest time a pod passes minReadySeconds.
+// planResumes applies the deferred in-place updates whose grace period is over.
+func (pl *planner) planResumes() {
+	for _, p := range pl.alive() {
+		if !p.GraceDue.IsZero() && !p.GraceDue.After(pl.now) && !pl.touched[p.Name] {
+			pl.plan.Resumes = append(pl.plan.Resumes, p.Name)
+		}
+	}
+}
+
+// planDeadline sets NextDeadline to the earliest time a pod passes minReadySeconds or a grace
+// period ends.
 func (pl *planner) planDeadline() {
 	for _, p := range pl.alive() {
 		if pl.touched[p.Name] {
 			continue
 		}
+		if p.GraceDue.After(pl.now) {
+			pl.deadline(p.GraceDue)
+		}
 		at, ok := p.AvailableAt(pl.minReady)
 		if !ok || !at.After(pl.now) {
 			continue
 		}
-		if pl.plan.NextDeadline.IsZero() || at.Before(pl.plan.NextDeadline) {
-			pl.plan.NextDeadline = at
-		}
+		pl.deadline(at)
+	}
+}
+
+func (pl *planner) deadline(at time.Time) {
+	if pl.plan.NextDeadline.IsZero() || at.Before(pl.plan.NextDeadline) {
+		pl.plan.NextDeadline = at
 	}
 }

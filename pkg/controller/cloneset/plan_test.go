@@ -205,3 +205,26 @@ func TestComputeDoesNotModifySnapshot(t *testing.T) {
 		t.Fatal("Compute modified the snapshot's pods")
 	}
 }
+
+// A pod waiting out its grace period is unavailable (it holds maxUnavailable), is resumed once the
+// period is over, and its end is the plan's next deadline.
+func TestPlanGracePeriod(t *testing.T) {
+	waitUntil := func(d time.Duration) func(*PodFacts) {
+		return func(p *PodFacts) { p.InPlaceUpdating, p.GraceDue = true, t0.Add(d) }
+	}
+	snap := cs(4, maxUnavailable("1"), pods("a", "v2", 1, waitUntil(3*time.Second)), pods("b", "v1", 3))
+	plan := Compute(snap, t0, Options{})
+	if len(plan.Resumes) != 0 || len(plan.Updates) != 0 {
+		t.Errorf("before the grace period ends: resumes %v, updates %v; want none (the waiting pod holds maxUnavailable 1)", plan.Resumes, plan.updated())
+	}
+	if !plan.NextDeadline.Equal(t0.Add(3 * time.Second)) {
+		t.Errorf("next deadline %v, want the end of the grace period %v", plan.NextDeadline, t0.Add(3*time.Second))
+	}
+	plan = Compute(snap, t0.Add(3*time.Second), Options{})
+	if !slices.Equal(plan.Resumes, []string{"a-0"}) || len(plan.Updates) != 0 {
+		t.Errorf("at the end of the grace period: resumes %v, updates %v; want [a-0] and no update", plan.Resumes, plan.updated())
+	}
+	if plan.Empty() {
+		t.Error("a plan that resumes a pod reports itself empty")
+	}
+}

@@ -56,6 +56,9 @@ type PodFacts struct {
 	RestartCount int32
 	// InPlaceUpdating is true while an in-place update of the pod has not completed.
 	InPlaceUpdating bool
+	// GraceDue is set while the pod's in-place update waits for its grace period
+	// (inPlaceUpdateStrategy.gracePeriodSeconds): when its container changes may be applied.
+	GraceDue time.Time
 }
 
 // AvailableAt is when the pod becomes (or became) available: ready, not in an in-place update, not

@@ -6,6 +6,8 @@
 //  2. Update: InPlaceUpdateReady (and Ready) False through pods/status when containers restart,
 //     then one JSON patch of the spec that tests the revision label and the images it relies on, sets
 //     the new images, labels, annotations, the revision label and apps.kruise.io/inplace-update-state.
+//     With a grace period the container changes are recorded on the pod instead (inplace.Deferred)
+//     and applied by Refresh once the pod has been NotReady for that long.
 //  3. Refresh: once every restarted container runs an image whose ID differs from the one recorded
 //     before the update, InPlaceUpdateReady goes back to True.
 //
@@ -35,11 +37,21 @@ type Engine interface {
 	// CanUpdateInPlace decides whether a pod of oldTemplate's revision can move to newTemplate
 	// (revision newRevision) in place, and if so with which changes.
 	CanUpdateInPlace(oldTemplate, newTemplate *corev1.PodTemplateSpec, newRevision string) inplace.Decision
-	// Update starts the in-place update of pod to spec; reason goes with the condition.
-	Update(ctx context.Context, pod *corev1.Pod, spec *inplace.UpdateSpec, reason string) error
-	// Refresh finishes the update of a pod whose containers all run again, and reports where the
-	// pod stands.
+	// Update starts the in-place update of pod to spec.
+	Update(ctx context.Context, pod *corev1.Pod, spec *inplace.UpdateSpec, opts UpdateOptions) error
+	// Refresh moves an update on: it applies a deferred update whose grace period is over, and
+	// finishes the update of a pod whose containers all run again. It reports where the pod stands.
 	Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error)
+}
+
+// UpdateOptions tune one Update.
+type UpdateOptions struct {
+	// Reason goes with the InPlaceUpdateReady condition.
+	Reason string
+	// GraceSeconds (inPlaceUpdateStrategy.gracePeriodSeconds) > 0 keeps the pod NotReady that long
+	// before its containers change: the update is recorded on the pod (inplace.Deferred) and applied
+	// by a Refresh once the grace period is over.
+	GraceSeconds int32
 }
 
 // New returns the Engine that writes through c.
@@ -60,23 +72,47 @@ func (e *engine) CanUpdateInPlace(oldTemplate, newTemplate *corev1.PodTemplateSp
 	return inplace.Plan(oldTemplate, newTemplate, newRevision, e.opts)
 }
 
-func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.UpdateSpec, reason string) error {
+func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.UpdateSpec, opts UpdateOptions) error {
 	if spec == nil {
 		return fmt.Errorf("update pod %s in place: no update spec", pod.Name)
 	}
-	state := &appspub.InPlaceUpdateState{Revision: spec.Revision, UpdateTimestamp: metav1.NewTime(e.clock.Now()),
-		UpdateImages: len(spec.ContainerImages) > 0, LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{}}
-	for _, c := range pod.Status.ContainerStatuses {
-		if _, ok := spec.ContainerImages[c.Name]; ok {
-			state.LastContainerStatuses[c.Name] = appspub.InPlaceUpdateContainerStatus{ImageID: c.ImageID}
+	start := e.clock.Now()
+	pending, err := inplace.DeferredOf(pod)
+	if err != nil {
+		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
+	}
+	if pending != nil {
+		// The pod still runs the containers of the update before: go there straight from them,
+		// within the grace period already running.
+		spec = pending.Then(spec, pod)
+		if st, ok := stateOf(pod); ok {
+			start = st.UpdateTimestamp.Time
 		}
 	}
-	if state.UpdateImages {
-		if err := e.setGate(ctx, pod, corev1.ConditionFalse, "StartInPlaceUpdate", reason); err != nil {
+	state := &appspub.InPlaceUpdateState{Revision: spec.Revision, UpdateTimestamp: metav1.NewTime(start),
+		UpdateImages: len(spec.ContainerImages) > 0, LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{}}
+	// Every container that restarts is recorded, with the image ID it reports now (none while it
+	// has no status): completion waits for each to run a different one.
+	for name := range spec.ContainerImages {
+		imageID := ""
+		for _, c := range pod.Status.ContainerStatuses {
+			if c.Name == name {
+				imageID = c.ImageID
+			}
+		}
+		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ImageID: imageID}
+	}
+	if state.UpdateImages && !GateFalse(pod) {
+		if err := e.setGate(ctx, pod, corev1.ConditionFalse, "StartInPlaceUpdate", opts.Reason); err != nil {
 			return err
 		}
 	}
-	patch, err := inplace.SpecPatch(pod, spec, state)
+	var patch []byte
+	if state.UpdateImages && opts.GraceSeconds > 0 {
+		patch, err = inplace.DeferPatch(pod, &inplace.Deferred{UpdateSpec: *spec, GraceSeconds: opts.GraceSeconds}, state)
+	} else {
+		patch, err = inplace.SpecPatch(pod, spec, state)
+	}
 	if err != nil {
 		return err
 	}
@@ -87,11 +123,39 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 }
 
 func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error) {
-	p := Observe(pod)
-	if p != Completed {
+	switch p := Observe(pod); p {
+	case Waiting:
+		due, ok := GraceDue(pod)
+		if !ok || e.clock.Now().Before(due) {
+			return Waiting, nil
+		}
+		return Updating, e.resume(ctx, pod)
+	case Completed:
+		return Completed, e.setGate(ctx, pod, corev1.ConditionTrue, "InPlaceUpdateCompleted", "")
+	default:
 		return p, nil
 	}
-	return Completed, e.setGate(ctx, pod, corev1.ConditionTrue, "InPlaceUpdateCompleted", "")
+}
+
+// resume applies the pod's deferred update (its grace period is over), keeping the pod NotReady.
+func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
+	d, err := inplace.DeferredOf(pod)
+	if err != nil || d == nil {
+		return err
+	}
+	if !GateFalse(pod) { // the gate was opened by someone else meanwhile: containers restart now
+		if err := e.setGate(ctx, pod, corev1.ConditionFalse, "StartInPlaceUpdate", "grace period over"); err != nil {
+			return err
+		}
+	}
+	patch, err := inplace.ResumePatch(pod, d)
+	if err != nil {
+		return err
+	}
+	if err := e.client.Patch(ctx, Ref(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("apply the deferred in-place update of pod %s: %w", pod.Name, err)
+	}
+	return nil
 }
 
 // setGate writes the pod's InPlaceUpdateReady condition (with Ready when False) through

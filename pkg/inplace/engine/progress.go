@@ -2,10 +2,12 @@ package engine
 
 import (
 	"encoding/json"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 // Progress is where a pod stands in an in-place update.
@@ -19,6 +21,9 @@ const (
 	Updating
 	// Completed: the gate is still False but every restarted container runs again on a new image.
 	Completed
+	// Waiting: the pod carries a deferred update (inplace.Deferred) that waits for its grace period;
+	// GraceDue says until when.
+	Waiting
 )
 
 func (p Progress) String() string {
@@ -27,6 +32,8 @@ func (p Progress) String() string {
 		return "Updating"
 	case Completed:
 		return "Completed"
+	case Waiting:
+		return "Waiting"
 	default:
 		return "NotUpdating"
 	}
@@ -34,17 +41,43 @@ func (p Progress) String() string {
 
 // Observe says where pod stands, from the pod alone.
 func Observe(pod *corev1.Pod) Progress {
+	if _, ok := pod.Annotations[appspub.InPlaceUpdateGraceKey]; ok {
+		return Waiting
+	}
 	if !GateFalse(pod) {
 		return NotUpdating
 	}
-	state := &appspub.InPlaceUpdateState{}
-	if err := json.Unmarshal([]byte(pod.Annotations[appspub.InPlaceUpdateStateKey]), state); err != nil {
+	state, ok := stateOf(pod)
+	if !ok {
 		return Updating
 	}
 	if restarted(pod, state) {
 		return Completed
 	}
 	return Updating
+}
+
+// GraceDue is when the pod's deferred update may be applied: its update's start plus the grace
+// period; false when the pod has no deferred update. An unreadable one is due at once, so that
+// Refresh reports it.
+func GraceDue(pod *corev1.Pod) (time.Time, bool) {
+	d, err := inplace.DeferredOf(pod)
+	if d == nil {
+		return time.Time{}, err != nil
+	}
+	state, ok := stateOf(pod)
+	if !ok {
+		return time.Time{}, true
+	}
+	return d.Due(state.UpdateTimestamp.Time), true
+}
+
+func stateOf(pod *corev1.Pod) (*appspub.InPlaceUpdateState, bool) {
+	state := &appspub.InPlaceUpdateState{}
+	if err := json.Unmarshal([]byte(pod.Annotations[appspub.InPlaceUpdateStateKey]), state); err != nil {
+		return nil, false
+	}
+	return state, true
 }
 
 // GateFalse reports whether the pod's InPlaceUpdateReady condition is False.

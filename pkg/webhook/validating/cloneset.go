@@ -34,6 +34,7 @@ import (
 //     InPlaceOnly, and maxSurge must be 0 with InPlaceOnly (no surge pod can be updated in place);
 //   - the template has at least one container, unique container names that are DNS labels, and a
 //     non-empty image for each container;
+//   - spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds is ≥ 0;
 //   - spec.scaleStrategy.podsToDelete entries are valid pod names;
 //   - lifecycle hooks use valid label keys and values and valid (qualified) finalizer names.
 //
@@ -138,6 +139,10 @@ func validateUpdateStrategy(s *v1alpha1.CloneSetUpdateStrategy, p *field.Path) f
 	if len(surgeErrs) == 0 && s.Type == v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType && positive(s.MaxSurge) {
 		errs = append(errs, field.Forbidden(p.Child("maxSurge"),
 			"must be 0 when updateStrategy.type is InPlaceOnly: surge pods are created, never updated in place"))
+	}
+	if ips := s.InPlaceUpdateStrategy; ips != nil {
+		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(ips.GracePeriodSeconds),
+			p.Child("inPlaceUpdateStrategy", "gracePeriodSeconds"))...)
 	}
 	return errs
 }

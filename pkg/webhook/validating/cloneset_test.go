@@ -124,6 +124,12 @@ func TestValidateCloneSet(t *testing.T) {
 		{"maxUnavailable a number in a string", func(s *v1alpha1.CloneSetSpec) {
 			s.UpdateStrategy.MaxUnavailable = &intstr.IntOrString{Type: intstr.String, StrVal: "3"}
 		}, []want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxUnavailable"}}},
+		{"negative grace period", func(s *v1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.InPlaceUpdateStrategy = &appspub.InPlaceUpdateStrategy{GracePeriodSeconds: -1}
+		}, []want{{field.ErrorTypeInvalid, "spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds"}}},
+		{"grace period", func(s *v1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.InPlaceUpdateStrategy = &appspub.InPlaceUpdateStrategy{GracePeriodSeconds: 10}
+		}, nil},
 		{"negative maxSurge", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.MaxSurge = intOrStr("-2") },
 			[]want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxSurge"}}},
 		{"maxSurge and maxUnavailable both 0", func(s *v1alpha1.CloneSetSpec) {
