@@ -125,4 +125,3 @@ func watchGraceTimes(t *testing.T, ns, selector string) func() map[string]graceT
 		return out
 	}
 }
-
