@@ -56,4 +56,9 @@ const (
 
 	// CloneSetConditionFailedUpdate is True while the CloneSet fails to update pods.
 	CloneSetConditionFailedUpdate CloneSetConditionType = "FailedUpdate"
+
+	// CloneSetConditionProgressing says whether a rollout makes progress, when
+	// spec.progressDeadlineSeconds is set: False with reason ProgressDeadlineExceeded once no
+	// progress was seen for that long.
+	CloneSetConditionProgressing CloneSetConditionType = "Progressing"
 )

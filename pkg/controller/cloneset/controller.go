@@ -97,6 +97,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status := ComputeStatus(obs.snap, now, cs.Status, cs.Generation, errs)
 	status.CollisionCount = obs.collisionCount
 	requeue := plan.RequeueAfter(now)
+	if at := ProgressDeadline(&cs.Spec, &status); !at.IsZero() {
+		if d := max(at.Sub(now), 0) + time.Second; requeue == 0 || d < requeue {
+			requeue = d // a second late: stored times have whole seconds
+		}
+	}
+	r.reportProgress(cs, &status)
 	if !equality.Semantic.DeepEqual(cs.Status, status) {
 		replicas := int32(1)
 		if cs.Spec.Replicas != nil {

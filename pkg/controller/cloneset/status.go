@@ -42,7 +42,8 @@ const (
 //     updated and there are at least spec.replicas of them. Until then the current revision stays,
 //     so pods created to make up a partition keep it. Readiness is not required.
 //   - collisionCount and conditions of other types are carried over from old; FailedScale and
-//     FailedUpdate follow errs (see computeConditions).
+//     FailedUpdate follow errs (see computeConditions); Progressing follows the rollout when
+//     progressDeadlineSeconds is set (see progressCondition).
 func ComputeStatus(snap *Snapshot, now time.Time, old v1alpha1.CloneSetStatus, generation int64, errs ApplyErrors) v1alpha1.CloneSetStatus {
 	b := computeBounds(&snap.Spec)
 	st := computeCounters(snap, now)
@@ -56,6 +57,7 @@ func ComputeStatus(snap *Snapshot, now time.Time, old v1alpha1.CloneSetStatus, g
 	}
 	st.LabelSelector = computeLabelSelector(snap.Spec.Selector)
 	st.Conditions = computeConditions(old.Conditions, errs, now)
+	st.Conditions = setProgressCondition(st.Conditions, progressCondition(&snap.Spec, &st, &old, now))
 	return st
 }
 

@@ -226,9 +226,9 @@ func TestComputeStatusConditions(t *testing.T) {
 			[]v1alpha1.CloneSetCondition{cond(update, yes, ReasonUpdateError, conflict.Error(), now, now),
 				cond(scale, yes, ReasonScaleError, quota.Error(), now, now)}},
 		{"conditions of other types are carried over untouched",
-			[]v1alpha1.CloneSetCondition{cond("Progressing", yes, "CloneSetAvailable", "CloneSet is available", before, before)},
+			[]v1alpha1.CloneSetCondition{cond("Custom", yes, "Someone", "someone else's", before, before)},
 			ApplyErrors{Scale: quota},
-			[]v1alpha1.CloneSetCondition{cond("Progressing", yes, "CloneSetAvailable", "CloneSet is available", before, before),
+			[]v1alpha1.CloneSetCondition{cond("Custom", yes, "Someone", "someone else's", before, before),
 				cond(scale, yes, ReasonScaleError, quota.Error(), now, now)}},
 	}
 	for _, tt := range tests {
