@@ -169,3 +169,41 @@ func TestCloneSetInPlaceOnlyRefusesPendingChange(t *testing.T) {
 		return len(now) == 3, fmt.Sprintf("%d pods", len(now))
 	})
 }
+
+// maxSurge with InPlaceIfPossible: when every pod can be updated in place, the rollout creates no
+// surge pod (OpenKruise creates them and deletes old pods: openkruise/kruise#2369); a change that
+// needs recreating still uses the surge.
+func TestCloneSetSurgeOnlyWhenRecreating(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	const replicas = 5
+	clone := newCloneSet(ns, "surge", replicas, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+	clone.Spec.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(3))
+	if err := c.Create(ctx, clone); err != nil {
+		t.Fatal(err)
+	}
+	waitCloneSet(t, c, ns, "surge", "all ready", func(cs *appsv1alpha1.CloneSet) bool { return cs.Status.ReadyReplicas == replicas })
+	before := podsByName(t, ns, "app=surge")
+	rollout := func(patch string) (peak int) {
+		patchCloneSet(t, c, clone, patch)
+		harness.Eventually(t, 2*time.Minute, "rolled out", func() (bool, string) {
+			peak = max(peak, len(podsByName(t, ns, "app=surge")))
+			got := &appsv1alpha1.CloneSet{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(clone), got); err != nil {
+				return false, err.Error()
+			}
+			return harness.RolledOut(replicas)(got), fmt.Sprintf("%+v", got.Status)
+		})
+		return peak
+	}
+	if peak := rollout(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`); peak != replicas {
+		t.Errorf("in-place rollout with maxSurge 3: up to %d pods; want %d (no surge pod)", peak, replicas)
+	}
+	harness.CheckUpdatedInPlace(t, before, podsByName(t, ns, "app=surge"), replicas)
+	// An env change cannot be made in place: the surge is used.
+	peak := rollout(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2","env":[{"name":"X","value":"1"}]}]}}}}`)
+	if peak <= replicas {
+		t.Errorf("recreating rollout with maxSurge 3: at most %d pods; want a surge above %d", peak, replicas)
+	}
+}

@@ -220,14 +220,32 @@ func percent(v *intstr.IntOrString) (int, bool) {
 	return n, err == nil
 }
 
-// computeSurge is the surge allowed now: maxSurge, but no more than the pods still to update
-// (while not paused) plus the specified pods to replace.
+// computeSurge is the surge allowed now: maxSurge, but no more than the pods still to update by
+// recreating them (while not paused) plus the specified pods to replace. A pod that can be updated
+// in place needs no surge pod when maxUnavailable lets it be updated: creating one would only lead
+// to deleting an old pod that could have been kept (openkruise/kruise#2369). With maxUnavailable 0
+// the surge is what lets in-place updates proceed at all, so every pod to update counts.
 func (pl *planner) computeSurge() int {
 	need := pl.specifiedCount()
 	if !pl.snap.Spec.UpdateStrategy.Paused {
-		need += max(0, pl.oldKeepCount()-pl.b.Partition)
+		toUpdate := 0
+		for _, p := range pl.keep() {
+			if pl.isOld(p) && (pl.b.MaxUnavailable == 0 || !pl.inPlace(p)) {
+				toUpdate++
+			}
+		}
+		need += min(toUpdate, max(0, pl.oldKeepCount()-pl.b.Partition))
 	}
 	return min(pl.b.MaxSurge, need)
+}
+
+// inPlace reports whether the update type and the revision's in-place decision update p in place.
+func (pl *planner) inPlace(p *PodFacts) bool {
+	if pl.snap.Spec.UpdateStrategy.Type == v1alpha1.RecreateCloneSetUpdateStrategyType {
+		return false
+	}
+	d, ok := pl.snap.InPlace[p.Revision]
+	return ok && d.InPlace()
 }
 
 // isOld reports whether the pod is not at the update revision.

@@ -228,3 +228,40 @@ func TestPlanGracePeriod(t *testing.T) {
 		t.Error("a plan that resumes a pod reports itself empty")
 	}
 }
+
+// maxSurge with InPlaceIfPossible creates no surge pod when every old pod can be updated in place
+// (OpenKruise creates surge pods and then deletes old ones: openkruise/kruise#2369); pods that must
+// be recreated still get their surge.
+func TestPlanSurgeOnlyForRecreatedPods(t *testing.T) {
+	ip := v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType
+	plan := Compute(cs(5, maxSurge("3"), updateType(ip), pods("a", "v1", 5)), t0, Options{})
+	if n := len(plan.Creates); n != 0 || len(plan.Deletes) != 0 {
+		t.Errorf("in place possible: %d creates, deletes %v; want none", n, plan.deleted())
+	}
+	for _, u := range plan.Updates {
+		if u.Mode != UpdateInPlace {
+			t.Errorf("update %+v is not in place", u)
+		}
+	}
+	if len(plan.Updates) == 0 {
+		t.Error("nothing updated")
+	}
+	surge := func(p Plan) int { // pods after the plan − replicas
+		n := len(p.Creates) - len(p.Deletes)
+		for _, u := range p.Updates {
+			if u.Mode == UpdateRecreate {
+				n--
+			}
+		}
+		return n
+	}
+	plan = Compute(cs(5, maxSurge("3"), updateType(ip), noInPlace, pods("a", "v1", 5)), t0, Options{})
+	if n := surge(plan); n != 3 {
+		t.Errorf("recreate needed: surge %d; want maxSurge 3", n)
+	}
+	rec := v1alpha1.RecreateCloneSetUpdateStrategyType
+	plan = Compute(cs(5, maxSurge("3"), updateType(rec), pods("a", "v1", 5)), t0, Options{})
+	if n := surge(plan); n != 3 {
+		t.Errorf("ReCreate: surge %d; want maxSurge 3", n)
+	}
+}

@@ -267,8 +267,20 @@ func (s *sim) check(snap *Snapshot, p Plan) {
 	if scaleIn > 0 && active-scaleIn < b.Replicas {
 		s.fail("scale-in of %d leaves %d < replicas %d", scaleIn, active-scaleIn, b.Replicas)
 	}
-	if after := active - removed + len(p.Creates); after > b.Replicas+b.MaxSurge {
+	after := active - removed + len(p.Creates)
+	if after > b.Replicas+b.MaxSurge {
 		s.fail("%d pods after the plan > replicas %d + maxSurge %d", after, b.Replicas, b.MaxSurge)
+	}
+	// No throwaway surge: when every pod to update can be updated in place within maxUnavailable and
+	// none is to be replaced, no pod is created beyond replicas (openkruise/kruise#2369).
+	allInPlace := typ != v1alpha1.RecreateCloneSetUpdateStrategyType && b.MaxUnavailable > 0
+	for _, pod := range snap.Pods {
+		if !pod.Terminating && (pod.SpecifiedDelete || (pod.Revision != snap.UpdateRevision && !snap.InPlace[pod.Revision].InPlace())) {
+			allInPlace = false
+		}
+	}
+	if allInPlace && len(p.Creates) > 0 && after > b.Replicas {
+		s.fail("%d pods after the plan > replicas %d though every pod can be updated in place", after, b.Replicas)
 	}
 	if oldAfter := oldKeep - oldLost; oldAfter < min(oldKeep, b.Partition) {
 		s.fail("old pods %d → %d, below partition %d", oldKeep, oldAfter, b.Partition)
