@@ -113,6 +113,7 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, bool) {
 	f := PodFacts{
 		Name:         pod.Name,
 		InstanceID:   pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey],
+		Labels:       pod.Labels,
 		Revision:     pod.Labels[inplace.RevisionLabel],
 		Phase:        pod.Status.Phase,
 		Terminating:  pod.DeletionTimestamp != nil,

@@ -12,18 +12,8 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
-// UpdateOrder ranks pods that are equal under the default update order (unscheduled, pending and
-// not-ready pods first). Compare returns a negative number when a should be updated before b.
-// It is the hook for priorityStrategy and scatterStrategy.
-type UpdateOrder interface {
-	Compare(a, b *PodFacts) int
-}
-
-// Options tunes the planner.
-type Options struct {
-	// UpdateOrder breaks ties of the default update order; nil means by name.
-	UpdateOrder UpdateOrder
-}
+// Options tunes the planner with what is not in the snapshot: the manager's feature gates.
+type Options struct{}
 
 // DeleteKind says why a pod is deleted.
 type DeleteKind string

@@ -1,11 +1,15 @@
 package cloneset
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 )
 
@@ -182,18 +186,47 @@ func TestNextDeadlineIsWhenMinReadySecondsExpires(t *testing.T) {
 	}
 }
 
-type byNameDesc struct{}
-
-func (byNameDesc) Compare(a, b *PodFacts) int { return strings.Compare(b.Name, a.Name) }
-
-func TestUpdateOrderHookBreaksTies(t *testing.T) {
-	s := cs(3, maxUnavailable("1"), pods("a", "v1", 3))
-	if got := Compute(s, t0, Options{UpdateOrder: byNameDesc{}}).updated(); !slices.Equal(got, []string{"a-2"}) {
-		t.Fatalf("updated %v, want [a-2]", got)
+func labelled(kv ...string) func(*PodFacts) {
+	return func(p *PodFacts) {
+		p.Labels = map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			p.Labels[kv[i]] = kv[i+1]
+		}
 	}
-	s = cs(3, maxUnavailable("2"), pods("a", "v1", 2), pods("z", "v1", 1, notReady))
-	if got := Compute(s, t0, Options{UpdateOrder: byNameDesc{}}).updated(); !slices.Equal(got, []string{"z-0", "a-1"}) {
-		t.Fatalf("updated %v, want not-ready z-0 first, then a-1", got)
+}
+
+// priorityStrategy decides which pods a partial rollout updates, ahead of the default order (a
+// not-ready pod would otherwise go first); scatterStrategy spreads the matching pods.
+func TestPlanUpdateOrderStrategies(t *testing.T) {
+	weight := func(s *Snapshot) {
+		s.Spec.UpdateStrategy.PriorityStrategy = &appspub.UpdatePriorityStrategy{WeightPriority: []appspub.UpdatePriorityWeightTerm{
+			{Weight: 10, MatchSelector: metav1.LabelSelector{MatchLabels: map[string]string{"prio": "high"}}}}}
+	}
+	s := cs(4, weight, partition("3"), maxUnavailable("2"), pods("a", "v1", 1, notReady), pods("b", "v1", 2),
+		pods("c", "v1", 1, labelled("prio", "high")))
+	if got := Compute(s, t0, Options{}).updated(); !slices.Equal(got, []string{"c-0"}) {
+		t.Errorf("weightPriority: updated %v, want [c-0]", got)
+	}
+	order := func(s *Snapshot) {
+		s.Spec.UpdateStrategy.PriorityStrategy = &appspub.UpdatePriorityStrategy{OrderPriority: []appspub.UpdatePriorityOrderTerm{{OrderedKey: "ord"}}}
+	}
+	s = cs(3, order, maxUnavailable("3"), pods("a", "v1", 1, labelled("ord", "1")), pods("b", "v1", 1, labelled("ord", "3")),
+		pods("c", "v1", 1))
+	if got := Compute(s, t0, Options{}).updated(); !slices.Equal(got, []string{"b-0", "a-0", "c-0"}) {
+		t.Errorf("orderPriority: updated %v, want [b-0 a-0 c-0]", got)
+	}
+	scatter := func(s *Snapshot) {
+		s.Spec.UpdateStrategy.ScatterStrategy = v1alpha1.UpdateScatterStrategy{{Key: "zone", Value: "a"}}
+	}
+	s = cs(6, scatter, maxUnavailable("100%"), pods("a", "v1", 3, labelled("zone", "a")), pods("b", "v1", 3))
+	if got := Compute(s, t0, Options{}).updated(); !slices.Equal(got, []string{"a-0", "b-0", "b-1", "a-1", "b-2", "a-2"}) {
+		t.Errorf("scatterStrategy: updated %v, want zone=a at the first, fourth and last place", got)
+	}
+	// Mid-rollout the spread is that of all pods: a-0 (zone=a) is updated, so b-0 is next, not c-0.
+	s = cs(6, scatter, maxUnavailable("1"), pods("a", "v2", 1, labelled("zone", "a")), pods("b", "v1", 3),
+		pods("c", "v1", 2, labelled("zone", "a")))
+	if got := Compute(s, t0, Options{}).updated(); !slices.Equal(got, []string{"b-0"}) {
+		t.Errorf("scatterStrategy mid-rollout: updated %v, want [b-0]", got)
 	}
 }
 
@@ -201,7 +234,7 @@ func TestComputeDoesNotModifySnapshot(t *testing.T) {
 	s := cs(2, pods("a", "v1", 3, specified))
 	before := slices.Clone(s.Pods)
 	Compute(s, t0, Options{})
-	if !slices.EqualFunc(before, s.Pods, func(a, b PodFacts) bool { return a == b }) {
+	if !reflect.DeepEqual(before, s.Pods) {
 		t.Fatal("Compute modified the snapshot's pods")
 	}
 }

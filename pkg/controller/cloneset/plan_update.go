@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/updateorder"
 )
 
 // planUpdates moves kept old pods above the partition to the update revision, unless paused.
@@ -77,21 +78,40 @@ func (pl *planner) updatePod(p *PodFacts) bool {
 	return true
 }
 
-// sortForUpdate orders pods, first to update first: unscheduled, Pending < Unknown < Running, not
-// ready, then Options.UpdateOrder, then by name.
+// sortForUpdate orders pods, first to update first: by updateStrategy.priorityStrategy when set,
+// then unscheduled, Pending < Unknown < Running, not ready, then by name (pkg/updateorder). The
+// priority comes first because users set it to choose which pods a partial rollout (partition)
+// updates.
+//
+// With updateStrategy.scatterStrategy the order is the scattered order of all the CloneSet's kept
+// pods, updated ones included, by priority then name: computed over the remaining candidates
+// alone, the spread would start afresh after every step of a rollout.
 func (pl *planner) sortForUpdate(pods []*PodFacts) {
+	us := &pl.snap.Spec.UpdateStrategy
+	priority := updateorder.Priority(us.PriorityStrategy)
+	byPriority := func(a, b *PodFacts) int {
+		if priority != nil {
+			return priority(a.Labels, b.Labels)
+		}
+		return 0
+	}
+	if len(us.ScatterStrategy) > 0 {
+		all := pl.keep()
+		slices.SortStableFunc(all, func(a, b *PodFacts) int {
+			return cmp.Or(byPriority(a, b), cmp.Compare(a.Name, b.Name))
+		})
+		terms := make([]updateorder.Term, len(us.ScatterStrategy))
+		for i, t := range us.ScatterStrategy {
+			terms[i] = updateorder.Term{Key: t.Key, Value: t.Value}
+		}
+		rank := map[string]int{}
+		for i, p := range updateorder.Scatter(all, terms, func(p *PodFacts) map[string]string { return p.Labels }) {
+			rank[p.Name] = i
+		}
+		slices.SortStableFunc(pods, func(a, b *PodFacts) int { return cmp.Compare(rank[a.Name], rank[b.Name]) })
+		return
+	}
 	slices.SortStableFunc(pods, func(a, b *PodFacts) int {
-		if c := cmpDisruption(a, b); c != 0 {
-			return c
-		}
-		if c := cmpBool(!pl.avail[a.Name], !pl.avail[b.Name]); c != 0 {
-			return c
-		}
-		if pl.opts.UpdateOrder != nil {
-			if c := pl.opts.UpdateOrder.Compare(a, b); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(a.Name, b.Name)
+		return cmp.Or(byPriority(a, b), cmpDisruption(a, b), cmpBool(!pl.avail[a.Name], !pl.avail[b.Name]), cmp.Compare(a.Name, b.Name))
 	})
 }

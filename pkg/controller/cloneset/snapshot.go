@@ -33,6 +33,9 @@ type PodFacts struct {
 	Name string
 	// InstanceID is the value of the apps.kruise.io/cloneset-instance-id label.
 	InstanceID string
+	// Labels are the pod's labels (updateStrategy.priorityStrategy and scatterStrategy read them);
+	// shared with the cache, never modified.
+	Labels map[string]string
 	// Revision is the pod's controller-revision-hash label.
 	Revision string
 	// Phase is the pod's status.phase.

@@ -73,7 +73,7 @@ func sameConditions(a, b []v1alpha1.CloneSetCondition) bool {
 	}
 	for i := range a {
 		x, y := a[i], b[i]
-		x.LastUpdateTime, y.LastUpdateTime = y.LastUpdateTime, y.LastUpdateTime
+		x.LastUpdateTime = y.LastUpdateTime
 		if !equality.Semantic.DeepEqual(x, y) {
 			return false
 		}

@@ -35,6 +35,9 @@ import (
 //   - the template has at least one container, unique container names that are DNS labels, and a
 //     non-empty image for each container;
 //   - spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds is ≥ 0;
+//   - spec.updateStrategy.priorityStrategy sets weightPriority or orderPriority, not both, with
+//     weights in [0, 100], non-empty valid selectors and non-empty ordered keys;
+//     spec.updateStrategy.scatterStrategy terms have a key and are not repeated;
 //   - spec.scaleStrategy.podsToDelete entries are valid pod names;
 //   - lifecycle hooks use valid label keys and values and valid (qualified) finalizer names.
 //
@@ -140,9 +143,58 @@ func validateUpdateStrategy(s *v1alpha1.CloneSetUpdateStrategy, p *field.Path) f
 		errs = append(errs, field.Forbidden(p.Child("maxSurge"),
 			"must be 0 when updateStrategy.type is InPlaceOnly: surge pods are created, never updated in place"))
 	}
+	errs = append(errs, validatePriority(s.PriorityStrategy, p.Child("priorityStrategy"))...)
+	errs = append(errs, validateScatter(s.ScatterStrategy, p.Child("scatterStrategy"))...)
 	if ips := s.InPlaceUpdateStrategy; ips != nil {
 		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(ips.GracePeriodSeconds),
 			p.Child("inPlaceUpdateStrategy", "gracePeriodSeconds"))...)
+	}
+	return errs
+}
+
+// validatePriority: weightPriority or orderPriority, not both; weights in [0, 100] (OpenKruise
+// accepts 0) with a non-empty, valid selector; non-empty ordered keys.
+func validatePriority(s *appspub.UpdatePriorityStrategy, p *field.Path) field.ErrorList {
+	if s == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if len(s.WeightPriority) > 0 && len(s.OrderPriority) > 0 {
+		errs = append(errs, field.Forbidden(p, "set weightPriority or orderPriority, not both"))
+	}
+	for i, t := range s.WeightPriority {
+		tp := p.Child("weightPriority").Index(i)
+		if t.Weight < 0 || t.Weight > 100 {
+			errs = append(errs, field.Invalid(tp.Child("weight"), t.Weight, "must be between 0 and 100"))
+		}
+		sel := t.MatchSelector
+		if len(sel.MatchLabels)+len(sel.MatchExpressions) == 0 {
+			errs = append(errs, field.Required(tp.Child("matchSelector"), "an empty selector would match every pod"))
+			continue
+		}
+		errs = append(errs, metav1validation.ValidateLabelSelector(&sel, metav1validation.LabelSelectorValidationOptions{},
+			tp.Child("matchSelector"))...)
+	}
+	for i, t := range s.OrderPriority {
+		if t.OrderedKey == "" {
+			errs = append(errs, field.Required(p.Child("orderPriority").Index(i).Child("orderedKey"), ""))
+		}
+	}
+	return errs
+}
+
+// validateScatter: every term has a key, and no key/value pair is listed twice.
+func validateScatter(s v1alpha1.UpdateScatterStrategy, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[v1alpha1.UpdateScatterTerm]bool{}
+	for i, t := range s {
+		if t.Key == "" {
+			errs = append(errs, field.Required(p.Index(i).Child("key"), ""))
+		}
+		if seen[t] {
+			errs = append(errs, field.Duplicate(p.Index(i), fmt.Sprintf("%s=%s", t.Key, t.Value)))
+		}
+		seen[t] = true
 	}
 	return errs
 }

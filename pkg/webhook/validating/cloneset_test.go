@@ -124,6 +124,28 @@ func TestValidateCloneSet(t *testing.T) {
 		{"maxUnavailable a number in a string", func(s *v1alpha1.CloneSetSpec) {
 			s.UpdateStrategy.MaxUnavailable = &intstr.IntOrString{Type: intstr.String, StrVal: "3"}
 		}, []want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxUnavailable"}}},
+		{"both priority kinds", func(s *v1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.PriorityStrategy = &appspub.UpdatePriorityStrategy{
+				OrderPriority:  []appspub.UpdatePriorityOrderTerm{{OrderedKey: "k"}},
+				WeightPriority: []appspub.UpdatePriorityWeightTerm{{Weight: 1, MatchSelector: metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}}}
+		}, []want{{field.ErrorTypeForbidden, "spec.updateStrategy.priorityStrategy"}}},
+		{"priority weights and selectors", func(s *v1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.PriorityStrategy = &appspub.UpdatePriorityStrategy{WeightPriority: []appspub.UpdatePriorityWeightTerm{
+				{Weight: 0, MatchSelector: metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}},
+				{Weight: 101, MatchSelector: metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}},
+				{Weight: 5},
+				{Weight: 5, MatchSelector: metav1.LabelSelector{MatchLabels: map[string]string{"bad key": "b"}}}}}
+		}, []want{{field.ErrorTypeInvalid, "spec.updateStrategy.priorityStrategy.weightPriority[1].weight"},
+			{field.ErrorTypeRequired, "spec.updateStrategy.priorityStrategy.weightPriority[2].matchSelector"},
+			{field.ErrorTypeInvalid, "spec.updateStrategy.priorityStrategy.weightPriority[3].matchSelector.matchLabels"}}},
+		{"empty ordered key", func(s *v1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.PriorityStrategy = &appspub.UpdatePriorityStrategy{OrderPriority: []appspub.UpdatePriorityOrderTerm{{OrderedKey: "k"}, {}}}
+		}, []want{{field.ErrorTypeRequired, "spec.updateStrategy.priorityStrategy.orderPriority[1].orderedKey"}}},
+		{"scatter terms", func(s *v1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.ScatterStrategy = v1alpha1.UpdateScatterStrategy{{Key: "zone", Value: "a"}, {Key: "zone", Value: "b"},
+				{Key: "", Value: "x"}, {Key: "zone", Value: "a"}}
+		}, []want{{field.ErrorTypeRequired, "spec.updateStrategy.scatterStrategy[2].key"},
+			{field.ErrorTypeDuplicate, "spec.updateStrategy.scatterStrategy[3]"}}},
 		{"negative grace period", func(s *v1alpha1.CloneSetSpec) {
 			s.UpdateStrategy.InPlaceUpdateStrategy = &appspub.InPlaceUpdateStrategy{GracePeriodSeconds: -1}
 		}, []want{{field.ErrorTypeInvalid, "spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds"}}},
