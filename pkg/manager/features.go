@@ -13,7 +13,16 @@ type Feature string
 // featureDefaults lists the feature gates this build implements, with their defaults. Names are
 // OpenKruise's where the feature exists there. A gate is added here together with the code that
 // consults it: a gate that changes nothing would be a silent lie.
-var featureDefaults = map[Feature]bool{}
+var featureDefaults = map[Feature]bool{
+	CloneSetPartitionRollback: false,
+}
+
+// The feature gates.
+const (
+	// CloneSetPartitionRollback: raising a CloneSet's partition during a rollout moves pods back to
+	// the current revision (OpenKruise's gate of that name, alpha, off by default).
+	CloneSetPartitionRollback Feature = "CloneSetPartitionRollback"
+)
 
 // FeatureGates are the resolved gates.
 type FeatureGates map[Feature]bool

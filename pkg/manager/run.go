@@ -123,7 +123,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	mgr.GetWebhookServer().Register(install.ConversionPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
 	// Controllers run on the leader only, after the webhook server (controller-runtime starts webhook
 	// runnables first).
-	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller")}
+	gates, err := ParseFeatureGates(o.FeatureGates)
+	if err != nil {
+		return err
+	}
+	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"),
+		PartitionRollback: gates.Enabled(CloneSetPartitionRollback)}
 	if err := cloneSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,15 +77,37 @@ func (s *Sandbox) waitKruiseReady(ctx context.Context) error {
 // starts a new one with the same binary, flags and identity; it returns once the new one is ready.
 // Tests use it to show that a rollout survives the manager.
 func (s *Sandbox) CrashKruiseManager(ctx context.Context) error {
+	return s.restartKruise(ctx, "killed", (*Process).Kill, func(args []string) []string { return args })
+}
+
+// RestartKruiseManager stops kruise-manager (SIGTERM) and starts it again with --feature-gates=gates
+// in place of the gates it had ("" for the defaults); it returns once the new one is ready.
+func (s *Sandbox) RestartKruiseManager(ctx context.Context, gates string) error {
+	stop := func(p *Process) error { return p.Stop(10 * time.Second) }
+	return s.restartKruise(ctx, "stopped", stop, func(args []string) []string {
+		var out []string
+		for _, a := range args {
+			if !strings.HasPrefix(a, "--feature-gates=") {
+				out = append(out, a)
+			}
+		}
+		if gates != "" {
+			out = append(out, "--feature-gates="+gates)
+		}
+		return out
+	})
+}
+
+func (s *Sandbox) restartKruise(ctx context.Context, how string, stop func(*Process) error, args func([]string) []string) error {
 	for i, p := range s.Processes {
 		if p.Name != "kruise-manager" {
 			continue
 		}
-		if err := p.Kill(); err != nil {
+		if err := stop(p); err != nil {
 			return err
 		}
-		s.logf("killed kruise-manager (pid %d)", p.PID)
-		np, err := startProcess(p.Name, p.Binary, p.Args, p.Env, p.Log)
+		s.logf("%s kruise-manager (pid %d)", how, p.PID)
+		np, err := startProcess(p.Name, p.Binary, args(p.Args), p.Env, p.Log)
 		if err != nil {
 			return err
 		}

@@ -41,6 +41,8 @@ type Reconciler struct {
 	Expectations *Expectations
 	// Engine carries out in-place updates (pkg/inplace/engine).
 	Engine engine.Engine
+	// PartitionRollback is the feature gate CloneSetPartitionRollback (Options.PartitionRollback).
+	PartitionRollback bool
 
 	waits  waitReporter
 	status statusPacer
@@ -91,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if wait := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout); wait {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	plan := Compute(obs.snap, now, Options{})
+	plan := Compute(obs.snap, now, Options{PartitionRollback: r.PartitionRollback})
 	errs := r.apply(ctx, cs, obs, plan)
 	r.waits.report(r, req.String(), cs, plan)
 	status := ComputeStatus(obs.snap, now, cs.Status, cs.Generation, errs)

@@ -91,6 +91,12 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 		}
 		obs.snap.InPlace[rev.Name] = r.Engine.CanUpdateInPlace(old, newTemplate, dec.Update.Name)
 	}
+	if rev := obs.revisions[current]; r.PartitionRollback && rev != nil && current != dec.Update.Name {
+		if old, err := revision.TemplateOf(rev); err == nil {
+			d := r.Engine.CanUpdateInPlace(newTemplate, old, current)
+			obs.snap.Rollback = &d
+		}
+	}
 	for i := range podList.Items {
 		pod := &podList.Items[i]
 		if !metav1.IsControlledBy(pod, cs) {

@@ -13,7 +13,12 @@ import (
 )
 
 // Options tunes the planner with what is not in the snapshot: the manager's feature gates.
-type Options struct{}
+type Options struct {
+	// PartitionRollback (feature gate CloneSetPartitionRollback, off by default as in OpenKruise):
+	// when the partition rises during a rollout, pods beyond replicas − partition at the update
+	// revision go back to the current revision. Without it a higher partition only stops the rollout.
+	PartitionRollback bool
+}
 
 // DeleteKind says why a pod is deleted.
 type DeleteKind string
@@ -120,6 +125,7 @@ func Compute(snap *Snapshot, now time.Time, opts Options) Plan {
 	pl.planScaleIn()
 	pl.planSpecifiedDeletes()
 	pl.planUpdates()
+	pl.planRollback()
 	pl.planCreates()
 	pl.planResumes()
 	pl.planDeadline()
@@ -137,6 +143,7 @@ type planner struct {
 	active   []*PodFacts
 	gone     map[string]bool // deleted (or recreated) by this plan
 	touched  map[string]bool // updated in place by this plan
+	rolled   map[string]bool // moved back to the current revision in place by this plan
 	avail    map[string]bool // available pods, as the plan leaves them so far
 	plan     Plan
 }
@@ -145,7 +152,7 @@ func newPlanner(snap *Snapshot, now time.Time, opts Options) *planner {
 	pl := &planner{
 		snap: snap, now: now, opts: opts,
 		minReady: time.Duration(snap.Spec.MinReadySeconds) * time.Second,
-		gone:     map[string]bool{}, touched: map[string]bool{}, avail: map[string]bool{},
+		gone:     map[string]bool{}, touched: map[string]bool{}, rolled: map[string]bool{}, avail: map[string]bool{},
 	}
 	for i := range snap.Pods {
 		p := &snap.Pods[i]
@@ -265,11 +272,12 @@ func (pl *planner) keep() []*PodFacts {
 
 func (pl *planner) specifiedCount() int { return len(pl.alive()) - len(pl.keep()) }
 
-// oldKeepCount counts kept pods that are not at the update revision and not updated by this plan.
+// oldKeepCount counts kept pods that are not at the update revision and not updated by this plan,
+// or that this plan moves back to the current revision in place.
 func (pl *planner) oldKeepCount() int {
 	n := 0
 	for _, p := range pl.keep() {
-		if pl.isOld(p) && !pl.touched[p.Name] {
+		if (pl.isOld(p) && !pl.touched[p.Name]) || pl.rolled[p.Name] {
 			n++
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 type want struct {
@@ -296,5 +297,32 @@ func TestPlanSurgeOnlyForRecreatedPods(t *testing.T) {
 	plan = Compute(cs(5, maxSurge("3"), updateType(rec), pods("a", "v1", 5)), t0, Options{})
 	if n := surge(plan); n != 3 {
 		t.Errorf("ReCreate: surge %d; want maxSurge 3", n)
+	}
+}
+
+// CloneSetPartitionRollback: a partition raised during a rollout moves the excess updated pods back
+// to the current revision (in place when possible, else recreated at the current revision); without
+// the gate a raised partition only stops the rollout.
+func TestPlanPartitionRollback(t *testing.T) {
+	ip := v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType
+	back := func(d inplace.Decision) func(*Snapshot) { return func(s *Snapshot) { s.Rollback = &d } }
+	inPlaceBack := back(inplace.Decision{Spec: &inplace.UpdateSpec{Revision: "v1", ContainerImages: map[string]string{"app": "img:1"}}})
+	s := cs(5, updateType(ip), partition("3"), maxUnavailable("2"), inPlaceBack, pods("a", "v1", 2), pods("b", "v2", 3))
+	if p := Compute(s, t0, Options{}); len(p.Updates) != 0 || len(p.Creates) != 0 {
+		t.Errorf("without the gate: updates %v, %d creates; want none", p.updated(), len(p.Creates))
+	}
+	p := Compute(s, t0, Options{PartitionRollback: true})
+	if !slices.Equal(p.updated(), []string{"b-0"}) || p.Updates[0].Mode != UpdateInPlace || p.Updates[0].Spec.Revision != "v1" ||
+		len(p.Creates) != 0 || len(p.Deletes) != 0 {
+		t.Errorf("in place: updates %+v, %d creates, deletes %v; want b-0 back to v1 in place, nothing else", p.Updates, len(p.Creates), p.deleted())
+	}
+	s = cs(5, updateType(ip), partition("4"), maxUnavailable("1"), back(inplace.Decision{RecreateReasons: []string{"spec.volumes changed"}}),
+		pods("a", "v1", 2), pods("b", "v2", 3))
+	p = Compute(s, t0, Options{PartitionRollback: true})
+	if !slices.Equal(p.updated(), []string{"b-0"}) || p.Updates[0].Mode != UpdateRecreate || p.creates("v1") != 1 || p.creates("v2") != 0 {
+		t.Errorf("recreate: updates %+v, creates v1 %d v2 %d; want b-0 recreated at v1 (maxUnavailable 1)", p.Updates, p.creates("v1"), p.creates("v2"))
+	}
+	if !strings.Contains(p.Updates[0].Reason, "back to revision v1") {
+		t.Errorf("reason %q does not say the pod goes back", p.Updates[0].Reason)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/updateorder"
 )
 
@@ -49,14 +50,20 @@ func (pl *planner) planUpdates() {
 	}
 }
 
-// updatePod plans the update of p; false when the update type refuses it.
+// updatePod plans the update of p to the update revision; false when the update type refuses it.
 func (pl *planner) updatePod(p *PodFacts) bool {
+	d, known := pl.snap.InPlace[p.Revision]
+	return pl.movePod(p, pl.snap.UpdateRevision, d, known)
+}
+
+// movePod plans moving p to revision target with the in-place decision d (known: there is one);
+// false when the update type refuses it.
+func (pl *planner) movePod(p *PodFacts, target string, d inplace.Decision, known bool) bool {
 	typ := pl.snap.Spec.UpdateStrategy.Type
 	if typ == "" {
 		typ = v1alpha1.DefaultCloneSetUpdateStrategyType
 	}
 	u := Update{Pod: p.Name, From: p.Revision}
-	d, known := pl.snap.InPlace[p.Revision]
 	why := "no in-place decision for revision " + p.Revision
 	if known && !d.InPlace() {
 		why = strings.Join(d.RecreateReasons, "; ")
@@ -73,9 +80,57 @@ func (pl *planner) updatePod(p *PodFacts) bool {
 	default:
 		u.Mode, u.Reason = UpdateRecreate, fmt.Sprintf("update type %s cannot update in place: %s", typ, why)
 	}
+	if target != pl.snap.UpdateRevision {
+		u.Reason = fmt.Sprintf("partition %d: back to revision %s, %s", pl.b.Partition, target, u.Reason)
+	}
 	pl.disrupt(p, u.Mode == UpdateRecreate)
 	pl.plan.Updates = append(pl.plan.Updates, u)
 	return true
+}
+
+// planRollback (Options.PartitionRollback) moves the kept pods at the update revision beyond
+// replicas − partition back to the current revision, in the update order and within the
+// maxUnavailable budget, as updates are. Pods recreated are replaced at the current revision by
+// planCreates (they are then missing from the partition).
+func (pl *planner) planRollback() {
+	cur, upd := pl.snap.CurrentRevision, pl.snap.UpdateRevision
+	if !pl.opts.PartitionRollback || pl.snap.Spec.UpdateStrategy.Paused || cur == "" || cur == upd {
+		return
+	}
+	var candidates []*PodFacts
+	for _, p := range pl.keep() {
+		if !pl.isOld(p) && !pl.touched[p.Name] {
+			candidates = append(candidates, p)
+		}
+	}
+	excess := len(candidates) - pl.b.ExpectedUpdated
+	if excess <= 0 {
+		return
+	}
+	var d inplace.Decision
+	if pl.snap.Rollback != nil {
+		d = *pl.snap.Rollback
+	}
+	pl.sortForUpdate(candidates)
+	waiting := 0
+	for _, p := range candidates {
+		if excess == 0 {
+			break
+		}
+		if pl.avail[p.Name] && pl.budget() <= 0 {
+			waiting++
+			continue
+		}
+		if pl.movePod(p, cur, d, pl.snap.Rollback != nil) {
+			excess--
+			if !pl.gone[p.Name] {
+				pl.rolled[p.Name] = true
+			}
+		}
+	}
+	if waiting > 0 && excess > 0 {
+		pl.budgetNote(min(waiting, excess), "rollbacks")
+	}
 }
 
 // sortForUpdate orders pods, first to update first: by updateStrategy.priorityStrategy when set,

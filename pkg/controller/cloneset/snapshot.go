@@ -23,6 +23,9 @@ type Snapshot struct {
 	// InPlace holds, per source revision, the in-place decision (pkg/inplace.Plan) for moving a pod
 	// of that revision to UpdateRevision. A missing entry means the pod must be recreated.
 	InPlace map[string]inplace.Decision
+	// Rollback is the in-place decision for moving a pod of UpdateRevision back to CurrentRevision;
+	// set only with Options.PartitionRollback while the two differ.
+	Rollback *inplace.Decision
 	// Pods are the facts of every pod the CloneSet owns, terminating ones included.
 	Pods []PodFacts
 }
