@@ -60,6 +60,9 @@ type Update struct {
 	Pod string
 	// From is the pod's revision before the update.
 	From string
+	// To is the revision the pod moves to: the update revision, or the current revision when a
+	// raised partition rolls it back (Options.PartitionRollback).
+	To   string
 	Mode UpdateMode
 	// Spec is the in-place update; nil for a recreate.
 	Spec   *inplace.UpdateSpec

@@ -31,6 +31,7 @@ type sim struct {
 	nextID   int
 	log      []string
 	seen     map[string]int // what the plans did, to prove the runs exercise each path
+	opts     Options
 }
 
 const stepLen = 5 * time.Second
@@ -54,6 +55,7 @@ func newSim(t *testing.T, seed uint64) *sim {
 		obj.Spec.ScaleStrategy.MaxUnavailable = ios([]string{"1", "2", "50%"}[rng.IntN(3)])
 	}
 	obj.Spec.MinReadySeconds = int32([]int{0, 0, 10}[rng.IntN(3)])
+	s.opts.PartitionRollback = rng.IntN(2) == 0
 	defaults.SetDefaultsCloneSet(obj)
 	s.spec = obj.Spec
 	return s
@@ -144,6 +146,13 @@ func (s *sim) snapshot() *Snapshot {
 			snap.InPlace[rev] = inplace.Decision{RecreateReasons: []string{"spec.volumes changed"}}
 		}
 	}
+	if s.opts.PartitionRollback && s.current != s.update {
+		d := inplace.Decision{Spec: &inplace.UpdateSpec{Revision: s.current}}
+		if s.class[s.current] != s.class[s.update] {
+			d = inplace.Decision{RecreateReasons: []string{"spec.volumes changed"}}
+		}
+		snap.Rollback = &d
+	}
 	for _, p := range s.pods {
 		snap.Pods = append(snap.Pods, *p)
 	}
@@ -187,9 +196,12 @@ func (s *sim) apply(p Plan) {
 			kill(pod, u.Reason)
 			continue
 		}
-		pod.Revision, pod.Ready, pod.ReadySince, pod.InPlaceUpdating = s.update, false, time.Time{}, true
+		if u.To != s.update {
+			s.seen["rollback"]++
+		}
+		pod.Revision, pod.Ready, pod.ReadySince, pod.InPlaceUpdating = u.To, false, time.Time{}, true
 		s.readyAt[pod.Name] = s.after(1, 3)
-		s.logf("in-place update %s %s→%s", pod.Name, u.From, s.update)
+		s.logf("in-place update %s %s→%s", pod.Name, u.From, u.To)
 	}
 	for _, c := range p.Creates {
 		s.nextID++
@@ -245,6 +257,18 @@ func (s *sim) check(snap *Snapshot, p Plan) {
 		pod := byName[u.Pod]
 		if pod.Available(s.now, minReady) {
 			disrupted++
+		}
+		if u.To != snap.UpdateRevision { // a rollback
+			if !s.opts.PartitionRollback || u.To != snap.CurrentRevision || pod.Revision != snap.UpdateRevision || pod.SpecifiedDelete {
+				s.fail("rollback of %s (%s→%s) without the gate, or not from the update to the current revision", u.Pod, pod.Revision, u.To)
+			}
+			if u.Mode == UpdateRecreate {
+				removed++
+				if typ != v1alpha1.RecreateCloneSetUpdateStrategyType && snap.Rollback != nil && snap.Rollback.InPlace() {
+					s.fail("pod %s recreated for a rollback though in place was possible under %s", u.Pod, typ)
+				}
+			}
+			continue
 		}
 		if pod.Revision == snap.UpdateRevision || pod.SpecifiedDelete {
 			s.fail("updated pod %s is at the update revision or specified", u.Pod)
@@ -311,7 +335,7 @@ func TestRolloutSequences(t *testing.T) {
 	const runs, chaosSteps, convergeSteps = 200, 60, 200
 	seen := map[string]int{}
 	defer func() {
-		for _, k := range []string{"delete ScaleIn", "delete Specified", "update InPlace", "update Recreate", "surge create"} {
+		for _, k := range []string{"delete ScaleIn", "delete Specified", "update InPlace", "update Recreate", "surge create", "rollback"} {
 			if seen[k] == 0 {
 				t.Errorf("no run exercised %q: %v", k, seen)
 			}
@@ -337,7 +361,7 @@ func TestRolloutSequences(t *testing.T) {
 					s.logf("spec frozen, unpaused")
 				}
 				snap := s.snapshot()
-				p := Compute(snap, s.now, Options{})
+				p := Compute(snap, s.now, s.opts)
 				s.check(snap, p)
 				if step > chaosSteps && s.converged(p) {
 					return
