@@ -76,8 +76,9 @@ func overlay[V any](base, top map[string]V) map[string]V {
 }
 
 // DeferPatch returns the JSON patch that starts a deferred update: after checking the revision
-// label, it moves it to d's revision and records the state and d; containers are not changed.
-func DeferPatch(pod *corev1.Pod, d *Deferred, state *appspub.InPlaceUpdateState) ([]byte, error) {
+// label, it moves it to d's revision, sets the given labels and annotations (the caller's own, e.g.
+// a lifecycle state) and records the state and d; containers are not changed.
+func DeferPatch(pod *corev1.Pod, d *Deferred, state *appspub.InPlaceUpdateState, labels, annotations map[string]string) ([]byte, error) {
 	stateJSON, err := json.Marshal(state)
 	if err != nil {
 		return nil, err
@@ -86,10 +87,20 @@ func DeferPatch(pod *corev1.Pod, d *Deferred, state *appspub.InPlaceUpdateState)
 	if err != nil {
 		return nil, err
 	}
+	forceLabels := maps.Clone(labels)
+	if forceLabels == nil {
+		forceLabels = map[string]string{}
+	}
+	forceLabels[RevisionLabel] = d.Revision
+	forceAnnotations := maps.Clone(annotations)
+	if forceAnnotations == nil {
+		forceAnnotations = map[string]string{}
+	}
+	forceAnnotations[appspub.InPlaceUpdateStateKey] = string(stateJSON)
+	forceAnnotations[appspub.InPlaceUpdateGraceKey] = string(dJSON)
 	ops := revisionTest(pod)
-	ops = append(ops, metadataOps("labels", pod.Labels, nil, map[string]string{RevisionLabel: d.Revision})...)
-	ops = append(ops, metadataOps("annotations", pod.Annotations, nil, map[string]string{
-		appspub.InPlaceUpdateStateKey: string(stateJSON), appspub.InPlaceUpdateGraceKey: string(dJSON)})...)
+	ops = append(ops, metadataOps("labels", pod.Labels, nil, forceLabels)...)
+	ops = append(ops, metadataOps("annotations", pod.Annotations, nil, forceAnnotations)...)
 	return json.Marshal(ops)
 }
 

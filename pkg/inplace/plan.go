@@ -1,6 +1,8 @@
 package inplace
 
 import (
+	"maps"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -33,6 +35,27 @@ type UpdateSpec struct {
 	// restart to see the new value, even when its image does not change (OpenKruise's
 	// InPlaceUpdateEnvFromMetadata). A container also in ContainerImages restarts once, for its image.
 	EnvFromMetadataContainers []string `json:"envFromMetadataContainers,omitempty"`
+}
+
+// WithMetadata returns s with the given labels and annotations also set; s itself when there are
+// none (an UpdateSpec may be shared by many pods and is never modified).
+func (s *UpdateSpec) WithMetadata(labels, annotations map[string]string) *UpdateSpec {
+	if len(labels) == 0 && len(annotations) == 0 {
+		return s
+	}
+	out := *s
+	out.Labels, out.Annotations = maps.Clone(s.Labels), maps.Clone(s.Annotations)
+	set := func(m *map[string]*string, kv map[string]string) {
+		if len(kv) > 0 && *m == nil {
+			*m = map[string]*string{}
+		}
+		for k, v := range kv {
+			(*m)[k] = &v
+		}
+	}
+	set(&out.Labels, labels)
+	set(&out.Annotations, annotations)
+	return &out
 }
 
 // IsRevisionOnly reports whether the update changes nothing on the pod but its revision.

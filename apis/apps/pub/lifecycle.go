@@ -26,7 +26,7 @@ const (
 const (
 	// LifecycleStateKey is the pod label holding the pod's LifecycleStateType.
 	LifecycleStateKey = "lifecycle.apps.kruise.io/state"
-	// LifecycleTimestampKey is the pod label holding when the state last changed.
+	// LifecycleTimestampKey is the pod annotation holding when the state last changed (RFC 3339).
 	LifecycleTimestampKey = "lifecycle.apps.kruise.io/timestamp"
 )
 

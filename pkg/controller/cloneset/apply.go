@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/lifecycle"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
@@ -59,6 +61,9 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	}))
 	done := &batch{}
 	defer done.flush(r, cs)
+	errs.Update = errors.Join(errs.Update, parallel(plan.Lifecycle, func(m LifecycleMove) error {
+		return r.moveLifecycle(ctx, key, cs, obs.pods[m.Pod], m, done)
+	}))
 	errs.Scale = errors.Join(errs.Scale, parallel(plan.Deletes, func(d Deletion) error {
 		return r.deletePod(ctx, key, cs, obs.pods[d.Pod], "Deleted", d.Reason, done)
 	}))
@@ -138,6 +143,20 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 	}
 	pod.Labels[inplace.RevisionLabel] = c.Revision
 	pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey] = id
+	hooks := cs.Spec.Lifecycle
+	if hooks == nil {
+		hooks = &appspub.Lifecycle{}
+	}
+	state, holdNotReady := appspub.LifecycleStateNormal, false
+	if !lifecycle.Released(hooks.PreNormal, pod) {
+		state, holdNotReady = appspub.LifecycleStatePreparingNormal, hooks.PreNormal.MarkPodNotReady
+	}
+	stateLabels, stateAnnotations := lifecycle.Metadata(state, r.Clock.Now())
+	maps.Copy(pod.Labels, stateLabels)
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	maps.Copy(pod.Annotations, stateAnnotations)
 	pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cs, gvk)}
 	hasGate := false
 	for _, g := range pod.Spec.ReadinessGates {
@@ -154,14 +173,22 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 	}
 	done.add("SuccessfulCreate", "created", pod.Name, fmt.Sprintf("revision %s: %s", c.Revision, c.Reason))
 	// One status write opens the gates: InPlaceUpdateReady, and KruisePodReady when the pod
-	// webhook added it (pod is the API server's answer) and nothing of Kruise's holds the pod.
-	gates := []corev1.PodConditionType{appspub.InPlaceUpdateReady}
+	// webhook added it (pod is the API server's answer) and nothing of Kruise's holds the pod -- or
+	// holds it False when a preNormal hook with markPodNotReady does.
+	now := r.Clock.Now()
+	conds := []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionTrue, Reason: "PodCreated",
+		LastTransitionTime: metav1.NewTime(now)}}
 	if podreadiness.HasGate(pod) {
-		if st, _, _ := podreadiness.Desired(pod); st == corev1.ConditionTrue {
-			gates = append(gates, appspub.KruisePodReadyConditionType)
+		switch st, _, _ := podreadiness.Desired(pod); {
+		case holdNotReady:
+			conds = append(conds, corev1.PodCondition{Type: appspub.KruisePodReadyConditionType, Status: corev1.ConditionFalse,
+				Reason: lifecycle.NotReadyReason, Message: lifecycle.NotReadyMessage(state), LastTransitionTime: metav1.NewTime(now)})
+		case st == corev1.ConditionTrue:
+			conds = append(conds, corev1.PodCondition{Type: appspub.KruisePodReadyConditionType, Status: corev1.ConditionTrue,
+				Reason: "PodCreated", LastTransitionTime: metav1.NewTime(now)})
 		}
 	}
-	patch, err := inplace.OpenPatch("PodCreated", r.Clock.Now(), gates...)
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
 	if err != nil {
 		return err
 	}
@@ -198,12 +225,51 @@ func (r *Reconciler) updateInPlace(ctx context.Context, key string, cs *v1alpha1
 	if ips := cs.Spec.UpdateStrategy.InPlaceUpdateStrategy; ips != nil {
 		opts.GraceSeconds = ips.GracePeriodSeconds
 	}
+	if cs.Spec.Lifecycle != nil {
+		opts.Labels, opts.Annotations = lifecycle.Metadata(appspub.LifecycleStateUpdating, r.Clock.Now())
+	}
 	if err := r.Engine.Update(ctx, pod, u.Spec, opts); err != nil {
 		r.Expectations.Drop(key, pod.Name)
 		r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", pod.Name, err)
 		return err
 	}
 	done.add("SuccessfulUpdatePodInPlace", "updated in place", pod.Name, fmt.Sprintf("to revision %s: %s", u.Spec.Revision, u.Reason))
+	return nil
+}
+
+// moveLifecycle puts pod in the move's lifecycle state, then holds it NotReady (KruisePodReady
+// False) when the hook asks for it. The state goes first: the pod readiness controller keeps the
+// condition False only for a pod in a hook's state.
+func (r *Reconciler) moveLifecycle(ctx context.Context, key string, cs *v1alpha1.CloneSet, pod *corev1.Pod, m LifecycleMove, done *batch) error {
+	if pod == nil {
+		return nil
+	}
+	now := r.Clock.Now()
+	patch, err := lifecycle.Patch(m.To, now)
+	if err != nil {
+		return err
+	}
+	r.Expectations.ExpectLifecycle(key, pod.Name, string(m.To), now)
+	if err := r.Client.Patch(ctx, engine.Ref(pod), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		r.Expectations.Drop(key, pod.Name)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		r.event(cs, corev1.EventTypeWarning, "FailedLifecycle", "move pod %s to %s: %v", pod.Name, m.To, err)
+		return fmt.Errorf("move pod %s to lifecycle state %s: %w", pod.Name, m.To, err)
+	}
+	done.add("Lifecycle"+string(m.To), "moved to "+string(m.To), pod.Name, m.Reason)
+	if !m.MarkNotReady || !podreadiness.HasGate(pod) {
+		return nil
+	}
+	patch, err = inplace.ConditionPatch(appspub.KruisePodReadyConditionType, corev1.ConditionFalse, lifecycle.NotReadyReason,
+		lifecycle.NotReadyMessage(m.To), now)
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Status().Patch(ctx, engine.Ref(pod), client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
 	return nil
 }
 

@@ -24,8 +24,8 @@ type Expectations struct {
 }
 
 type expectation struct {
-	kind     string // "create", "delete", "update" or "resume"
-	revision string // for "update": the revision label the pod must show
+	kind     string // "create", "delete", "update", "resume" or "lifecycle"
+	revision string // for "update": the revision label the pod must show; for "lifecycle", the state
 	since    time.Time
 }
 
@@ -61,6 +61,11 @@ func (e *Expectations) ExpectUpdate(key, pod, revision string, now time.Time) {
 // ExpectResume records that pod's deferred in-place update was applied.
 func (e *Expectations) ExpectResume(key, pod string, now time.Time) {
 	e.expect(key, pod, expectation{kind: "resume", since: now})
+}
+
+// ExpectLifecycle records that pod was moved to lifecycle state.
+func (e *Expectations) ExpectLifecycle(key, pod, state string, now time.Time) {
+	e.expect(key, pod, expectation{kind: "lifecycle", revision: state, since: now})
 }
 
 // ExpectOpen records that pod's InPlaceUpdateReady gate was opened.
@@ -112,6 +117,8 @@ func (e *Expectations) Pending(key string, pods map[string]*corev1.Pod, now time
 			met = !seen || pod.DeletionTimestamp != nil
 		case "update":
 			met = !seen || pod.Labels[inplace.RevisionLabel] == x.revision
+		case "lifecycle":
+			met = !seen || pod.Labels[appspub.LifecycleStateKey] == x.revision
 		case "resume":
 			met = !seen || pod.Annotations[appspub.InPlaceUpdateGraceKey] == ""
 		}

@@ -12,9 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/lifecycle"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
@@ -145,6 +147,15 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, bool) {
 			f.Ready, f.ReadySince = true, c.LastTransitionTime.Time
 		}
 	}
+	hooks := spec.Lifecycle
+	if hooks == nil {
+		hooks = &appspub.Lifecycle{}
+	}
+	f.Lifecycle = lifecycle.State(pod)
+	f.PreDeleteHeld = lifecycle.Holding(hooks.PreDelete, pod)
+	f.PreUpdateHeld = lifecycle.Holding(hooks.InPlaceUpdate, pod)
+	f.PreNormalReleased = lifecycle.Released(hooks.PreNormal, pod)
+	f.UpdatedReleased = lifecycle.Released(hooks.InPlaceUpdate, pod)
 	switch engine.Observe(pod) {
 	case engine.Completed:
 		return f, true

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 )
@@ -69,6 +70,17 @@ type Update struct {
 	Reason string
 }
 
+// LifecycleMove puts a pod in a lifecycle state (pkg/lifecycle): holding it for a hook, or
+// releasing it after one.
+type LifecycleMove struct {
+	Pod string
+	To  appspub.LifecycleStateType
+	// MarkNotReady sets the pod's KruisePodReady condition False with the move (the hook's
+	// markPodNotReady); the pod readiness controller sets it True once the pod leaves the hook.
+	MarkNotReady bool
+	Reason       string
+}
+
 // Refusal is a pod that needs an update the update type does not allow (InPlaceOnly and a change
 // that cannot be applied in place). Status reports it; the pod is left alone.
 type Refusal struct {
@@ -94,6 +106,8 @@ type Plan struct {
 	Deletes  []Deletion
 	Updates  []Update
 	Refusals []Refusal
+	// Lifecycle are the lifecycle state changes.
+	Lifecycle []LifecycleMove
 	// Resumes are pods whose deferred in-place update has waited out its grace period: its
 	// container changes are applied now.
 	Resumes []string
@@ -118,7 +132,7 @@ func (p *Plan) RequeueAfter(now time.Time) time.Duration {
 
 // Empty reports whether the plan does nothing.
 func (p *Plan) Empty() bool {
-	return len(p.Creates) == 0 && len(p.Deletes) == 0 && len(p.Updates) == 0 && len(p.Resumes) == 0
+	return len(p.Creates) == 0 && len(p.Deletes) == 0 && len(p.Updates) == 0 && len(p.Resumes) == 0 && len(p.Lifecycle) == 0
 }
 
 // Compute plans one reconcile of a CloneSet. It is pure: the same snapshot, now and options give
@@ -131,6 +145,7 @@ func Compute(snap *Snapshot, now time.Time, opts Options) Plan {
 	pl.planRollback()
 	pl.planCreates()
 	pl.planResumes()
+	pl.planLifecycle()
 	pl.planDeadline()
 	return pl.plan
 }
@@ -147,6 +162,7 @@ type planner struct {
 	gone     map[string]bool // deleted (or recreated) by this plan
 	touched  map[string]bool // updated in place by this plan
 	rolled   map[string]bool // moved back to the current revision in place by this plan
+	held     map[string]bool // to delete, but held in PreparingDelete by the preDelete hook
 	avail    map[string]bool // available pods, as the plan leaves them so far
 	plan     Plan
 }
@@ -155,7 +171,7 @@ func newPlanner(snap *Snapshot, now time.Time, opts Options) *planner {
 	pl := &planner{
 		snap: snap, now: now, opts: opts,
 		minReady: time.Duration(snap.Spec.MinReadySeconds) * time.Second,
-		gone:     map[string]bool{}, touched: map[string]bool{}, rolled: map[string]bool{}, avail: map[string]bool{},
+		gone:     map[string]bool{}, touched: map[string]bool{}, rolled: map[string]bool{}, held: map[string]bool{}, avail: map[string]bool{},
 	}
 	for i := range snap.Pods {
 		p := &snap.Pods[i]
@@ -262,11 +278,11 @@ func (pl *planner) alive() []*PodFacts {
 	return out
 }
 
-// keep are the alive pods the user has not asked to delete.
+// keep are the alive pods the user has not asked to delete and this plan does not hold for deletion.
 func (pl *planner) keep() []*PodFacts {
 	var out []*PodFacts
 	for _, p := range pl.alive() {
-		if !p.SpecifiedDelete {
+		if !p.SpecifiedDelete && !pl.held[p.Name] {
 			out = append(out, p)
 		}
 	}

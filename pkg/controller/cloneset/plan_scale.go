@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 )
 
 // planScaleIn deletes the pods beyond replicas plus the surge allowed now. Specified pods go first,
@@ -35,7 +37,7 @@ func (pl *planner) planScaleIn() {
 		if excess == 0 {
 			return
 		}
-		if pl.gone[p.Name] {
+		if pl.gone[p.Name] || pl.held[p.Name] {
 			continue
 		}
 		old := pl.isOld(p)
@@ -58,7 +60,7 @@ func (pl *planner) planScaleIn() {
 func (pl *planner) planSpecifiedDeletes() {
 	waiting := 0
 	for _, p := range pl.alive() {
-		if !p.SpecifiedDelete {
+		if !p.SpecifiedDelete || pl.held[p.Name] {
 			continue
 		}
 		switch {
@@ -75,7 +77,11 @@ func (pl *planner) planSpecifiedDeletes() {
 	}
 }
 
+// deletePod deletes p, or holds it in PreparingDelete while the preDelete hook holds it.
 func (pl *planner) deletePod(p *PodFacts, kind DeleteKind, reason string) {
+	if pl.holdForDelete(p, reason) {
+		return
+	}
 	pl.disrupt(p, true)
 	pl.plan.Deletes = append(pl.plan.Deletes, Deletion{Pod: p.Name, Kind: kind, Reason: reason})
 }
@@ -130,7 +136,8 @@ func (pl *planner) planCreates() {
 
 // sortForDeletion orders pods, first to delete first (the documented CloneSet deletion sequence):
 // unscheduled, then Pending < Unknown < Running, not ready, lower pod-deletion-cost, more pods of
-// this CloneSet on the same node, ready for a shorter time, more restarts, newer; then by name.
+// this CloneSet on the same node, ready for a shorter time, more restarts, newer; then by name. Pods
+// already in PreparingDelete come first.
 func sortForDeletion(pods []*PodFacts) {
 	perNode := map[string]int{}
 	for _, p := range pods {
@@ -139,6 +146,10 @@ func sortForDeletion(pods []*PodFacts) {
 		}
 	}
 	slices.SortStableFunc(pods, func(a, b *PodFacts) int {
+		// A pod already held for deletion is the one to delete: choices stay stable while hooks hold.
+		if c := cmpBool(a.Lifecycle == appspub.LifecycleStatePreparingDelete, b.Lifecycle == appspub.LifecycleStatePreparingDelete); c != 0 {
+			return c
+		}
 		if c := cmpDisruption(a, b); c != 0 {
 			return c
 		}

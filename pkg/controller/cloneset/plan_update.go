@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/updateorder"
@@ -27,7 +28,8 @@ func (pl *planner) planUpdates() {
 	}
 	var candidates []*PodFacts
 	for _, p := range pl.keep() {
-		if pl.isOld(p) {
+		// A pod in PreparingDelete is not updated: it goes back to Normal first (planLifecycle).
+		if pl.isOld(p) && p.Lifecycle != appspub.LifecycleStatePreparingDelete {
 			candidates = append(candidates, p)
 		}
 	}
@@ -82,6 +84,12 @@ func (pl *planner) movePod(p *PodFacts, target string, d inplace.Decision, known
 	}
 	if target != pl.snap.UpdateRevision {
 		u.Reason = fmt.Sprintf("partition %d: back to revision %s, %s", pl.b.Partition, target, u.Reason)
+	}
+	if u.Mode == UpdateRecreate && pl.holdForDelete(p, u.Reason) {
+		return true
+	}
+	if u.Mode == UpdateInPlace && pl.holdForUpdate(p, u.Reason) {
+		return true
 	}
 	pl.disrupt(p, u.Mode == UpdateRecreate)
 	pl.plan.Updates = append(pl.plan.Updates, u)

@@ -5,8 +5,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/lifecycle"
 )
 
 // Snapshot is everything the planner may look at: an immutable view of one CloneSet and the pods it
@@ -62,16 +64,22 @@ type PodFacts struct {
 	RestartCount int32
 	// InPlaceUpdating is true while an in-place update of the pod has not completed.
 	InPlaceUpdating bool
+	// Lifecycle is the pod's lifecycle state (label lifecycle.apps.kruise.io/state).
+	Lifecycle appspub.LifecycleStateType
+	// The hooks of spec.lifecycle against the pod (pkg/lifecycle): PreDeleteHeld and PreUpdateHeld
+	// hold it before a deletion or an in-place update; PreNormalReleased and UpdatedReleased let it
+	// become Normal after its creation or its in-place update.
+	PreDeleteHeld, PreUpdateHeld, PreNormalReleased, UpdatedReleased bool
 	// GraceDue is set while the pod's in-place update waits for its grace period
 	// (inPlaceUpdateStrategy.gracePeriodSeconds): when its container changes may be applied.
 	GraceDue time.Time
 }
 
 // AvailableAt is when the pod becomes (or became) available: ready, not in an in-place update, not
-// terminating, and ready for minReady. The boolean is false when the pod cannot become available
-// without some other change (not ready, updating, terminating).
+// terminating, in no lifecycle action (state Normal or none), and ready for minReady. The boolean
+// is false when the pod cannot become available without some other change.
 func (p *PodFacts) AvailableAt(minReady time.Duration) (time.Time, bool) {
-	if !p.Ready || p.InPlaceUpdating || p.Terminating {
+	if !p.Ready || p.InPlaceUpdating || p.Terminating || !lifecycle.Serving(p.Lifecycle) {
 		return time.Time{}, false
 	}
 	if minReady <= 0 {

@@ -25,6 +25,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/lifecycle"
 )
 
 // OwnerGrace is how long a new pod's workload has to open the gate before this controller does.
@@ -41,8 +42,14 @@ func HasGate(pod *corev1.Pod) bool {
 }
 
 // Desired is the KruisePodReady condition the pod should have, with a reason and message when it
-// is held. Nothing of Kruise's holds a pod yet: the lifecycle hooks (markPodNotReady) will.
-func Desired(_ *corev1.Pod) (corev1.ConditionStatus, string, string) {
+// is held. A lifecycle hook with markPodNotReady holds it (pkg/lifecycle.HeldNotReady): the workload
+// sets the condition False when the hook takes the pod, and this controller sets it True again once
+// the pod has left the hook's states.
+func Desired(pod *corev1.Pod) (corev1.ConditionStatus, string, string) {
+	if lifecycle.HeldNotReady(pod) {
+		c := current(pod)
+		return corev1.ConditionFalse, c.Reason, c.Message
+	}
 	return corev1.ConditionTrue, "NotHeld", ""
 }
 

@@ -52,6 +52,9 @@ type UpdateOptions struct {
 	// before its containers change: the update is recorded on the pod (inplace.Deferred) and applied
 	// by a Refresh once the grace period is over.
 	GraceSeconds int32
+	// Labels and Annotations are set by the first spec write, even when the update is deferred
+	// (the workload's own metadata, e.g. the lifecycle state Updating).
+	Labels, Annotations map[string]string
 }
 
 // New returns the Engine that writes through c.
@@ -109,9 +112,10 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 	}
 	var patch []byte
 	if state.UpdateImages && opts.GraceSeconds > 0 {
-		patch, err = inplace.DeferPatch(pod, &inplace.Deferred{UpdateSpec: *spec, GraceSeconds: opts.GraceSeconds}, state)
+		patch, err = inplace.DeferPatch(pod, &inplace.Deferred{UpdateSpec: *spec, GraceSeconds: opts.GraceSeconds}, state,
+			opts.Labels, opts.Annotations)
 	} else {
-		patch, err = inplace.SpecPatch(pod, spec, state)
+		patch, err = inplace.SpecPatch(pod, spec.WithMetadata(opts.Labels, opts.Annotations), state)
 	}
 	if err != nil {
 		return err

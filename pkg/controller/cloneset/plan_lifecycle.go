@@ -1,0 +1,94 @@
+package cloneset
+
+import (
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+)
+
+// The lifecycle hooks (spec.lifecycle, pkg/lifecycle) in the plan:
+//   - a pod to delete (scale in, specified, recreate update) that the preDelete hook holds moves
+//     to PreparingDelete instead and stays until the hook releases it; it counts among the pods
+//     (no replacement beyond replicas + surge) but no longer among those kept;
+//   - a pod to update in place that the inPlaceUpdate hook holds moves to PreparingUpdate instead,
+//     and is updated once released (the update writes Updating); afterwards it is Updated until
+//     the hook is satisfied again, then Normal;
+//   - a new pod starts PreparingNormal when a preNormal hook is set (Normal otherwise) and
+//     becomes Normal once the hook is satisfied.
+// Only Normal (or no state) pods count as available. Without spec.lifecycle pods stay Normal
+// through in-place updates: nothing could hold them, and sparing the two state writes keeps an
+// in-place update at three API writes per pod.
+
+// holdForDelete keeps p in PreparingDelete while the preDelete hook holds it; true when it does.
+func (pl *planner) holdForDelete(p *PodFacts, reason string) bool {
+	if !p.PreDeleteHeld {
+		return false
+	}
+	if p.Lifecycle != appspub.LifecycleStatePreparingDelete {
+		pl.move(p, appspub.LifecycleStatePreparingDelete, markNotReady(pl.hooks().PreDelete), "preDelete hook before: "+reason)
+	}
+	pl.held[p.Name] = true
+	delete(pl.avail, p.Name)
+	return true
+}
+
+// holdForUpdate keeps p in PreparingUpdate while the inPlaceUpdate hook holds it; true when it does.
+func (pl *planner) holdForUpdate(p *PodFacts, reason string) bool {
+	if !p.PreUpdateHeld {
+		return false
+	}
+	if p.Lifecycle != appspub.LifecycleStatePreparingUpdate {
+		pl.move(p, appspub.LifecycleStatePreparingUpdate, markNotReady(pl.hooks().InPlaceUpdate), "inPlaceUpdate hook before: "+reason)
+	}
+	pl.touched[p.Name] = true
+	delete(pl.avail, p.Name)
+	return true
+}
+
+// planLifecycle releases the pods whose hooks are done, for the pods this plan does not act on.
+func (pl *planner) planLifecycle() {
+	afterUpdate := func(p *PodFacts) appspub.LifecycleStateType {
+		if p.UpdatedReleased {
+			return appspub.LifecycleStateNormal
+		}
+		return appspub.LifecycleStateUpdated
+	}
+	for _, p := range pl.alive() {
+		if pl.touched[p.Name] || pl.held[p.Name] {
+			continue
+		}
+		switch p.Lifecycle {
+		case appspub.LifecycleStatePreparingNormal:
+			if p.PreNormalReleased {
+				pl.move(p, appspub.LifecycleStateNormal, false, "preNormal hook satisfied")
+			}
+		case appspub.LifecycleStateUpdating:
+			if !pl.isOld(p) && !p.InPlaceUpdating {
+				pl.move(p, afterUpdate(p), false, "in-place update completed")
+			}
+		case appspub.LifecycleStateUpdated:
+			if p.UpdatedReleased {
+				pl.move(p, appspub.LifecycleStateNormal, false, "inPlaceUpdate hook satisfied after the update")
+			}
+		case appspub.LifecycleStatePreparingUpdate:
+			if !pl.isOld(p) { // the template went back to the pod's revision: nothing to update
+				pl.move(p, afterUpdate(p), false, "no update needed any more")
+			}
+		case appspub.LifecycleStatePreparingDelete:
+			if !p.SpecifiedDelete {
+				pl.move(p, appspub.LifecycleStateNormal, false, "no deletion needed any more")
+			}
+		}
+	}
+}
+
+func (pl *planner) move(p *PodFacts, to appspub.LifecycleStateType, notReady bool, reason string) {
+	pl.plan.Lifecycle = append(pl.plan.Lifecycle, LifecycleMove{Pod: p.Name, To: to, MarkNotReady: notReady, Reason: reason})
+}
+
+func (pl *planner) hooks() *appspub.Lifecycle {
+	if l := pl.snap.Spec.Lifecycle; l != nil {
+		return l
+	}
+	return &appspub.Lifecycle{}
+}
+
+func markNotReady(h *appspub.LifecycleHook) bool { return h != nil && h.MarkPodNotReady }

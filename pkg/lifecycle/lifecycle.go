@@ -1,0 +1,113 @@
+// Package lifecycle is the pod lifecycle protocol of Kruise workloads, shared by their planners:
+// the state label lifecycle.apps.kruise.io/state (PreparingNormal → Normal → PreparingUpdate →
+// Updating → Updated → Normal, and PreparingDelete), its timestamp annotation, and the hooks
+// (spec.lifecycle preDelete, inPlaceUpdate, preNormal) with which a user's controller holds a pod
+// in a state through labels or finalizers it manages. Everything here is a pure function of the pod
+// and the hook.
+//
+// A hook holds a pod before an action (preDelete, inPlaceUpdate before the update) while ANY of its
+// labels (with the listed value) or finalizers is on the pod: the user's controller removes them to
+// release it. A hook holds a pod after an action (preNormal, inPlaceUpdate after the update) until
+// ALL of them are on it: the user's controller adds them to say it is done.
+package lifecycle
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+)
+
+// State is the pod's lifecycle state ("" for a pod that never had one).
+func State(pod *corev1.Pod) appspub.LifecycleStateType {
+	return appspub.LifecycleStateType(pod.Labels[appspub.LifecycleStateKey])
+}
+
+// Serving reports whether a pod in state s may count as available: no lifecycle action holds it.
+func Serving(s appspub.LifecycleStateType) bool {
+	return s == "" || s == appspub.LifecycleStateNormal
+}
+
+// Holding reports whether hook h holds a pod before its action: any of its labels or finalizers is
+// on the pod. A nil hook holds nothing.
+func Holding(h *appspub.LifecycleHook, pod *corev1.Pod) bool {
+	if h == nil {
+		return false
+	}
+	for k, v := range h.LabelsHandler {
+		if got, ok := pod.Labels[k]; ok && got == v {
+			return true
+		}
+	}
+	for _, f := range h.FinalizersHandler {
+		if slices.Contains(pod.Finalizers, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Released reports whether hook h lets a pod go on after its action: no hook, or all of its labels
+// and finalizers are on the pod.
+func Released(h *appspub.LifecycleHook, pod *corev1.Pod) bool {
+	if h == nil {
+		return true
+	}
+	for k, v := range h.LabelsHandler {
+		if got, ok := pod.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	for _, f := range h.FinalizersHandler {
+		if !slices.Contains(pod.Finalizers, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// Metadata returns the label and annotation that put a pod in state s at now.
+func Metadata(s appspub.LifecycleStateType, now time.Time) (labels, annotations map[string]string) {
+	return map[string]string{appspub.LifecycleStateKey: string(s)},
+		map[string]string{appspub.LifecycleTimestampKey: now.UTC().Format(time.RFC3339)}
+}
+
+// Patch returns the merge patch that moves a pod to state s at now.
+func Patch(s appspub.LifecycleStateType, now time.Time) ([]byte, error) {
+	l, a := Metadata(s, now)
+	return json.Marshal(map[string]any{"metadata": map[string]any{"labels": l, "annotations": a}})
+}
+
+// NotReadyReason is the reason of the KruisePodReady condition a workload sets False when a hook
+// with markPodNotReady holds a pod; the pod readiness controller keeps it False while the pod is in
+// a state a hook holds (HeldNotReady), and sets it True afterwards.
+const NotReadyReason = "LifecycleHookHold"
+
+// NotReadyMessage names the hook holding the pod, in the condition's message.
+func NotReadyMessage(s appspub.LifecycleStateType) string {
+	key := map[appspub.LifecycleStateType]string{appspub.LifecycleStatePreparingDelete: "preDeleteHook",
+		appspub.LifecycleStatePreparingUpdate: "preUpdateHook", appspub.LifecycleStatePreparingNormal: "preNormalHook"}[s]
+	b, _ := json.Marshal([]map[string]string{{"userAgent": "Lifecycle", "key": key}})
+	return string(b)
+}
+
+// HeldNotReady reports whether a workload's hook holds the pod NotReady: its KruisePodReady
+// condition is False for NotReadyReason and the pod is still in a state a hook holds (preparing, or
+// updating after PreparingUpdate).
+func HeldNotReady(pod *corev1.Pod) bool {
+	switch State(pod) {
+	case appspub.LifecycleStatePreparingDelete, appspub.LifecycleStatePreparingUpdate,
+		appspub.LifecycleStatePreparingNormal, appspub.LifecycleStateUpdating:
+	default:
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == appspub.KruisePodReadyConditionType {
+			return c.Status == corev1.ConditionFalse && c.Reason == NotReadyReason
+		}
+	}
+	return false
+}
