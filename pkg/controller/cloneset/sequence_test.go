@@ -3,6 +3,7 @@ package cloneset
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 )
@@ -32,6 +34,7 @@ type sim struct {
 	log      []string
 	seen     map[string]int // what the plans did, to prove the runs exercise each path
 	opts     Options
+	userAt   map[string]time.Time // when the simulated user's hook controller acts on a pod next
 }
 
 const stepLen = 5 * time.Second
@@ -39,7 +42,8 @@ const stepLen = 5 * time.Second
 func newSim(t *testing.T, seed uint64) *sim {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	s := &sim{t: t, rng: rng, now: t0, current: "r0", update: "r0", class: map[string]int{"r0": 0},
-		readyAt: map[string]time.Time{}, removeAt: map[string]time.Time{}, seen: map[string]int{}}
+		readyAt: map[string]time.Time{}, removeAt: map[string]time.Time{}, seen: map[string]int{},
+		userAt: map[string]time.Time{}}
 	obj := &v1alpha1.CloneSet{}
 	r := int32(1 + rng.IntN(8))
 	obj.Spec.Replicas = &r
@@ -56,6 +60,15 @@ func newSim(t *testing.T, seed uint64) *sim {
 	}
 	obj.Spec.MinReadySeconds = int32([]int{0, 0, 10}[rng.IntN(3)])
 	s.opts.PartitionRollback = rng.IntN(2) == 0
+	if rng.IntN(2) == 0 { // lifecycle hooks, each present or not
+		hook := func() *appspub.LifecycleHook {
+			if rng.IntN(2) == 0 {
+				return nil
+			}
+			return &appspub.LifecycleHook{LabelsHandler: map[string]string{"hold": "true"}, MarkPodNotReady: rng.IntN(2) == 0}
+		}
+		obj.Spec.Lifecycle = &appspub.Lifecycle{PreDelete: hook(), InPlaceUpdate: hook(), PreNormal: hook()}
+	}
 	defaults.SetDefaultsCloneSet(obj)
 	s.spec = obj.Spec
 	return s
@@ -91,9 +104,42 @@ func (s *sim) progress() {
 				p.NodeName = fmt.Sprintf("node-%d", s.rng.IntN(4))
 			}
 		}
+		s.user(p)
 		kept = append(kept, p)
 	}
 	s.pods = kept
+}
+
+// user plays the user's hook controller: it holds Normal pods for deletion and updates, and after
+// a random delay releases a pod a hook holds (or, after an update, puts the hold back).
+func (s *sim) user(p *PodFacts) {
+	l := s.spec.Lifecycle
+	if l == nil || p.Terminating {
+		return
+	}
+	at, ok := s.userAt[p.Name]
+	if !ok {
+		s.userAt[p.Name] = s.after(0, 3)
+		return
+	}
+	if s.now.Before(at) {
+		return
+	}
+	delete(s.userAt, p.Name)
+	switch p.Lifecycle {
+	case appspub.LifecycleStatePreparingNormal:
+		p.PreNormalReleased = true
+	case appspub.LifecycleStateNormal:
+		p.PreDeleteHeld, p.PreUpdateHeld = l.PreDelete != nil, l.InPlaceUpdate != nil
+		p.UpdatedReleased = true
+	case appspub.LifecycleStatePreparingDelete:
+		p.PreDeleteHeld = false
+	case appspub.LifecycleStatePreparingUpdate:
+		p.PreUpdateHeld, p.UpdatedReleased = false, l.InPlaceUpdate == nil
+	case appspub.LifecycleStateUpdated:
+		p.PreUpdateHeld, p.UpdatedReleased = true, true
+	}
+	s.logf("user acts on %s in %s", p.Name, p.Lifecycle)
 }
 
 // chaos changes the spec (or marks a pod for deletion) now and then.
@@ -183,6 +229,12 @@ func (s *sim) apply(p Plan) {
 		s.seen["delete "+string(d.Kind)]++
 		kill(s.pod(d.Pod), d.Reason)
 	}
+	for _, m := range p.Lifecycle {
+		s.seen["lifecycle "+string(m.To)]++
+		pod := s.pod(m.Pod)
+		pod.Lifecycle = m.To
+		s.logf("lifecycle %s → %s (%s)", m.Pod, m.To, m.Reason)
+	}
 	for range p.Refusals {
 		s.seen["refusal"]++
 	}
@@ -200,14 +252,22 @@ func (s *sim) apply(p Plan) {
 			s.seen["rollback"]++
 		}
 		pod.Revision, pod.Ready, pod.ReadySince, pod.InPlaceUpdating = u.To, false, time.Time{}, true
+		if s.spec.Lifecycle != nil {
+			pod.Lifecycle = appspub.LifecycleStateUpdating
+		}
 		s.readyAt[pod.Name] = s.after(1, 3)
 		s.logf("in-place update %s %s→%s", pod.Name, u.From, u.To)
 	}
 	for _, c := range p.Creates {
 		s.nextID++
 		name := fmt.Sprintf("p%d", s.nextID)
+		st, hooks := appspub.LifecycleStateNormal, s.spec.Lifecycle
+		if hooks != nil && hooks.PreNormal != nil {
+			st = appspub.LifecycleStatePreparingNormal
+		}
 		s.pods = append(s.pods, &PodFacts{Name: name, InstanceID: name, Revision: c.Revision,
-			Phase: corev1.PodPending, CreationTime: s.now})
+			Phase: corev1.PodPending, CreationTime: s.now, Lifecycle: st, PreNormalReleased: st == appspub.LifecycleStateNormal,
+			UpdatedReleased: true})
 		s.readyAt[name] = s.after(1, 4)
 		s.logf("create %s at %s (%s)", name, c.Revision, c.Reason)
 	}
@@ -237,8 +297,27 @@ func (s *sim) check(snap *Snapshot, p Plan) {
 		}
 	}
 	scaleIn, scaleInAvail, disrupted, removed, oldLost := 0, 0, 0, 0, 0
+	for _, m := range p.Lifecycle {
+		pod := byName[m.Pod]
+		switch m.To {
+		case appspub.LifecycleStatePreparingDelete:
+			if !pod.PreDeleteHeld {
+				s.fail("pod %s prepared for deletion though no hook holds it", m.Pod)
+			}
+		case appspub.LifecycleStatePreparingUpdate:
+			if !pod.PreUpdateHeld {
+				s.fail("pod %s prepared for an update though no hook holds it", m.Pod)
+			}
+			if pod.Available(s.now, minReady) {
+				disrupted++
+			}
+		}
+	}
 	for _, d := range p.Deletes {
 		pod := byName[d.Pod]
+		if pod.PreDeleteHeld {
+			s.fail("pod %s deleted while its preDelete hook holds it", d.Pod)
+		}
 		removed++
 		if d.Kind == DeleteScaleIn {
 			scaleIn++
@@ -257,6 +336,12 @@ func (s *sim) check(snap *Snapshot, p Plan) {
 		pod := byName[u.Pod]
 		if pod.Available(s.now, minReady) {
 			disrupted++
+		}
+		if (u.Mode == UpdateInPlace && pod.PreUpdateHeld) || (u.Mode == UpdateRecreate && pod.PreDeleteHeld) {
+			s.fail("pod %s updated (%s) while a hook holds it", u.Pod, u.Mode)
+		}
+		if pod.Lifecycle == appspub.LifecycleStatePreparingDelete {
+			s.fail("pod %s in PreparingDelete updated", u.Pod)
 		}
 		if u.To != snap.UpdateRevision { // a rollback
 			if !s.opts.PartitionRollback || u.To != snap.CurrentRevision || pod.Revision != snap.UpdateRevision || pod.SpecifiedDelete {
@@ -292,8 +377,18 @@ func (s *sim) check(snap *Snapshot, p Plan) {
 		s.fail("scale-in of %d leaves %d < replicas %d", scaleIn, active-scaleIn, b.Replicas)
 	}
 	after := active - removed + len(p.Creates)
-	if after > b.Replicas+b.MaxSurge {
-		s.fail("%d pods after the plan > replicas %d + maxSurge %d", after, b.Replicas, b.MaxSurge)
+	// Pods a preDelete hook holds stay beyond replicas + maxSurge until released; nothing is created
+	// on top of them.
+	held := 0
+	for _, pod := range snap.Pods {
+		if !pod.Terminating && (pod.Lifecycle == appspub.LifecycleStatePreparingDelete || slices.ContainsFunc(p.Lifecycle,
+			func(m LifecycleMove) bool { return m.Pod == pod.Name && m.To == appspub.LifecycleStatePreparingDelete })) {
+			held++
+		}
+	}
+	if after-held > b.Replicas+b.MaxSurge || (len(p.Creates) > 0 && after > b.Replicas+b.MaxSurge) {
+		s.fail("%d pods after the plan (%d held for deletion, %d created) > replicas %d + maxSurge %d", after, held,
+			len(p.Creates), b.Replicas, b.MaxSurge)
 	}
 	// No throwaway surge: when every pod to update can be updated in place within maxUnavailable and
 	// none is to be replaced, no pod is created beyond replicas (openkruise/kruise#2369).
@@ -335,7 +430,8 @@ func TestRolloutSequences(t *testing.T) {
 	const runs, chaosSteps, convergeSteps = 200, 60, 200
 	seen := map[string]int{}
 	defer func() {
-		for _, k := range []string{"delete ScaleIn", "delete Specified", "update InPlace", "update Recreate", "surge create", "rollback"} {
+		for _, k := range []string{"delete ScaleIn", "delete Specified", "update InPlace", "update Recreate", "surge create", "rollback",
+			"lifecycle PreparingDelete", "lifecycle PreparingUpdate", "lifecycle Updated", "lifecycle Normal"} {
 			if seen[k] == 0 {
 				t.Errorf("no run exercised %q: %v", k, seen)
 			}
