@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -65,16 +66,19 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		return r.moveLifecycle(ctx, key, cs, obs.pods[m.Pod], m, done)
 	}))
 	errs.Scale = errors.Join(errs.Scale, parallel(plan.Deletes, func(d Deletion) error {
-		return r.deletePod(ctx, key, cs, obs.pods[d.Pod], "Deleted", d.Reason, done)
+		return r.deletePod(ctx, key, cs, obs, obs.pods[d.Pod], "Deleted", d.Reason, done)
 	}))
 	errs.Update = errors.Join(errs.Update, parallel(plan.Updates, func(u Update) error {
 		if u.Mode == UpdateRecreate {
-			return r.deletePod(ctx, key, cs, obs.pods[u.Pod], "Recreated", u.Reason, done)
+			return r.deletePod(ctx, key, cs, obs, obs.pods[u.Pod], "Recreated", u.Reason, done)
 		}
 		return r.updateInPlace(ctx, key, cs, obs.pods[u.Pod], u, done)
 	}))
 	errs.Scale = errors.Join(errs.Scale, parallel(plan.Creates, func(c Creation) error {
 		return r.createPod(ctx, key, cs, obs, c, done)
+	}))
+	errs.Scale = errors.Join(errs.Scale, parallel(plan.ReleaseInstanceIDs, func(id string) error {
+		return r.deleteClaims(ctx, cs, obs.claims[id], "scaleStrategy.disablePVCReuse: no pod has instance "+id, done)
 	}))
 	r.pruneRevisions(ctx, cs, obs)
 	return errs
@@ -135,7 +139,10 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 	if err != nil {
 		return err
 	}
-	id := utilrand.String(5)
+	id := c.InstanceID
+	if id == "" {
+		id = utilrand.String(5)
+	}
 	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
 	pod.Name, pod.Namespace = cs.Name+"-"+id, cs.Namespace
 	if pod.Labels == nil {
@@ -164,6 +171,10 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 	}
 	if !hasGate {
 		pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: appspub.InPlaceUpdateReady})
+	}
+	if err := r.ensureClaims(ctx, cs, rev, pod, id); err != nil {
+		r.event(cs, corev1.EventTypeWarning, "FailedCreate", "create the PVCs of pod %s: %v", pod.Name, err)
+		return err
 	}
 	r.Expectations.ExpectCreate(key, pod.Name, r.Clock.Now())
 	if err := r.Client.Create(ctx, pod); err != nil {
@@ -198,8 +209,43 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 	return nil
 }
 
+// ensureClaims creates the PVCs of a new pod from its revision's volumeClaimTemplates, named
+// <template>-<pod>, labelled with the CloneSet's selector and the instance ID and owned by the
+// CloneSet (an existing one, left by a pod of the same instance ID, is reused), and mounts each as
+// the pod volume named after its template.
+func (r *Reconciler) ensureClaims(ctx context.Context, cs *v1alpha1.CloneSet, rev *appsv1.ControllerRevision, pod *corev1.Pod, id string) error {
+	in, err := revision.InputOf(rev)
+	if err != nil {
+		return err
+	}
+	for _, t := range in.VolumeClaimTemplates {
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: *t.ObjectMeta.DeepCopy(), Spec: *t.Spec.DeepCopy()}
+		pvc.Name, pvc.Namespace = t.Name+"-"+pod.Name, cs.Namespace
+		pvc.ResourceVersion, pvc.UID = "", ""
+		pvc.Labels = maps.Clone(pvc.Labels)
+		if pvc.Labels == nil {
+			pvc.Labels = map[string]string{}
+		}
+		if cs.Spec.Selector != nil {
+			maps.Copy(pvc.Labels, cs.Spec.Selector.MatchLabels)
+		}
+		pvc.Labels[v1alpha1.CloneSetInstanceIDLabelKey] = id
+		pvc.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cs, gvk)}
+		if err := r.Client.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create PVC %s: %w", pvc.Name, err)
+		}
+		vol := corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}
+		pod.Spec.Volumes = slices.DeleteFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == t.Name })
+		pod.Spec.Volumes = append(pod.Spec.Volumes, vol)
+	}
+	return nil
+}
+
 // deletePod deletes pod, only if it is still the pod that was planned on (UID precondition).
-func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.CloneSet, pod *corev1.Pod, reason, why string, done *batch) error {
+// A pod the controller deletes takes its PVCs along (a pod deleted by anyone else leaves them for
+// its replacement to reuse).
+func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.CloneSet, obs *observation, pod *corev1.Pod, reason, why string, done *batch) error {
 	if pod == nil || pod.DeletionTimestamp != nil {
 		return nil
 	}
@@ -211,7 +257,25 @@ func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.Clo
 		return fmt.Errorf("delete pod %s: %w", pod.Name, err)
 	}
 	done.add(reason, strings.ToLower(reason), pod.Name, why)
-	return nil
+	return r.deleteClaims(ctx, cs, obs.claims[pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey]], "its pod "+pod.Name+" was deleted", done)
+}
+
+// deleteClaims deletes PVCs of the CloneSet (each only if it is still the claim observed).
+func (r *Reconciler) deleteClaims(ctx context.Context, cs *v1alpha1.CloneSet, claims []*corev1.PersistentVolumeClaim, why string, done *batch) error {
+	var errs []error
+	for _, pvc := range claims {
+		if pvc.DeletionTimestamp != nil {
+			continue
+		}
+		ref := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: pvc.Name, Namespace: pvc.Namespace}}
+		if err := r.Client.Delete(ctx, ref, client.Preconditions{UID: &pvc.UID}); err != nil && !apierrors.IsNotFound(err) {
+			r.event(cs, corev1.EventTypeWarning, "FailedDeletePVC", "delete PVC %s: %v", pvc.Name, err)
+			errs = append(errs, fmt.Errorf("delete PVC %s: %w", pvc.Name, err))
+			continue
+		}
+		done.add("DeletedPVC", "deleted PVC", pvc.Name, why)
+	}
+	return errors.Join(errs...)
 }
 
 // updateInPlace starts the engine's in-place update of the pod (gate False, then the spec patch

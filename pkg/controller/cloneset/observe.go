@@ -3,12 +3,16 @@ package cloneset
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
@@ -34,6 +38,8 @@ type observation struct {
 	collisionCount *int32
 	// completed are pods whose in-place update has finished and whose gate must turn True.
 	completed []string
+	// claims are the CloneSet's PVCs by instance ID.
+	claims map[string][]*corev1.PersistentVolumeClaim
 }
 
 // observe reads the CloneSet's pods and revisions from the cache and builds the snapshot.
@@ -87,11 +93,15 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 		if rev.Name == dec.Update.Name {
 			continue
 		}
-		old, err := revision.TemplateOf(rev)
+		old, err := revision.InputOf(rev)
 		if err != nil {
 			continue // an unreadable revision: its pods are recreated
 		}
-		obs.snap.InPlace[rev.Name] = r.Engine.CanUpdateInPlace(old, newTemplate, dec.Update.Name)
+		if !sameClaimTemplates(old.VolumeClaimTemplates, cs.Spec.VolumeClaimTemplates) {
+			obs.snap.InPlace[rev.Name] = inplace.Decision{RecreateReasons: []string{"spec.volumeClaimTemplates changed: pods need new claims"}}
+			continue
+		}
+		obs.snap.InPlace[rev.Name] = r.Engine.CanUpdateInPlace(old.Template, newTemplate, dec.Update.Name)
 	}
 	if rev := obs.revisions[current]; r.PartitionRollback && rev != nil && current != dec.Update.Name {
 		if old, err := revision.TemplateOf(rev); err == nil {
@@ -112,7 +122,55 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 		obs.snap.Pods = append(obs.snap.Pods, facts)
 	}
 	sort.Slice(obs.snap.Pods, func(i, j int) bool { return obs.snap.Pods[i].Name < obs.snap.Pods[j].Name })
+	if err := r.observeClaims(ctx, cs, sel, obs); err != nil {
+		return nil, err
+	}
 	return obs, nil
+}
+
+// observeClaims reads the CloneSet's PVCs (volumeClaimTemplates) by instance ID, and the instance
+// IDs whose PVCs no pod has (FreeInstanceIDs; a PVC being deleted is not free).
+func (r *Reconciler) observeClaims(ctx context.Context, cs *v1alpha1.CloneSet, sel labels.Selector, obs *observation) error {
+	obs.claims = map[string][]*corev1.PersistentVolumeClaim{}
+	var list corev1.PersistentVolumeClaimList
+	if err := r.Client.List(ctx, &list, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return fmt.Errorf("list PVCs: %w", err)
+	}
+	used, terminating := map[string]bool{}, map[string]bool{}
+	for _, p := range obs.pods {
+		id := p.Labels[v1alpha1.CloneSetInstanceIDLabelKey]
+		used[id] = true
+		if p.DeletionTimestamp != nil {
+			terminating[id] = true
+		}
+	}
+	free, soon := map[string]bool{}, map[string]bool{}
+	for i := range list.Items {
+		pvc := &list.Items[i]
+		id := pvc.Labels[v1alpha1.CloneSetInstanceIDLabelKey]
+		if id == "" || !metav1.IsControlledBy(pvc, cs) {
+			continue
+		}
+		obs.claims[id] = append(obs.claims[id], pvc)
+		switch {
+		case pvc.DeletionTimestamp != nil:
+		case !used[id]:
+			free[id] = true
+		case terminating[id]:
+			soon[id] = true
+		}
+	}
+	obs.snap.FreeInstanceIDs = slices.Sorted(maps.Keys(free))
+	obs.snap.TerminatingInstanceIDs = slices.Sorted(maps.Keys(soon))
+	return nil
+}
+
+// sameClaimTemplates compares volume claim templates; nil and empty are the same.
+func sameClaimTemplates(a, b []corev1.PersistentVolumeClaim) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 // podFacts summarises a pod for the planner. done reports an in-place update that has finished

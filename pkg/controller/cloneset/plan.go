@@ -45,6 +45,8 @@ const (
 type Creation struct {
 	// Revision is the revision the new pod gets.
 	Revision string
+	// InstanceID reuses the instance ID (and so the PVCs) of a deleted pod; empty for a new one.
+	InstanceID string
 	// Reason says why it is created.
 	Reason string
 }
@@ -106,6 +108,8 @@ type Plan struct {
 	Deletes  []Deletion
 	Updates  []Update
 	Refusals []Refusal
+	// ReleaseInstanceIDs are free instance IDs whose PVCs are deleted (scaleStrategy.disablePVCReuse).
+	ReleaseInstanceIDs []string
 	// Lifecycle are the lifecycle state changes.
 	Lifecycle []LifecycleMove
 	// Resumes are pods whose deferred in-place update has waited out its grace period: its
@@ -132,7 +136,8 @@ func (p *Plan) RequeueAfter(now time.Time) time.Duration {
 
 // Empty reports whether the plan does nothing.
 func (p *Plan) Empty() bool {
-	return len(p.Creates) == 0 && len(p.Deletes) == 0 && len(p.Updates) == 0 && len(p.Resumes) == 0 && len(p.Lifecycle) == 0
+	return len(p.Creates) == 0 && len(p.Deletes) == 0 && len(p.Updates) == 0 && len(p.Resumes) == 0 && len(p.Lifecycle) == 0 &&
+		len(p.ReleaseInstanceIDs) == 0
 }
 
 // Compute plans one reconcile of a CloneSet. It is pure: the same snapshot, now and options give
@@ -144,6 +149,7 @@ func Compute(snap *Snapshot, now time.Time, opts Options) Plan {
 	pl.planUpdates()
 	pl.planRollback()
 	pl.planCreates()
+	pl.planReleasePVCs()
 	pl.planResumes()
 	pl.planLifecycle()
 	pl.planDeadline()

@@ -113,6 +113,11 @@ func (pl *planner) planCreates() {
 			n = allowed
 		}
 	}
+	if free := len(pl.freeInstanceIDs()); n > free && len(pl.snap.TerminatingInstanceIDs) > 0 && !pl.snap.Spec.ScaleStrategy.DisablePVCReuse {
+		wait := min(n-free, len(pl.snap.TerminatingInstanceIDs))
+		pl.note("%d creations wait for terminating pods %v to go, to reuse their PVCs", wait, pl.snap.TerminatingInstanceIDs[:wait])
+		n -= wait
+	}
 	if n <= 0 {
 		return
 	}
@@ -120,17 +125,20 @@ func (pl *planner) planCreates() {
 	if pl.snap.CurrentRevision != "" && pl.snap.CurrentRevision != pl.snap.UpdateRevision {
 		oldNeeded = max(0, pl.b.Partition-pl.oldKeepCount())
 	}
+	free := pl.freeInstanceIDs()
 	for i := 0; i < n; i++ {
-		if i < oldNeeded {
-			pl.plan.Creates = append(pl.plan.Creates, Creation{Revision: pl.snap.CurrentRevision,
-				Reason: fmt.Sprintf("keep partition %d pods at the current revision", pl.b.Partition)})
-			continue
+		c := Creation{Revision: pl.snap.UpdateRevision, Reason: fmt.Sprintf("%d pods kept < replicas %d", keep+i, pl.b.Replicas)}
+		switch {
+		case i < oldNeeded:
+			c.Revision, c.Reason = pl.snap.CurrentRevision, fmt.Sprintf("keep partition %d pods at the current revision", pl.b.Partition)
+		case keep+i >= pl.b.Replicas:
+			c.Reason = fmt.Sprintf("surge %d while %d pods need updating", pl.surge, needUpdate)
 		}
-		reason := fmt.Sprintf("%d pods kept < replicas %d", keep+i, pl.b.Replicas)
-		if keep+i >= pl.b.Replicas {
-			reason = fmt.Sprintf("surge %d while %d pods need updating", pl.surge, needUpdate)
+		if len(free) > 0 {
+			c.InstanceID, free = free[0], free[1:]
+			c.Reason += "; reuses the PVCs of instance " + c.InstanceID
 		}
-		pl.plan.Creates = append(pl.plan.Creates, Creation{Revision: pl.snap.UpdateRevision, Reason: reason})
+		pl.plan.Creates = append(pl.plan.Creates, c)
 	}
 }
 
@@ -215,4 +223,20 @@ func cmpTimeNewerFirst(a, b time.Time) int {
 		return c
 	}
 	return b.Compare(a)
+}
+
+// freeInstanceIDs are the instance IDs new pods reuse: none with scaleStrategy.disablePVCReuse,
+// whose free PVCs planReleasePVCs deletes instead.
+func (pl *planner) freeInstanceIDs() []string {
+	if pl.snap.Spec.ScaleStrategy.DisablePVCReuse {
+		return nil
+	}
+	return pl.snap.FreeInstanceIDs
+}
+
+// planReleasePVCs deletes the PVCs no pod has, with scaleStrategy.disablePVCReuse.
+func (pl *planner) planReleasePVCs() {
+	if pl.snap.Spec.ScaleStrategy.DisablePVCReuse {
+		pl.plan.ReleaseInstanceIDs = append(pl.plan.ReleaseInstanceIDs, pl.snap.FreeInstanceIDs...)
+	}
 }

@@ -326,3 +326,22 @@ func TestPlanPartitionRollback(t *testing.T) {
 		t.Errorf("reason %q does not say the pod goes back", p.Updates[0].Reason)
 	}
 }
+
+// volumeClaimTemplates: new pods reuse the instance IDs (and PVCs) deleted pods left, or wait for
+// a terminating pod to go to reuse its; with disablePVCReuse the free PVCs are released instead.
+func TestPlanClaimReuse(t *testing.T) {
+	free := func(ids ...string) func(*Snapshot) { return func(s *Snapshot) { s.FreeInstanceIDs = ids } }
+	p := Compute(cs(3, pods("a", "v2", 1), free("x", "y")), t0, Options{})
+	if len(p.Creates) != 2 || p.Creates[0].InstanceID != "x" || p.Creates[1].InstanceID != "y" || len(p.ReleaseInstanceIDs) != 0 {
+		t.Errorf("creates %+v, releases %v; want instances x and y reused", p.Creates, p.ReleaseInstanceIDs)
+	}
+	p = Compute(cs(3, pods("a", "v2", 1), free("x"), func(s *Snapshot) { s.Spec.ScaleStrategy.DisablePVCReuse = true }), t0, Options{})
+	if len(p.Creates) != 2 || p.Creates[0].InstanceID != "" || !slices.Equal(p.ReleaseInstanceIDs, []string{"x"}) {
+		t.Errorf("disablePVCReuse: creates %+v, releases %v; want fresh instances and x released", p.Creates, p.ReleaseInstanceIDs)
+	}
+	p = Compute(cs(3, pods("a", "v2", 1), pods("t", "v2", 1, terminating), free("x"),
+		func(s *Snapshot) { s.TerminatingInstanceIDs = []string{"t"} }), t0, Options{})
+	if len(p.Creates) != 1 || p.Creates[0].InstanceID != "x" || !strings.Contains(strings.Join(p.Notes, "\n"), "wait for terminating pods [t]") {
+		t.Errorf("creates %+v, notes %v; want x reused and one creation waiting for t", p.Creates, p.Notes)
+	}
+}

@@ -30,6 +30,13 @@ type Snapshot struct {
 	Rollback *inplace.Decision
 	// Pods are the facts of every pod the CloneSet owns, terminating ones included.
 	Pods []PodFacts
+	// FreeInstanceIDs are the instance IDs of the CloneSet's PVCs (volumeClaimTemplates) that no
+	// pod has, sorted: a deleted pod's claims wait there to be reused (or released, with
+	// scaleStrategy.disablePVCReuse).
+	FreeInstanceIDs []string
+	// TerminatingInstanceIDs are instance IDs whose pod is terminating (deleted by someone else)
+	// while its PVCs stay: its replacement waits to reuse them under the same name.
+	TerminatingInstanceIDs []string
 }
 
 // PodFacts is what the planner needs to know about one owned pod.
