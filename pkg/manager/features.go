@@ -14,7 +14,8 @@ type Feature string
 // OpenKruise's where the feature exists there. A gate is added here together with the code that
 // consults it: a gate that changes nothing would be a silent lie.
 var featureDefaults = map[Feature]bool{
-	CloneSetPartitionRollback: false,
+	CloneSetPartitionRollback:      false,
+	InPlaceWorkloadVerticalScaling: false,
 }
 
 // The feature gates.
@@ -22,6 +23,10 @@ const (
 	// CloneSetPartitionRollback: raising a CloneSet's partition during a rollout moves pods back to
 	// the current revision (OpenKruise's gate of that name, alpha, off by default).
 	CloneSetPartitionRollback Feature = "CloneSetPartitionRollback"
+	// InPlaceWorkloadVerticalScaling: a change of containers' CPU or memory is applied in place
+	// through the pods/resize subresource (found by API discovery) instead of recreating pods
+	// (OpenKruise's gate of that name, off by default).
+	InPlaceWorkloadVerticalScaling Feature = "InPlaceWorkloadVerticalScaling"
 )
 
 // FeatureGates are the resolved gates.

@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,6 +24,8 @@ import (
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
@@ -116,19 +119,23 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := mgr.Add(rot); err != nil {
 		return err
 	}
+	gates, err := ParseFeatureGates(o.FeatureGates)
+	if err != nil {
+		return err
+	}
+	inPlace, err := inPlaceOptions(cfg, gates)
+	if err != nil {
+		return err
+	}
 	defaulting.Register(mgr.GetWebhookServer(), scheme)
-	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()})
+	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, inPlace)
 	podwebhook.Register(mgr.GetWebhookServer(), scheme)
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
 	mgr.GetWebhookServer().Register(install.ConversionPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
 	// Controllers run on the leader only, after the webhook server (controller-runtime starts webhook
 	// runnables first).
-	gates, err := ParseFeatureGates(o.FeatureGates)
-	if err != nil {
-		return err
-	}
 	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"),
-		PartitionRollback: gates.Enabled(CloneSetPartitionRollback)}
+		Engine: engine.New(mgr.GetClient(), nil, inPlace), PartitionRollback: gates.Enabled(CloneSetPartitionRollback)}
 	if err := cloneSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
 	}
@@ -144,4 +151,27 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	log.Info("starting", "webhookPort", o.WebhookPort, "webhookURL", o.webhookURL(), "leaderElection", o.LeaderElect)
 	return mgr.Start(ctx)
+}
+
+// inPlaceOptions are what in-place updates may change, from the feature gates and what the API
+// server serves: resizing needs the pods/resize subresource, found by discovery.
+func inPlaceOptions(cfg *rest.Config, gates FeatureGates) (inplace.Options, error) {
+	if !gates.Enabled(InPlaceWorkloadVerticalScaling) {
+		return inplace.Options{}, nil
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return inplace.Options{}, err
+	}
+	list, err := dc.ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		return inplace.Options{}, fmt.Errorf("discover the core API: %w", err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "pods/resize" {
+			return inplace.Options{VerticalScaling: true}, nil
+		}
+	}
+	return inplace.Options{}, fmt.Errorf("feature gate %s needs the pods/resize subresource, which this API server does not serve",
+		InPlaceWorkloadVerticalScaling)
 }

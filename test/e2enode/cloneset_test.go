@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -138,4 +139,65 @@ func gracePeriodEndpoint(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interf
 	if got := execIn(t, sb, ns, p.Name, "cat", "/etc/app-version"); got != "v2" {
 		t.Errorf("pod %s says %q after the rollout, want v2", p.Name, got)
 	}
+}
+
+// resizeInPlace: with InPlaceWorkloadVerticalScaling, a CPU change of a CloneSet's template resizes
+// the running container through pods/resize (same pod, no restart, the kubelet reports the new
+// resources); a change that would move the pod to another QoS class recreates it.
+func resizeInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface, c client.Client) {
+	ctx := context.Background()
+	if err := sb.RestartKruiseManager(ctx, "InPlaceWorkloadVerticalScaling=true"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sb.RestartKruiseManager(context.Background(), ""); err != nil {
+			t.Errorf("restore the manager's feature gates: %v", err)
+		}
+	})
+	ns := harness.Namespace(t, cs)
+	pod := realPod("app", sb.Image("app:v1")).Spec
+	pod.Containers[0].Resources = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("32Mi")}}
+	clone := harness.NewCloneSet(ns, "sized", 1, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType, pod)
+	if err := c.Create(ctx, clone); err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitCloneSet(t, c, 90*time.Second, ns, "sized", "ready", harness.RolledOut(1))
+	before := listPods(t, cs, ns)
+	resources := func(req, lim, memReq string) string {
+		return fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q,"resources":{"requests":{"cpu":%q,"memory":%q},"limits":{"cpu":%q,"memory":"32Mi"}}}]}}}}`,
+			sb.Image("app:v1"), req, memReq, lim)
+	}
+	if err := c.Patch(ctx, clone, client.RawPatch(types.MergePatchType, []byte(resources("80m", "200m", "16Mi")))); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	harness.WaitCloneSet(t, c, 90*time.Second, ns, "sized", "resized", harness.RolledOut(1))
+	t.Logf("resized in place in %.1fs", time.Since(t0).Seconds())
+	after := listPods(t, cs, ns)
+	for name, p := range after {
+		b, ok := before[name]
+		if !ok || b.UID != p.UID {
+			t.Fatalf("pod %s was recreated by a CPU change", name)
+		}
+		st := p.Status.ContainerStatuses[0]
+		if st.RestartCount != 0 || st.Resources == nil || st.Resources.Requests.Cpu().String() != "80m" || st.Resources.Limits.Cpu().String() != "200m" {
+			t.Errorf("pod %s after the resize: restarts %d, status resources %+v", name, st.RestartCount, st.Resources)
+		}
+	}
+	// Guaranteed (requests = limits) is another QoS class: the pod is recreated.
+	if err := c.Patch(ctx, clone, client.RawPatch(types.MergePatchType, []byte(resources("200m", "200m", "32Mi")))); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 90*time.Second, "a new pod for the QoS change", func() (bool, string) {
+		ps := listPods(t, cs, ns)
+		for name, p := range ps {
+			if _, old := after[name]; !old && p.Status.QOSClass == corev1.PodQOSGuaranteed {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(len(ps))
+	})
+	harness.WaitCloneSet(t, c, 90*time.Second, ns, "sized", "rolled out", harness.RolledOut(1))
 }

@@ -84,6 +84,10 @@ func TestRealNode(t *testing.T) {
 		gracePeriodEndpoint(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("a CPU change resizes the container in place", func(t *testing.T) {
+		resizeInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("teardown leaves nothing behind", func(t *testing.T) {
 		dir := sb.Dir
 		t0 := time.Now()

@@ -18,7 +18,10 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -93,9 +96,11 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 		}
 	}
 	state := &appspub.InPlaceUpdateState{Revision: spec.Revision, UpdateTimestamp: metav1.NewTime(start),
-		UpdateImages: len(spec.ContainerImages) > 0, LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{}}
+		UpdateImages: len(spec.ContainerImages) > 0, UpdateResources: len(spec.ContainerResources) > 0,
+		LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{}}
 	// Every container that restarts is recorded, with the image ID it reports now (none while it
-	// has no status): completion waits for each to run a different one.
+	// has no status): completion waits for each to run a different one. A resize completes when
+	// the status reports the spec's resources (Observe).
 	for name := range spec.ContainerImages {
 		imageID := ""
 		for _, c := range pod.Status.ContainerStatuses {
@@ -105,13 +110,21 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 		}
 		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ImageID: imageID}
 	}
-	if state.UpdateImages && !GateFalse(pod) {
+	changes := state.UpdateImages || state.UpdateResources
+	if changes && !GateFalse(pod) {
 		if err := e.setGate(ctx, pod, corev1.ConditionFalse, "StartInPlaceUpdate", opts.Reason); err != nil {
 			return err
 		}
 	}
+	if changes && opts.GraceSeconds <= 0 {
+		// The resize first: the spec write that follows moves the revision, and a pod must not be
+		// at the new revision with the old resources.
+		if err := e.resize(ctx, pod, spec.ContainerResources); err != nil {
+			return err
+		}
+	}
 	var patch []byte
-	if state.UpdateImages && opts.GraceSeconds > 0 {
+	if changes && opts.GraceSeconds > 0 {
 		patch, err = inplace.DeferPatch(pod, &inplace.Deferred{UpdateSpec: *spec, GraceSeconds: opts.GraceSeconds}, state,
 			opts.Labels, opts.Annotations)
 	} else {
@@ -152,12 +165,35 @@ func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
 			return err
 		}
 	}
+	if err := e.resize(ctx, pod, d.ContainerResources); err != nil {
+		return err
+	}
 	patch, err := inplace.ResumePatch(pod, d)
 	if err != nil {
 		return err
 	}
 	if err := e.client.Patch(ctx, Ref(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("apply the deferred in-place update of pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// resize sets container resources through the pods/resize subresource (a strategic-merge patch of
+// the containers, merged by name); nothing when there are none.
+func (e *engine) resize(ctx context.Context, pod *corev1.Pod, resources map[string]corev1.ResourceRequirements) error {
+	if len(resources) == 0 {
+		return nil
+	}
+	var containers []map[string]any
+	for _, name := range slices.Sorted(maps.Keys(resources)) {
+		containers = append(containers, map[string]any{"name": name, "resources": resources[name]})
+	}
+	body, err := json.Marshal(map[string]any{"spec": map[string]any{"containers": containers}})
+	if err != nil {
+		return err
+	}
+	if err := e.client.SubResource("resize").Patch(ctx, Ref(pod), client.RawPatch(types.StrategicMergePatchType, body)); err != nil {
+		return fmt.Errorf("resize pod %s: %w", pod.Name, err)
 	}
 	return nil
 }

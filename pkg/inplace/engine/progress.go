@@ -51,10 +51,43 @@ func Observe(pod *corev1.Pod) Progress {
 	if !ok {
 		return Updating
 	}
-	if restarted(pod, state) {
+	if restarted(pod, state) && (!state.UpdateResources || resized(pod)) {
 		return Completed
 	}
 	return Updating
+}
+
+// resized reports whether the kubelet has applied the pod's resources: no resize pending or in
+// progress, and every container's CPU and memory in status equal to its spec.
+func resized(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if (c.Type == corev1.PodResizePending || c.Type == corev1.PodResizeInProgress) && c.Status == corev1.ConditionTrue {
+			return false
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		var st *corev1.ContainerStatus
+		for i := range pod.Status.ContainerStatuses {
+			if pod.Status.ContainerStatuses[i].Name == c.Name {
+				st = &pod.Status.ContainerStatuses[i]
+			}
+		}
+		if st == nil || st.Resources == nil {
+			return false
+		}
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if !sameQuantity(c.Resources.Requests, st.Resources.Requests, name) || !sameQuantity(c.Resources.Limits, st.Resources.Limits, name) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sameQuantity(a, b corev1.ResourceList, name corev1.ResourceName) bool {
+	x, okA := a[name]
+	y, okB := b[name]
+	return okA == okB && (!okA || x.Cmp(y) == 0)
 }
 
 // GraceDue is when the pod's deferred update may be applied: its update's start plus the grace
@@ -91,7 +124,8 @@ func GateFalse(pod *corev1.Pod) bool {
 }
 
 // restarted reports whether every container the update changed runs again with an imageID
-// different from the one recorded before the update. (Status image names are not compared: a real
+// different from the one recorded before the update. (Resized containers are not recorded: see
+// resized.) (Status image names are not compared: a real
 // kubelet reports them resolved, e.g. docker.io/library/app:v2 for app:v2.)
 func restarted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
 	for name, before := range state.LastContainerStatuses {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
@@ -41,6 +42,38 @@ func TestObserve(t *testing.T) {
 		{"gate False without a readable state: not ours", pod(corev1.ConditionFalse, "{", "app@sha256:2", running), Updating},
 		{"gate False, nothing restarted (metadata-only update)",
 			pod(corev1.ConditionFalse, `{"revision":"r2","updateTimestamp":"2026-11-29T12:00:00Z"}`, "app@sha256:1", running), Completed},
+	} {
+		if got := Observe(tc.pod); got != tc.want {
+			t.Errorf("%s: Observe = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestObserveResize(t *testing.T) {
+	res := func(cpu string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
+	}
+	pod := func(spec, status string, conds ...corev1.PodConditionType) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+			appspub.InPlaceUpdateStateKey: `{"revision":"r2","updateTimestamp":"2026-11-29T12:00:00Z","lastContainerStatuses":{},"updateResources":true}`}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Resources: res(spec)}}}}
+		r := res(status)
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Resources: &r}}
+		p.Status.Conditions = []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}}
+		for _, c := range conds {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue})
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want Progress
+	}{
+		{"status still old", pod("200m", "100m"), Updating},
+		{"applied", pod("200m", "0.2"), Completed},
+		{"applied, resize still in progress", pod("200m", "200m", corev1.PodResizeInProgress), Updating},
+		{"pending", pod("200m", "200m", corev1.PodResizePending), Updating},
 	} {
 		if got := Observe(tc.pod); got != tc.want {
 			t.Errorf("%s: Observe = %s, want %s", tc.name, got, tc.want)

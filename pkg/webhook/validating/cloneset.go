@@ -67,14 +67,14 @@ func ValidateCloneSet(obj *v1alpha1.CloneSet) field.ErrorList {
 // ValidateCloneSetUpdate validates obj as ValidateCloneSet does and checks the changes from old:
 //   - spec.selector is immutable;
 //   - with updateStrategy.type InPlaceOnly, a template change must be possible in place (as
-//     pkg/inplace.Plan decides for the controller); otherwise it is forbidden at spec.template with
-//     Plan's reasons.
+//     pkg/inplace.Plan decides for the controller, with the controller's options inPlace);
+//     otherwise it is forbidden at spec.template with Plan's reasons.
 //
 // An update that leaves the spec unchanged (metadata only: labels, annotations, finalizers) is always
 // accepted, so an object stored before this validation existed can still be relabelled or deleted.
 // spec.volumeClaimTemplates may change: OpenKruise documents such changes (they take effect on
 // recreated pods).
-func ValidateCloneSetUpdate(obj, old *v1alpha1.CloneSet) field.ErrorList {
+func ValidateCloneSetUpdate(obj, old *v1alpha1.CloneSet, inPlace inplace.Options) field.ErrorList {
 	if apiequality.Semantic.DeepEqual(obj.Spec, old.Spec) {
 		return nil
 	}
@@ -84,7 +84,7 @@ func ValidateCloneSetUpdate(obj, old *v1alpha1.CloneSet) field.ErrorList {
 	if obj.Spec.UpdateStrategy.Type == v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType &&
 		!apiequality.Semantic.DeepEqual(obj.Spec.Template, old.Spec.Template) {
 		// The same options as the controller's: an in-place change it would refuse is refused here.
-		d := inplace.Plan(&old.Spec.Template, &obj.Spec.Template, "", inplace.Options{})
+		d := inplace.Plan(&old.Spec.Template, &obj.Spec.Template, "", inPlace)
 		if !d.InPlace() {
 			errs = append(errs, field.Forbidden(path.Child("template"), fmt.Sprintf(
 				"updateStrategy.type is InPlaceOnly, and this change cannot be made in place: %s",

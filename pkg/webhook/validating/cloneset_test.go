@@ -13,6 +13,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 // validCloneSet is a defaulted CloneSet every rule accepts.
@@ -286,7 +287,7 @@ func TestValidateCloneSetUpdate(t *testing.T) {
 			}
 			cs := old.DeepCopy()
 			tc.mutate(&cs.Spec)
-			checkErrors(t, ValidateCloneSetUpdate(cs, old), tc.want)
+			checkErrors(t, ValidateCloneSetUpdate(cs, old, inplace.Options{}), tc.want)
 		})
 	}
 }
@@ -301,7 +302,7 @@ func TestValidateCloneSetUpdateInPlaceOnlyGivesReasons(t *testing.T) {
 	inPlaceOnly(&old.Spec)
 	cs := old.DeepCopy()
 	cs.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
-	errs := ValidateCloneSetUpdate(cs, old)
+	errs := ValidateCloneSetUpdate(cs, old, inplace.Options{})
 	if len(errs) != 1 || !strings.Contains(errs[0].Detail, "spec.containers[main].env") {
 		t.Fatalf("want one error naming spec.containers[main].env, got %v", errs)
 	}
@@ -315,7 +316,7 @@ func TestValidateCloneSetUpdateAcceptsMetadataOnlyChanges(t *testing.T) {
 	cs := old.DeepCopy()
 	cs.Labels = map[string]string{"team": "a"}
 	cs.Finalizers = nil
-	checkErrors(t, ValidateCloneSetUpdate(cs, old), nil)
+	checkErrors(t, ValidateCloneSetUpdate(cs, old, inplace.Options{}), nil)
 	cs.Spec.Replicas = ptr.To[int32](4)
-	checkErrors(t, ValidateCloneSetUpdate(cs, old), []want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxUnavailable"}})
+	checkErrors(t, ValidateCloneSetUpdate(cs, old, inplace.Options{}), []want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxUnavailable"}})
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 // CloneSetPath is where the CloneSet validating webhook is served.
@@ -23,15 +24,17 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-cloneset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=clonesets,verbs=create;update,versions=v1alpha1,name=vcloneset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 
 // Register adds every validating webhook to srv; templates checks pod templates (nil: not checked
-// beyond the rules of this package).
-func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker) {
-	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates}))
+// beyond the rules of this package); inPlace are the controllers' in-place options (what
+// InPlaceOnly may change).
+func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, inPlace inplace.Options) {
+	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, inPlace: inPlace}))
 }
 
 // cloneSetValidator adapts ValidateCloneSet and ValidateCloneSetUpdate to controller-runtime, and
 // checks the pod template as the API server would check its pods.
 type cloneSetValidator struct {
 	templates PodTemplateChecker
+	inPlace   inplace.Options
 }
 
 // ValidateCreate rejects an invalid new CloneSet.
@@ -46,7 +49,7 @@ func (v cloneSetValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.Clo
 // ValidateUpdate rejects an invalid CloneSet or a forbidden change; the template is checked again
 // only when it changed.
 func (v cloneSetValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v1alpha1.CloneSet) (admission.Warnings, error) {
-	errs := ValidateCloneSetUpdate(newObj, oldObj)
+	errs := ValidateCloneSetUpdate(newObj, oldObj, v.inPlace)
 	if len(errs) == 0 && v.templates != nil && !apiequality.Semantic.DeepEqual(oldObj.Spec.Template, newObj.Spec.Template) {
 		errs = v.templates.Check(ctx, newObj.Namespace, &newObj.Spec.Template, field.NewPath("spec", "template"))
 	}
