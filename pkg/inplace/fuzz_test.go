@@ -29,7 +29,7 @@ func FuzzPlanNeverPanics(f *testing.F) {
 			return
 		}
 		oldBefore, newBefore := oldT.DeepCopy(), newT.DeepCopy()
-		d := Plan(&oldT, &newT, "r", Options{VerticalScaling: vs})
+		d := Plan(&oldT, &newT, "r", Options{VerticalScaling: vs, EnvFromMetadata: true})
 		if d.InPlace() == (len(d.RecreateReasons) > 0) {
 			t.Fatalf("Decision must be either in place or recreate: %s", render(d))
 		}
@@ -39,7 +39,7 @@ func FuzzPlanNeverPanics(f *testing.F) {
 		if duplicateReasons(containerNames(oldT.Spec.Containers), "old") != nil {
 			return
 		}
-		if self := Plan(&oldT, oldBefore, "r", Options{VerticalScaling: vs}); !self.InPlace() || !self.Spec.IsRevisionOnly() {
+		if self := Plan(&oldT, oldBefore, "r", Options{VerticalScaling: vs, EnvFromMetadata: true}); !self.InPlace() || !self.Spec.IsRevisionOnly() {
 			t.Fatalf("a template against itself planned as %s", render(self))
 		}
 	})

@@ -1,6 +1,7 @@
 package inplace
 
 import (
+	"fmt"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,11 @@ type Options struct {
 	// through the pods/resize subresource. Without it any resource change forces a recreate. Set it only
 	// when API discovery found pods/resize.
 	VerticalScaling bool
+	// EnvFromMetadata allows a container whose env reads a changed label or annotation to be
+	// restarted in place although its image does not change (OpenKruise's InPlaceUpdateEnvFromMetadata);
+	// only kruise-daemon can restart such a container. Without it the change recreates the pod, so
+	// that no container keeps a stale value.
+	EnvFromMetadata bool
 }
 
 // UpdateSpec is what an in-place update changes on a pod. A nil map or slice means "nothing of this
@@ -114,6 +120,14 @@ func Plan(oldTemplate, newTemplate *corev1.PodTemplateSpec, newRevision string, 
 	}
 	restart, envReasons := planEnvFromMetadata(&newTemplate.Spec, labels, annotations)
 	reasons = append(reasons, envReasons...)
+	if !opts.EnvFromMetadata {
+		for _, name := range restart {
+			if _, restarts := cs.images[name]; !restarts {
+				reasons = append(reasons, fmt.Sprintf("spec.containers[%s].env reads a changed label or annotation: restarting the "+
+					"container without an image change needs kruise-daemon (InPlaceUpdateEnvFromMetadata)", name))
+			}
+		}
+	}
 	if len(reasons) > 0 {
 		return Decision{RecreateReasons: reasons}
 	}

@@ -12,7 +12,8 @@ import (
 type mutation func(t *corev1.PodTemplateSpec)
 
 func TestPlan(t *testing.T) {
-	vs := Options{VerticalScaling: true}
+	vs := Options{VerticalScaling: true, EnvFromMetadata: true}
+	env := Options{EnvFromMetadata: true}
 	tests := []struct {
 		name     string
 		old, new mutation // applied to a fresh baseTemplate; nil = unchanged
@@ -99,6 +100,7 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "env from a changed label restarts the reading container, image unchanged",
+			opts: env,
 			new:  func(t *corev1.PodTemplateSpec) { t.Labels["tier"] = "back" },
 			want: inPlace(UpdateSpec{
 				Labels:                    map[string]*string{"tier": strp("back")},
@@ -106,7 +108,26 @@ func TestPlan(t *testing.T) {
 			}),
 		},
 		{
+			name: "env from a changed label without kruise-daemon: recreate",
+			new:  func(t *corev1.PodTemplateSpec) { t.Labels["tier"] = "back" },
+			want: recreate("spec.containers[app].env reads a changed label or annotation: restarting the container " +
+				"without an image change needs kruise-daemon (InPlaceUpdateEnvFromMetadata)"),
+		},
+		{
+			name: "env from a changed label of a container whose image changes: in place without kruise-daemon",
+			new: func(t *corev1.PodTemplateSpec) {
+				t.Labels["tier"] = "back"
+				t.Spec.Containers[0].Image = "app:2"
+			},
+			want: inPlace(UpdateSpec{
+				ContainerImages:           map[string]string{"app": "app:2"},
+				Labels:                    map[string]*string{"tier": strp("back")},
+				EnvFromMetadataContainers: []string{"app"},
+			}),
+		},
+		{
 			name: "env from a deleted annotation restarts the reading container",
+			opts: env,
 			new:  func(t *corev1.PodTemplateSpec) { delete(t.Annotations, "config") },
 			want: inPlace(UpdateSpec{
 				Annotations:               map[string]*string{"config": nil},
@@ -115,6 +136,7 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "env from metadata listed once per container, in template order, alongside images",
+			opts: env,
 			old: func(t *corev1.PodTemplateSpec) {
 				t.Spec.Containers[1].Env = []corev1.EnvVar{{Name: "T", ValueFrom: fieldRef("metadata.labels['tier']")}}
 			},
@@ -165,6 +187,7 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "sidecar init container reading a changed label cannot restart in place",
+			opts: env,
 			old: func(t *corev1.PodTemplateSpec) {
 				t.Spec.InitContainers = []corev1.Container{initReading("tier", ptr.To(corev1.ContainerRestartPolicyAlways))}
 			},
@@ -439,7 +462,7 @@ func TestPlanSpecSharesNoMemory(t *testing.T) {
 	oldT, newT := baseTemplate(), baseTemplate()
 	newT.Labels["tier"] = "back"
 	newT.Spec.Containers[0].Resources = resources("1", "2", "1Gi", "2Gi")
-	d := Plan(oldT, newT, "rev-2", Options{VerticalScaling: true})
+	d := Plan(oldT, newT, "rev-2", Options{VerticalScaling: true, EnvFromMetadata: true})
 	if !d.InPlace() {
 		t.Fatalf("want in place, got %s", render(d))
 	}

@@ -31,7 +31,7 @@ func TestPlanPropertyAllowedChangesStayInPlace(t *testing.T) {
 		for n := 1 + rng.IntN(6); n > 0; n-- {
 			mutateAllowed(rng, newT)
 		}
-		d := Plan(oldT, newT, "r", Options{VerticalScaling: true})
+		d := Plan(oldT, newT, "r", Options{VerticalScaling: true, EnvFromMetadata: true})
 		if !d.InPlace() {
 			t.Fatalf("run %d: allowed changes planned as %s\nold %v\nnew %v", i, render(d), oldT, newT)
 		}
@@ -66,7 +66,7 @@ func TestPlanPropertyDisallowedChangeRecreates(t *testing.T) {
 			continue // the filler produced an equal value; nothing to check
 		}
 		seen[strings.SplitN(path, "[", 2)[0]] = true
-		d := Plan(oldT, newT, "r", Options{VerticalScaling: vs})
+		d := Plan(oldT, newT, "r", Options{VerticalScaling: vs, EnvFromMetadata: true})
 		if d.InPlace() || !hasReasonFor(d.RecreateReasons, path) {
 			t.Fatalf("run %d: changing %s (VerticalScaling=%v) planned as %s", i, path, vs, render(d))
 		}
