@@ -51,6 +51,15 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		}
 		return nil
 	}))
+	errs.Update = errors.Join(errs.Update, parallel(obs.batches, func(name string) error {
+		pod := obs.pods[name]
+		r.Expectations.ExpectBatch(key, name, pod.Annotations[appspub.InPlaceUpdateStateKey], r.Clock.Now())
+		if _, err := r.Engine.Refresh(ctx, pod); err != nil {
+			r.Expectations.Drop(key, name)
+			return err
+		}
+		return nil
+	}))
 	errs.Update = errors.Join(errs.Update, parallel(plan.Resumes, func(name string) error {
 		r.Expectations.ExpectResume(key, name, r.Clock.Now())
 		if _, err := r.Engine.Refresh(ctx, obs.pods[name]); err != nil {

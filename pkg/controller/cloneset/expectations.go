@@ -24,8 +24,8 @@ type Expectations struct {
 }
 
 type expectation struct {
-	kind     string // "create", "delete", "update", "resume" or "lifecycle"
-	revision string // for "update": the revision label the pod must show; for "lifecycle", the state
+	kind     string // "create", "delete", "update", "resume", "lifecycle" or "batch"
+	revision string // "update": the revision label the pod must show; "lifecycle": the state; "batch": the state annotation before
 	since    time.Time
 }
 
@@ -66,6 +66,12 @@ func (e *Expectations) ExpectResume(key, pod string, now time.Time) {
 // ExpectLifecycle records that pod was moved to lifecycle state.
 func (e *Expectations) ExpectLifecycle(key, pod, state string, now time.Time) {
 	e.expect(key, pod, expectation{kind: "lifecycle", revision: state, since: now})
+}
+
+// ExpectBatch records that the next container batch of pod was applied over the in-place update
+// state annotation state.
+func (e *Expectations) ExpectBatch(key, pod, state string, now time.Time) {
+	e.expect(key, pod, expectation{kind: "batch", revision: state, since: now})
 }
 
 // ExpectOpen records that pod's InPlaceUpdateReady gate was opened.
@@ -117,6 +123,8 @@ func (e *Expectations) Pending(key string, pods map[string]*corev1.Pod, now time
 			met = !seen || pod.DeletionTimestamp != nil
 		case "update":
 			met = !seen || pod.Labels[inplace.RevisionLabel] == x.revision
+		case "batch":
+			met = !seen || pod.Annotations[appspub.InPlaceUpdateStateKey] != x.revision
 		case "lifecycle":
 			met = !seen || pod.Labels[appspub.LifecycleStateKey] == x.revision
 		case "resume":

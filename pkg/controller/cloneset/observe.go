@@ -38,6 +38,8 @@ type observation struct {
 	collisionCount *int32
 	// completed are pods whose in-place update has finished and whose gate must turn True.
 	completed []string
+	// batches are pods whose next launch-priority batch of containers is due.
+	batches []string
 	// claims are the CloneSet's PVCs by instance ID.
 	claims map[string][]*corev1.PersistentVolumeClaim
 }
@@ -115,9 +117,12 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 			continue
 		}
 		obs.pods[pod.Name] = pod
-		facts, done := podFacts(pod, spec)
-		if done {
+		facts, progress := podFacts(pod, spec)
+		switch progress {
+		case engine.Completed:
 			obs.completed = append(obs.completed, pod.Name)
+		case engine.BatchDone:
+			obs.batches = append(obs.batches, pod.Name)
 		}
 		obs.snap.Pods = append(obs.snap.Pods, facts)
 	}
@@ -173,9 +178,8 @@ func sameClaimTemplates(a, b []corev1.PersistentVolumeClaim) bool {
 	return equality.Semantic.DeepEqual(a, b)
 }
 
-// podFacts summarises a pod for the planner. done reports an in-place update that has finished
-// but whose gate is still False.
-func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, bool) {
+// podFacts summarises a pod for the planner, with where its in-place update stands.
+func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, engine.Progress) {
 	f := PodFacts{
 		Name:         pod.Name,
 		InstanceID:   pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey],
@@ -214,14 +218,13 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, bool) {
 	f.PreUpdateHeld = lifecycle.Holding(hooks.InPlaceUpdate, pod)
 	f.PreNormalReleased = lifecycle.Released(hooks.PreNormal, pod)
 	f.UpdatedReleased = lifecycle.Released(hooks.InPlaceUpdate, pod)
-	switch engine.Observe(pod) {
-	case engine.Completed:
-		return f, true
-	case engine.Updating:
+	progress := engine.Observe(pod)
+	switch progress {
+	case engine.Updating, engine.BatchDone:
 		f.InPlaceUpdating = true
 	case engine.Waiting:
 		f.InPlaceUpdating = true
 		f.GraceDue, _ = engine.GraceDue(pod)
 	}
-	return f, false
+	return f, progress
 }

@@ -98,18 +98,12 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 	state := &appspub.InPlaceUpdateState{Revision: spec.Revision, UpdateTimestamp: metav1.NewTime(start),
 		UpdateImages: len(spec.ContainerImages) > 0, UpdateResources: len(spec.ContainerResources) > 0,
 		LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{}}
-	// Every container that restarts is recorded, with the image ID it reports now (none while it
-	// has no status): completion waits for each to run a different one. A resize completes when
-	// the status reports the spec's resources (Observe).
-	for name := range spec.ContainerImages {
-		imageID := ""
-		for _, c := range pod.Status.ContainerStatuses {
-			if c.Name == name {
-				imageID = c.ImageID
-			}
-		}
-		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ImageID: imageID}
-	}
+	// Every container that restarts in this batch (the highest launch priority) is recorded, with
+	// the image ID it reports now (none while it has no status): completion waits for each to run a
+	// different one, and the next batch for them to be ready. A resize completes when the status
+	// reports the spec's resources (Observe).
+	batch, next := inplace.SplitByPriority(pod, spec.ContainerImages)
+	inplace.StartBatch(pod, state, batch, next, e.clock.Now())
 	changes := state.UpdateImages || state.UpdateResources
 	if changes && !GateFalse(pod) {
 		if err := e.setGate(ctx, pod, corev1.ConditionFalse, "StartInPlaceUpdate", opts.Reason); err != nil {
@@ -128,7 +122,9 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 		patch, err = inplace.DeferPatch(pod, &inplace.Deferred{UpdateSpec: *spec, GraceSeconds: opts.GraceSeconds}, state,
 			opts.Labels, opts.Annotations)
 	} else {
-		patch, err = inplace.SpecPatch(pod, spec.WithMetadata(opts.Labels, opts.Annotations), state)
+		now := *spec.WithMetadata(opts.Labels, opts.Annotations)
+		now.ContainerImages = batch
+		patch, err = inplace.SpecPatch(pod, &now, state)
 	}
 	if err != nil {
 		return err
@@ -147,6 +143,8 @@ func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error)
 			return Waiting, nil
 		}
 		return Updating, e.resume(ctx, pod)
+	case BatchDone:
+		return Updating, e.nextBatch(ctx, pod)
 	case Completed:
 		return Completed, e.setGate(ctx, pod, corev1.ConditionTrue, "InPlaceUpdateCompleted", "")
 	default:
@@ -168,12 +166,30 @@ func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
 	if err := e.resize(ctx, pod, d.ContainerResources); err != nil {
 		return err
 	}
-	patch, err := inplace.ResumePatch(pod, d)
+	now := *d
+	now.ContainerImages, _ = inplace.SplitByPriority(pod, d.ContainerImages) // the rest: later batches (state)
+	patch, err := inplace.ResumePatch(pod, &now)
 	if err != nil {
 		return err
 	}
 	if err := e.client.Patch(ctx, Ref(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("apply the deferred in-place update of pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// nextBatch applies the next launch-priority batch of the pod's images.
+func (e *engine) nextBatch(ctx context.Context, pod *corev1.Pod) error {
+	state, ok := stateOf(pod)
+	if !ok {
+		return nil
+	}
+	patch, err := inplace.NextBatchPatch(pod, state, e.clock.Now())
+	if err != nil {
+		return err
+	}
+	if err := e.client.Patch(ctx, Ref(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("apply the next container batch of pod %s: %w", pod.Name, err)
 	}
 	return nil
 }

@@ -24,6 +24,9 @@ const (
 	// Waiting: the pod carries a deferred update (inplace.Deferred) that waits for its grace period;
 	// GraceDue says until when.
 	Waiting
+	// BatchDone: the containers of one launch-priority batch run again and are ready; the next
+	// batch (state nextContainerImages) is due.
+	BatchDone
 )
 
 func (p Progress) String() string {
@@ -34,6 +37,8 @@ func (p Progress) String() string {
 		return "Completed"
 	case Waiting:
 		return "Waiting"
+	case BatchDone:
+		return "BatchDone"
 	default:
 		return "NotUpdating"
 	}
@@ -51,10 +56,30 @@ func Observe(pod *corev1.Pod) Progress {
 	if !ok {
 		return Updating
 	}
-	if restarted(pod, state) && (!state.UpdateResources || resized(pod)) {
-		return Completed
+	if !restarted(pod, state) || (state.UpdateResources && !resized(pod)) {
+		return Updating
 	}
-	return Updating
+	if len(state.NextContainerImages) > 0 {
+		if state.PreCheckBeforeNext != nil && !ready(pod, state.PreCheckBeforeNext.ContainersRequiredReady) {
+			return Updating
+		}
+		return BatchDone
+	}
+	return Completed
+}
+
+// ready reports whether the named containers report ready.
+func ready(pod *corev1.Pod, names []string) bool {
+	for _, name := range names {
+		ok := false
+		for _, c := range pod.Status.ContainerStatuses {
+			ok = ok || (c.Name == name && c.Ready)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // resized reports whether the kubelet has applied the pod's resources: no resize pending or in

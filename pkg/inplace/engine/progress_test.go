@@ -80,3 +80,21 @@ func TestObserveResize(t *testing.T) {
 		}
 	}
 }
+
+func TestObserveBatches(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	pod := func(sideReady bool) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{appspub.InPlaceUpdateStateKey: `{"revision":"r2",` +
+			`"updateTimestamp":"2026-11-29T12:00:00Z","lastContainerStatuses":{"side":{"imageID":"side@1"}},"nextContainerImages":{"app":"app:2"},` +
+			`"preCheckBeforeNext":{"containersRequiredReady":["side"]}}`}},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}},
+				ContainerStatuses: []corev1.ContainerStatus{{Name: "side", ImageID: "side@2", State: running, Ready: sideReady},
+					{Name: "app", ImageID: "app@1", State: running, Ready: true}}}}
+	}
+	if got := Observe(pod(false)); got != Updating {
+		t.Errorf("first batch restarted, not ready: %s, want Updating", got)
+	}
+	if got := Observe(pod(true)); got != BatchDone {
+		t.Errorf("first batch ready: %s, want BatchDone", got)
+	}
+}

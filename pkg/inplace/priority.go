@@ -1,0 +1,114 @@
+package inplace
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+)
+
+// ContainerPriority is a container's launch priority: the integer value of its env var
+// KRUISE_CONTAINER_PRIORITY; else, when the pod's annotation apps.kruise.io/container-launch-priority
+// is "Ordered", minus its position (the first container highest); else 0. Higher starts first.
+func ContainerPriority(pod *corev1.Pod, name string) int {
+	i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == name })
+	if i < 0 {
+		return 0
+	}
+	for _, e := range pod.Spec.Containers[i].Env {
+		if e.Name == appspub.ContainerLaunchPriorityEnvName {
+			if n, err := strconv.Atoi(e.Value); err == nil {
+				return n
+			}
+		}
+	}
+	if pod.Annotations[appspub.ContainerLaunchPriorityKey] == "Ordered" {
+		return -i
+	}
+	return 0
+}
+
+// SplitByPriority splits the images of an in-place update into the batch to apply now (the
+// containers of the highest launch priority) and the rest, applied in later batches once the
+// containers of this one are ready again; next is nil with a single priority.
+func SplitByPriority(pod *corev1.Pod, images map[string]string) (batch, next map[string]string) {
+	if len(images) < 2 {
+		return images, nil
+	}
+	top := 0
+	for i, name := range slices.Sorted(maps.Keys(images)) {
+		if p := ContainerPriority(pod, name); i == 0 || p > top {
+			top = p
+		}
+	}
+	batch, next = map[string]string{}, map[string]string{}
+	for name, img := range images {
+		if ContainerPriority(pod, name) == top {
+			batch[name] = img
+		} else {
+			next[name] = img
+		}
+	}
+	if len(next) == 0 {
+		next = nil
+	}
+	return batch, next
+}
+
+// StartBatch records in state the batch applied now (its containers' image IDs before, to detect
+// their restart) and what remains for later batches.
+func StartBatch(pod *corev1.Pod, state *appspub.InPlaceUpdateState, batch, next map[string]string, now time.Time) {
+	state.LastContainerStatuses = map[string]appspub.InPlaceUpdateContainerStatus{}
+	for name := range batch {
+		imageID := ""
+		for _, c := range pod.Status.ContainerStatuses {
+			if c.Name == name {
+				imageID = c.ImageID
+			}
+		}
+		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ImageID: imageID}
+	}
+	state.NextContainerImages, state.PreCheckBeforeNext = next, nil
+	if next == nil && len(state.ContainerBatchesRecord) == 0 {
+		return // a single batch is not recorded
+	}
+	names := slices.Sorted(maps.Keys(batch))
+	state.ContainerBatchesRecord = append(state.ContainerBatchesRecord, appspub.InPlaceUpdateContainerBatch{
+		Timestamp: metav1.NewTime(now), Containers: names})
+	if next != nil {
+		state.PreCheckBeforeNext = &appspub.InPlaceUpdatePreCheckBeforeNext{ContainersRequiredReady: names}
+	}
+}
+
+// NextBatchPatch returns the JSON patch that applies the next batch of the pod's in-place update:
+// it checks the state annotation is still the one read, sets the batch's images and the new state.
+func NextBatchPatch(pod *corev1.Pod, state *appspub.InPlaceUpdateState, now time.Time) ([]byte, error) {
+	raw, ok := pod.Annotations[appspub.InPlaceUpdateStateKey]
+	if !ok || len(state.NextContainerImages) == 0 {
+		return nil, fmt.Errorf("pod %s/%s has no next batch to apply", pod.Namespace, pod.Name)
+	}
+	batch, next := SplitByPriority(pod, state.NextContainerImages)
+	st := *state
+	st.ContainerBatchesRecord = slices.Clone(state.ContainerBatchesRecord)
+	StartBatch(pod, &st, batch, next, now)
+	stateJSON, err := json.Marshal(&st)
+	if err != nil {
+		return nil, err
+	}
+	key := "/metadata/annotations/" + escape(appspub.InPlaceUpdateStateKey)
+	ops := []jsonPatchOp{{Op: "test", Path: key, Value: raw}}
+	images, err := imageOps(pod, batch)
+	if err != nil {
+		return nil, err
+	}
+	ops = append(ops, images...)
+	ops = append(ops, jsonPatchOp{Op: "replace", Path: key, Value: string(stateJSON)})
+	return json.Marshal(ops)
+}
