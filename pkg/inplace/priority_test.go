@@ -55,7 +55,6 @@ func TestSplitByPriority(t *testing.T) {
 	}
 }
 
-
 func TestBatchesRecordedAndNextPatch(t *testing.T) {
 	pod := priorityPod("Ordered", "", "", "")
 	state := &appspub.InPlaceUpdateState{Revision: "r2"}
