@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"sync"
 
@@ -218,39 +217,6 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 	return nil
 }
 
-// ensureClaims creates the PVCs of a new pod from its revision's volumeClaimTemplates, named
-// <template>-<pod>, labelled with the CloneSet's selector and the instance ID and owned by the
-// CloneSet (an existing one, left by a pod of the same instance ID, is reused), and mounts each as
-// the pod volume named after its template.
-func (r *Reconciler) ensureClaims(ctx context.Context, cs *v1alpha1.CloneSet, rev *appsv1.ControllerRevision, pod *corev1.Pod, id string) error {
-	in, err := revision.InputOf(rev)
-	if err != nil {
-		return err
-	}
-	for _, t := range in.VolumeClaimTemplates {
-		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: *t.ObjectMeta.DeepCopy(), Spec: *t.Spec.DeepCopy()}
-		pvc.Name, pvc.Namespace = t.Name+"-"+pod.Name, cs.Namespace
-		pvc.ResourceVersion, pvc.UID = "", ""
-		pvc.Labels = maps.Clone(pvc.Labels)
-		if pvc.Labels == nil {
-			pvc.Labels = map[string]string{}
-		}
-		if cs.Spec.Selector != nil {
-			maps.Copy(pvc.Labels, cs.Spec.Selector.MatchLabels)
-		}
-		pvc.Labels[v1alpha1.CloneSetInstanceIDLabelKey] = id
-		pvc.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cs, gvk)}
-		if err := r.Client.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create PVC %s: %w", pvc.Name, err)
-		}
-		vol := corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}
-		pod.Spec.Volumes = slices.DeleteFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == t.Name })
-		pod.Spec.Volumes = append(pod.Spec.Volumes, vol)
-	}
-	return nil
-}
-
 // deletePod deletes pod, only if it is still the pod that was planned on (UID precondition).
 // A pod the controller deletes takes its PVCs along (a pod deleted by anyone else leaves them for
 // its replacement to reuse).
@@ -267,24 +233,6 @@ func (r *Reconciler) deletePod(ctx context.Context, key string, cs *v1alpha1.Clo
 	}
 	done.add(reason, strings.ToLower(reason), pod.Name, why)
 	return r.deleteClaims(ctx, cs, obs.claims[pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey]], "its pod "+pod.Name+" was deleted", done)
-}
-
-// deleteClaims deletes PVCs of the CloneSet (each only if it is still the claim observed).
-func (r *Reconciler) deleteClaims(ctx context.Context, cs *v1alpha1.CloneSet, claims []*corev1.PersistentVolumeClaim, why string, done *batch) error {
-	var errs []error
-	for _, pvc := range claims {
-		if pvc.DeletionTimestamp != nil {
-			continue
-		}
-		ref := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: pvc.Name, Namespace: pvc.Namespace}}
-		if err := r.Client.Delete(ctx, ref, client.Preconditions{UID: &pvc.UID}); err != nil && !apierrors.IsNotFound(err) {
-			r.event(cs, corev1.EventTypeWarning, "FailedDeletePVC", "delete PVC %s: %v", pvc.Name, err)
-			errs = append(errs, fmt.Errorf("delete PVC %s: %w", pvc.Name, err))
-			continue
-		}
-		done.add("DeletedPVC", "deleted PVC", pvc.Name, why)
-	}
-	return errors.Join(errs...)
 }
 
 // updateInPlace starts the engine's in-place update of the pod (gate False, then the spec patch
@@ -307,42 +255,6 @@ func (r *Reconciler) updateInPlace(ctx context.Context, key string, cs *v1alpha1
 		return err
 	}
 	done.add("SuccessfulUpdatePodInPlace", "updated in place", pod.Name, fmt.Sprintf("to revision %s: %s", u.Spec.Revision, u.Reason))
-	return nil
-}
-
-// moveLifecycle puts pod in the move's lifecycle state, then holds it NotReady (KruisePodReady
-// False) when the hook asks for it. The state goes first: the pod readiness controller keeps the
-// condition False only for a pod in a hook's state.
-func (r *Reconciler) moveLifecycle(ctx context.Context, key string, cs *v1alpha1.CloneSet, pod *corev1.Pod, m LifecycleMove, done *batch) error {
-	if pod == nil {
-		return nil
-	}
-	now := r.Clock.Now()
-	patch, err := lifecycle.Patch(m.To, now)
-	if err != nil {
-		return err
-	}
-	r.Expectations.ExpectLifecycle(key, pod.Name, string(m.To), now)
-	if err := r.Client.Patch(ctx, engine.Ref(pod), client.RawPatch(types.MergePatchType, patch)); err != nil {
-		r.Expectations.Drop(key, pod.Name)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		r.event(cs, corev1.EventTypeWarning, "FailedLifecycle", "move pod %s to %s: %v", pod.Name, m.To, err)
-		return fmt.Errorf("move pod %s to lifecycle state %s: %w", pod.Name, m.To, err)
-	}
-	done.add("Lifecycle"+string(m.To), "moved to "+string(m.To), pod.Name, m.Reason)
-	if !m.MarkNotReady || !podreadiness.HasGate(pod) {
-		return nil
-	}
-	patch, err = inplace.ConditionPatch(appspub.KruisePodReadyConditionType, corev1.ConditionFalse, lifecycle.NotReadyReason,
-		lifecycle.NotReadyMessage(m.To), now)
-	if err != nil {
-		return err
-	}
-	if err := r.Client.Status().Patch(ctx, engine.Ref(pod), client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
-		return client.IgnoreNotFound(err)
-	}
 	return nil
 }
 
