@@ -1,15 +1,51 @@
-// Command kruise-daemon is Kruise's per-node agent (image pre-pull, container meta and recreate over CRI).
-// This build provides the version only; the agent arrives with the daemon issue.
+// Command kruise-daemon is Kruise's per-node agent over CRI (pkg/daemon).
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/kruise-ng/kruise/pkg/daemon"
 	"github.com/kruise-ng/kruise/pkg/version"
 )
 
 func main() {
-	fmt.Println(version.String("kruise-daemon"))
-	os.Exit(0)
+	var opts daemon.Options
+	fs := flag.NewFlagSet("kruise-daemon", flag.ContinueOnError)
+	opts.BindFlags(fs, os.Getenv("NODE_NAME"))
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else in-cluster configuration)")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(fs)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if *showVersion {
+		fmt.Println(version.String("kruise-daemon"))
+		return
+	}
+	if err := opts.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "kruise-daemon: %v\n", err)
+		os.Exit(2)
+	}
+	if *kubeconfig != "" {
+		os.Setenv("KUBECONFIG", *kubeconfig)
+	}
+	log := zap.New(zap.UseFlagOptions(&zapOpts))
+	ctrl.SetLogger(log)
+	log.Info(version.String("kruise-daemon"))
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kruise-daemon: no Kubernetes client configuration: %v\n", err)
+		os.Exit(1)
+	}
+	cfg.UserAgent = "kruise-daemon"
+	if err := daemon.Run(ctrl.SetupSignalHandler(), cfg, opts, log.WithName("kruise-daemon")); err != nil {
+		fmt.Fprintf(os.Stderr, "kruise-daemon: %v\n", err)
+		os.Exit(1)
+	}
 }

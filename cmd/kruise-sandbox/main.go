@@ -103,6 +103,7 @@ func up(args []string, stdout, stderr io.Writer) error {
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the sandbox to become ready")
 	kruise := fs.Bool("kruise", false, "install Kruise (CRDs, RBAC, webhooks) and run kruise-manager with the sandbox")
 	managerBin := fs.String("kruise-manager", "", "kruise-manager binary for --kruise (default: next to this binary)")
+	daemonBin := fs.String("kruise-daemon", "", "kruise-daemon binary run for the real node with --kruise --real-node (default: next to this binary)")
 	realNode := fs.Bool("real-node", false, "add a real node: an offline image registry, containerd and a kubelet (root on Linux; installs runc, busybox-static and CNI plugins when missing)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -114,21 +115,24 @@ func up(args []string, stdout, stderr io.Writer) error {
 		}
 		*binDir = d
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
 	if *kruise && *managerBin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
 		*managerBin = filepath.Join(filepath.Dir(exe), "kruise-manager")
 	}
+	if *kruise && *realNode && *daemonBin == "" {
+		*daemonBin = filepath.Join(filepath.Dir(exe), "kruise-daemon")
+	}
 	if !*kruise {
-		*managerBin = ""
+		*managerBin, *daemonBin = "", ""
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t0 := time.Now()
 	sb, err := sandbox.Up(ctx, sandbox.Config{Dir: *dir, Nodes: *nodes, AuditLog: *audit, BinDir: *binDir, Log: stderr,
-		Timeout: *timeout, KruiseManager: *managerBin, RealNode: *realNode})
+		Timeout: *timeout, KruiseManager: *managerBin, KruiseDaemon: *daemonBin, RealNode: *realNode})
 	if err != nil {
 		return err
 	}
@@ -215,6 +219,9 @@ func status(args []string, stdout, stderr io.Writer) error {
 	if rn := sb.RealNode; rn != nil {
 		fmt.Fprintf(tw, "real node\t%s (kubelet %s:%d, containerd %s)\n", rn.Name, sandbox.RealNodeIP, sb.Ports.Kubelet, sandbox.ContainerdSocket())
 		fmt.Fprintf(tw, "registry\t%s (%d images)\n", rn.Registry, len(rn.Images))
+		if sb.Kruise && sb.Ports.KruiseDaemon != 0 {
+			fmt.Fprintf(tw, "kruise-daemon\thttp://127.0.0.1:%d/healthz, /metrics\n", sb.Ports.KruiseDaemon)
+		}
 	}
 	if sb.AuditLog != "" {
 		fmt.Fprintf(tw, "audit log\t%s\n", sb.AuditLog)

@@ -45,13 +45,17 @@ type Options struct {
 	// Subject is who the manager runs as: a ServiceAccount in a cluster, a User in the sandbox
 	// (whose client certificate carries that user name).
 	Subject rbacv1.Subject
+	// DaemonSubject is who kruise-daemon runs as; its ClusterRole (kruise-daemon-role) is bound to
+	// it when set.
+	DaemonSubject *rbacv1.Subject
 	// PodWebhookFailurePolicy is the pod webhook's failure policy (Fail when empty); the manager
 	// keeps it in line with its --pod-webhook-failure-policy.
 	PodWebhookFailurePolicy admissionregistrationv1.FailurePolicyType
 }
 
 // Objects decodes the embedded manifests, rewrites the Role's namespace and the webhook Service
-// reference to opts, and adds the bindings of the manager's roles to opts.Subject.
+// reference to opts, and adds the bindings of the manager's roles to opts.Subject (and of the
+// daemon's to opts.DaemonSubject).
 func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	err := fs.WalkDir(config.Manifests, ".", func(path string, d fs.DirEntry, err error) error {
@@ -92,6 +96,12 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: opts.Namespace},
 			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},
+	}
+	if opts.DaemonSubject != nil {
+		extra = append(extra, &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: "kruise-daemon-rolebinding"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "kruise-daemon-role"},
+			Subjects:   []rbacv1.Subject{*opts.DaemonSubject}})
 	}
 	var head []*unstructured.Unstructured
 	for _, o := range extra {

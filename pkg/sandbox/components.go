@@ -51,6 +51,8 @@ type Ports struct {
 	KruiseMetrics int `json:"kruiseMetrics,omitempty"`
 	// KruisePprof serves kruise-manager's /debug/pprof (profiling a rollout).
 	KruisePprof int `json:"kruisePprof,omitempty"`
+	// KruiseDaemon serves kruise-daemon's /healthz and /metrics (with --real-node).
+	KruiseDaemon int `json:"kruiseDaemon,omitempty"`
 	// Registry, Kubelet and KubeletHealthz serve the real node (with --real-node). The kubelet
 	// listens on RealNodeIP, the others on loopback.
 	Registry       int `json:"registry,omitempty"`

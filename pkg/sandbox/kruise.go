@@ -22,11 +22,14 @@ const (
 	// KruiseManagerUser is the user name of the manager's client certificate, bound to the
 	// generated roles: RBAC is exercised, and the audit log attributes its requests to it.
 	KruiseManagerUser = "kruise-manager"
+	// KruiseDaemonUser is kruise-daemon's, bound to the daemon's generated role.
+	KruiseDaemonUser = "kruise-daemon"
 )
 
 // startKruise installs Kruise's CRDs, RBAC and webhook configurations and runs kruise-manager as a
-// host process, registered with the API server by URL (the API server cannot reach Services here).
-func (s *Sandbox) startKruise(ctx context.Context, binary string) error {
+// host process, registered with the API server by URL (the API server cannot reach Services here),
+// and, when daemon is set, kruise-daemon for the real node.
+func (s *Sandbox) startKruise(ctx context.Context, binary, daemon string) error {
 	kubeconfig, err := s.KubeconfigFor(KruiseManagerUser)
 	if err != nil {
 		return err
@@ -43,8 +46,12 @@ func (s *Sandbox) startKruise(ctx context.Context, binary string) error {
 	if err != nil {
 		return err
 	}
-	err = install.Apply(ctx, c, install.Options{Namespace: KruiseNamespace, WebhookService: "kruise-webhook-service",
-		Subject: rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: KruiseManagerUser}})
+	opts := install.Options{Namespace: KruiseNamespace, WebhookService: "kruise-webhook-service",
+		Subject: rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: KruiseManagerUser}}
+	if daemon != "" {
+		opts.DaemonSubject = &rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: KruiseDaemonUser}
+	}
+	err = install.Apply(ctx, c, opts)
 	if err != nil {
 		return fmt.Errorf("install Kruise: %w", err)
 	}
@@ -64,7 +71,33 @@ func (s *Sandbox) startKruise(ctx context.Context, binary string) error {
 	if _, err := s.run("kruise-manager", binary, args, []string{"KUBECONFIG=" + kubeconfig}); err != nil {
 		return err
 	}
-	return s.waitKruiseReady(ctx)
+	if err := s.waitKruiseReady(ctx); err != nil {
+		return err
+	}
+	if daemon == "" {
+		return nil
+	}
+	return s.startKruiseDaemon(ctx, daemon)
+}
+
+// startKruiseDaemon runs kruise-daemon for the real node, on the real node's containerd, as user
+// KruiseDaemonUser.
+func (s *Sandbox) startKruiseDaemon(ctx context.Context, binary string) error {
+	kubeconfig, err := s.KubeconfigFor(KruiseDaemonUser)
+	if err != nil {
+		return err
+	}
+	args := []string{
+		"--node-name=" + RealNodeName,
+		"--runtime-endpoint=unix://" + ContainerdSocket(),
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(s.Ports.KruiseDaemon),
+	}
+	if _, err := s.run("kruise-daemon", binary, args, []string{"KUBECONFIG=" + kubeconfig}); err != nil {
+		return err
+	}
+	return s.waitFor(ctx, "kruise-daemon healthy", func(ctx context.Context) (bool, error) {
+		return httpOK(ctx, url("http", s.Ports.KruiseDaemon)+"/healthz", "ok"), nil
+	})
 }
 
 func (s *Sandbox) waitKruiseReady(ctx context.Context) error {

@@ -36,6 +36,9 @@ type Config struct {
 	KruiseManager string
 	// RealNode adds a real node: an image registry, containerd and a kubelet (root on Linux).
 	RealNode bool
+	// KruiseDaemon, with KruiseManager and RealNode, is the kruise-daemon binary run as a host
+	// process for the real node, over its containerd.
+	KruiseDaemon string
 }
 
 // State is what a running sandbox records in DIR/sandbox.json.
@@ -147,7 +150,11 @@ func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		}
 	}
 	if cfg.KruiseManager != "" {
-		if err := s.startKruise(ctx, cfg.KruiseManager); err != nil {
+		daemon := cfg.KruiseDaemon
+		if s.RealNode == nil {
+			daemon = ""
+		}
+		if err := s.startKruise(ctx, cfg.KruiseManager, daemon); err != nil {
 			return nil, err
 		}
 	}
@@ -194,7 +201,7 @@ func prepareDir(dir string) (created bool, err error) {
 
 // allocatePorts picks distinct free loopback ports for every listener.
 func (s *Sandbox) allocatePorts() error {
-	ports := make([]int, 13)
+	ports := make([]int, 14)
 	var listeners []net.Listener
 	defer func() {
 		for _, l := range listeners {
@@ -212,7 +219,8 @@ func (s *Sandbox) allocatePorts() error {
 	s.Ports = Ports{EtcdClient: ports[0], EtcdPeer: ports[1], APIServer: ports[2],
 		ControllerManager: ports[3], Scheduler: ports[4], Kwok: ports[5],
 		KruiseWebhook: ports[6], KruiseProbe: ports[7], KruiseMetrics: ports[8],
-		Registry: ports[9], Kubelet: ports[10], KubeletHealthz: ports[11], KruisePprof: ports[12]}
+		Registry: ports[9], Kubelet: ports[10], KubeletHealthz: ports[11], KruisePprof: ports[12],
+		KruiseDaemon: ports[13]}
 	return s.saveState()
 }
 

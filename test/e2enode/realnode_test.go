@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,6 +84,10 @@ func TestRealNode(t *testing.T) {
 
 	t.Run("a grace period takes the pod out of the Service before its container restarts", func(t *testing.T) {
 		gracePeriodEndpoint(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
+	t.Run("kruise-daemon talks to containerd over CRI", func(t *testing.T) {
+		daemonOverCRI(t, sb)
 	})
 
 	t.Run("a CPU change resizes the container in place", func(t *testing.T) {
@@ -321,5 +327,53 @@ func TestRealNodeNeedsRoot(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("a refused start created %s (%v)", dir, err)
+	}
+}
+
+// daemonOverCRI: kruise-daemon runs for the real node and talks to its containerd over CRI; it
+// refuses to start, saying why, without a runtime, without a node name, or for a node that is not
+// registered.
+func daemonOverCRI(t *testing.T, sb *sandbox.Sandbox) {
+	get := func(path string) string {
+		t.Helper()
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", sb.Ports.KruiseDaemon, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s %s", path, resp.Status, body)
+		}
+		return string(body)
+	}
+	if got := strings.TrimSpace(get("/healthz")); got != "ok" {
+		t.Errorf("/healthz says %q", got)
+	}
+	want := fmt.Sprintf(`kruise_daemon_runtime_info{endpoint="unix://%s",node="%s",runtime="containerd",version="v2.4.2"} 1`,
+		sandbox.ContainerdSocket(), sandbox.RealNodeName)
+	if m := get("/metrics"); !strings.Contains(m, want) {
+		t.Errorf("/metrics lacks %s:\n%s", want, m)
+	}
+	bin := filepath.Join(harness.RepoRoot(), "bin", "kruise-daemon") // built by StartRealNodeSandbox
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"--node-name=" + sandbox.RealNodeName, "--runtime-endpoint=unix:///nonexistent/cri.sock"}, 1, "no container runtime answered"},
+		{[]string{"--runtime-endpoint=unix://" + sandbox.ContainerdSocket()}, 2, "--node-name (or $NODE_NAME) is required"},
+		{[]string{"--node-name=nope", "--runtime-endpoint=unix://" + sandbox.ContainerdSocket()}, 1, `node "nope" is not registered`},
+	} {
+		cmd := exec.Command(bin, append(tc.args, "--kubeconfig="+sb.Kubeconfig(), "--health-probe-bind-address=127.0.0.1:0")...)
+		cmd.Env = append(os.Environ(), "NODE_NAME=")
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != tc.code || !strings.Contains(string(out), tc.says) {
+			t.Errorf("kruise-daemon %v: exit %d, output %q; want exit %d saying %q", tc.args, code, out, tc.code, tc.says)
+		}
 	}
 }

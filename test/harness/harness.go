@@ -139,14 +139,18 @@ func StartSandbox(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
 }
 
 // StartRealNodeSandbox starts a sandbox with the real node (registry, containerd, kubelet), the
-// given number of kwok nodes and, when kruise is set, kruise-manager built from this checkout, in a
+// given number of kwok nodes and, when kruise is set, kruise-manager and kruise-daemon (for the real
+// node) built from this checkout, in a
 // fresh temporary folder. It fails, saying why, when the machine cannot run a real node: node tests
 // never pass by doing nothing.
 func StartRealNodeSandbox(nodes int, kruise bool, log io.Writer) (*sandbox.Sandbox, error) {
-	var managerBin string
+	var managerBin, daemonBin string
 	if kruise {
 		var err error
 		if managerBin, err = BuildManager(); err != nil {
+			return nil, err
+		}
+		if daemonBin, err = BuildCommand("kruise-daemon"); err != nil {
 			return nil, err
 		}
 	}
@@ -160,7 +164,7 @@ func StartRealNodeSandbox(nodes int, kruise bool, log io.Writer) (*sandbox.Sandb
 	}
 	sb, err := sandbox.Up(context.Background(), sandbox.Config{
 		Dir: filepath.Join(dir, "sandbox"), Nodes: nodes, BinDir: BinDir(), Log: log, RealNode: true,
-		KruiseManager: managerBin, Timeout: 3 * time.Minute,
+		KruiseManager: managerBin, KruiseDaemon: daemonBin, Timeout: 3 * time.Minute,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)

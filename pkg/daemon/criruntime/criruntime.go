@@ -1,0 +1,92 @@
+// Package criruntime connects kruise-daemon to the node's container runtime over CRI v1
+// (k8s.io/cri-client): the endpoint given, or the first well-known socket whose runtime answers.
+package criruntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	internalapi "k8s.io/cri-api/pkg/apis"
+	remote "k8s.io/cri-client/pkg"
+)
+
+// Candidates are the endpoints auto-detection tries, in order: containerd's and CRI-O's sockets.
+var Candidates = []string{
+	"unix:///run/containerd/containerd.sock",
+	"unix:///var/run/containerd/containerd.sock",
+	"unix:///run/crio/crio.sock",
+	"unix:///var/run/crio/crio.sock",
+}
+
+// Runtime is a connected container runtime.
+type Runtime struct {
+	// Endpoint is the CRI endpoint it answered on.
+	Endpoint string
+	// Name, Version and APIVersion are what the runtime reported (e.g. containerd, v2.4.2, v1).
+	Name, Version, APIVersion string
+	Runtime                   internalapi.RuntimeService
+	Images                    internalapi.ImageManagerService
+}
+
+// String describes the runtime for logs.
+func (r *Runtime) String() string {
+	return fmt.Sprintf("%s %s (CRI %s) at %s", r.Name, r.Version, r.APIVersion, r.Endpoint)
+}
+
+// Connect connects to endpoint, or, when it is empty, to the first of Candidates whose socket
+// exists and whose runtime answers. The error names every endpoint tried and why it failed.
+func Connect(ctx context.Context, endpoint string, timeout time.Duration) (*Runtime, error) {
+	tries := []string{endpoint}
+	if endpoint == "" {
+		tries = nil
+		for _, c := range Candidates {
+			if _, err := os.Stat(strings.TrimPrefix(c, "unix://")); err == nil {
+				tries = append(tries, c)
+			}
+		}
+		if len(tries) == 0 {
+			return nil, fmt.Errorf("no container runtime socket found (tried %s); give one with --runtime-endpoint",
+				strings.Join(Candidates, ", "))
+		}
+	}
+	var errs []error
+	for _, ep := range tries {
+		r, err := connect(ctx, ep, timeout)
+		if err == nil {
+			return r, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", ep, err))
+	}
+	return nil, fmt.Errorf("no container runtime answered: %w", errors.Join(errs...))
+}
+
+func connect(ctx context.Context, endpoint string, timeout time.Duration) (*Runtime, error) {
+	rs, err := remote.NewRemoteRuntimeService(ctx, endpoint, timeout, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := rs.Version(ctx, "v1")
+	if err != nil {
+		return nil, err
+	}
+	is, err := remote.NewRemoteImageService(ctx, endpoint, timeout, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Runtime{Endpoint: endpoint, Name: v.RuntimeName, Version: v.RuntimeVersion, APIVersion: v.RuntimeApiVersion,
+		Runtime: rs, Images: is}, nil
+}
+
+// Healthy reports whether the runtime answers within timeout.
+func (r *Runtime) Healthy(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err := r.Runtime.Version(ctx, "v1")
+	return err
+}

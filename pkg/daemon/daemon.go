@@ -1,0 +1,117 @@
+// Package daemon is kruise-daemon, Kruise's agent on every node: it talks to the node's container
+// runtime over CRI (pkg/daemon/criruntime) and acts only on its own node's objects. This stage
+// connects and serves its health and metrics; image pulls, container meta and container recreation
+// build on it.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kruise-ng/kruise/pkg/daemon/criruntime"
+)
+
+// The daemon's permissions, generated into config/rbac/daemon by `make generate`.
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get
+
+// Options are kruise-daemon's flags.
+type Options struct {
+	// NodeName is the node the daemon runs on ($NODE_NAME).
+	NodeName string
+	// RuntimeEndpoint is the CRI endpoint; empty: auto-detect (criruntime.Candidates).
+	RuntimeEndpoint string
+	// HealthAddr serves /healthz and /metrics.
+	HealthAddr string
+	// RuntimeTimeout bounds connecting to the runtime and each health check.
+	RuntimeTimeout time.Duration
+}
+
+// BindFlags registers the options on fs; nodeName is the default node name ($NODE_NAME).
+func (o *Options) BindFlags(fs *flag.FlagSet, nodeName string) {
+	fs.StringVar(&o.NodeName, "node-name", nodeName, "the node this daemon runs on (default $NODE_NAME)")
+	fs.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", "", "CRI endpoint, e.g. unix:///run/containerd/containerd.sock (default: auto-detect containerd, then CRI-O)")
+	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":10221", "address serving /healthz and /metrics")
+	fs.DurationVar(&o.RuntimeTimeout, "runtime-timeout", 10*time.Second, "timeout connecting to the container runtime")
+}
+
+// Validate reports bad options before anything connects.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.NodeName == "" {
+		errs = append(errs, errors.New("--node-name (or $NODE_NAME) is required: the daemon acts only on its own node"))
+	}
+	if o.RuntimeTimeout <= 0 {
+		errs = append(errs, errors.New("--runtime-timeout must be positive"))
+	}
+	if _, _, err := net.SplitHostPort(o.HealthAddr); err != nil {
+		errs = append(errs, fmt.Errorf("--health-probe-bind-address: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+var runtimeInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kruise_daemon_runtime_info",
+	Help: "The container runtime kruise-daemon talks to (value 1)."}, []string{"node", "runtime", "version", "endpoint"})
+
+// Run connects to the runtime and the API server, checks its node exists, and serves health and
+// metrics until ctx ends.
+func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	rt, err := criruntime.Connect(ctx, o.RuntimeEndpoint, o.RuntimeTimeout)
+	if err != nil {
+		return err
+	}
+	log.Info("connected to the container runtime", "runtime", rt.String())
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := cs.CoreV1().Nodes().Get(ctx, o.NodeName, metav1.GetOptions{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("node %q is not registered: run kruise-daemon on a node, with NODE_NAME set to its name", o.NodeName)
+		}
+		return fmt.Errorf("read node %s: %w", o.NodeName, err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(runtimeInfo)
+	runtimeInfo.WithLabelValues(o.NodeName, rt.Name, rt.Version, rt.Endpoint).Set(1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := rt.Healthy(r.Context(), 2*time.Second); err != nil {
+			http.Error(w, "container runtime: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", o.HealthAddr)
+	if err != nil {
+		return fmt.Errorf("serve /healthz: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	log.Info("serving", "node", o.NodeName, "healthz", "http://"+ln.Addr().String()+"/healthz")
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

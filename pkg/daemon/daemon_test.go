@@ -1,0 +1,37 @@
+package daemon
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kruise-ng/kruise/pkg/daemon/criruntime"
+)
+
+func TestValidate(t *testing.T) {
+	ok := Options{NodeName: "n", RuntimeTimeout: time.Second, HealthAddr: ":10221"}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := Options{HealthAddr: "nope"}
+	err := bad.Validate()
+	for _, want := range []string{"--node-name (or $NODE_NAME) is required", "--runtime-timeout must be positive", "--health-probe-bind-address"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+}
+
+func TestConnectWithoutRuntime(t *testing.T) {
+	saved := criruntime.Candidates
+	defer func() { criruntime.Candidates = saved }()
+	criruntime.Candidates = []string{"unix://" + t.TempDir() + "/none.sock"}
+	if _, err := criruntime.Connect(context.Background(), "", time.Second); err == nil || !strings.Contains(err.Error(), "no container runtime socket found") {
+		t.Errorf("auto-detection with no socket: %v", err)
+	}
+	if _, err := criruntime.Connect(context.Background(), "unix://"+t.TempDir()+"/none.sock", time.Second); err == nil ||
+		!strings.Contains(err.Error(), "no container runtime answered") {
+		t.Errorf("an endpoint with nothing behind it: %v", err)
+	}
+}
