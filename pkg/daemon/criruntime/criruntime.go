@@ -65,7 +65,7 @@ func Connect(ctx context.Context, endpoint string, timeout time.Duration) (*Runt
 }
 
 func connect(ctx context.Context, endpoint string, timeout time.Duration) (*Runtime, error) {
-	rs, err := remote.NewRemoteRuntimeService(ctx, endpoint, timeout, nil, false)
+	rs, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(timeout).Build(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func connect(ctx context.Context, endpoint string, timeout time.Duration) (*Runt
 	if err != nil {
 		return nil, err
 	}
-	is, err := remote.NewRemoteImageService(ctx, endpoint, timeout, nil, false)
+	is, err := remote.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(timeout).Build(ctx)
 	if err != nil {
 		return nil, err
 	}
