@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -137,7 +138,7 @@ func watchNotReady(t *testing.T, ns, selector string) (peakNotReady func() int, 
 	return func() int { mu.Lock(); defer mu.Unlock(); return peak }, w.Stop
 }
 
-// A manager killed mid-rollout (SIGKILL) is replaced by a new one that finishes the rollout from
+// A manager killed at a random point mid-rollout (SIGKILL) is replaced by a new one that finishes the rollout from
 // what the pods record: no pod recreated, none lost, every container restarted exactly once.
 func TestCloneSetRolloutSurvivesManagerCrash(t *testing.T) {
 	ctx := context.Background()
@@ -152,9 +153,13 @@ func TestCloneSetRolloutSurvivesManagerCrash(t *testing.T) {
 	waitCloneSet(t, c, ns, "crash", "all ready", func(cs *appsv1alpha1.CloneSet) bool { return cs.Status.ReadyReplicas == replicas })
 	before := podsByName(t, ns, "app=crash")
 
+	// A random point of the rollout: after 1 to 24 of the 30 pods were updated (the seed is logged).
+	seed := time.Now().UnixNano()
+	point := 1 + rand.New(rand.NewPCG(uint64(seed), 0)).IntN(replicas-6)
+	t.Logf("seed %d: the manager is killed once %d pods are updated", seed, point)
 	patchCloneSet(t, c, clone, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
 	underWay := waitCloneSet(t, c, ns, "crash", "rollout under way", func(cs *appsv1alpha1.CloneSet) bool {
-		return cs.Status.ObservedGeneration == cs.Generation && cs.Status.UpdatedReplicas >= 3
+		return cs.Status.ObservedGeneration == cs.Generation && cs.Status.UpdatedReplicas >= int32(point)
 	})
 	if err := sb.CrashKruiseManager(ctx); err != nil {
 		t.Fatal(err)
