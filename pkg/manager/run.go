@@ -23,6 +23,7 @@ import (
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
+	"github.com/kruise-ng/kruise/pkg/controller/nodeimage"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
@@ -138,6 +139,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		Engine: engine.New(mgr.GetClient(), nil, inPlace), PartitionRollback: gates.Enabled(CloneSetPartitionRollback)}
 	if err := cloneSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
+	}
+	nodeImages := &nodeimage.Reconciler{Client: mgr.GetClient()}
+	if err := nodeImages.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the NodeImage controller: %w", err)
 	}
 	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}
 	if err := podReady.SetupWithManager(mgr, o.Workers); err != nil {
