@@ -1,7 +1,8 @@
 // Package daemon is kruise-daemon, Kruise's agent on every node: it talks to the node's container
-// runtime over CRI (pkg/daemon/criruntime) and acts only on its own node's objects. This stage
-// connects and serves its health and metrics; image pulls, container meta and container recreation
-// build on it.
+// runtime over CRI (pkg/daemon/criruntime) and acts only on its own node's objects (its pod watch is
+// limited to spec.nodeName; RBAC cannot scope pods to a node, so the limit is the daemon's own). It
+// serves its health and metrics and reports container meta (pkg/daemon/containermeta); image pulls
+// and container recreation come next.
 package daemon
 
 import (
@@ -21,11 +22,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kruise-ng/kruise/pkg/daemon/containermeta"
 	"github.com/kruise-ng/kruise/pkg/daemon/criruntime"
 )
 
 // The daemon's permissions, generated into config/rbac/daemon by `make generate`.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 
 // Options are kruise-daemon's flags.
 type Options struct {
@@ -86,6 +89,13 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) erro
 		}
 		return fmt.Errorf("read node %s: %w", o.NodeName, err)
 	}
+	meta := &containermeta.Reporter{Client: cs, Runtime: rt.Runtime, RuntimeName: rt.Name, Node: o.NodeName,
+		Log: log.WithName("containermeta")}
+	go func() {
+		if err := meta.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error(err, "container meta reporting stopped")
+		}
+	}()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(runtimeInfo)
 	runtimeInfo.WithLabelValues(o.NodeName, rt.Name, rt.Version, rt.Endpoint).Set(1)

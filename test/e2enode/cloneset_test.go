@@ -2,6 +2,7 @@ package e2enode
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -54,6 +55,22 @@ func cloneSetInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface,
 		if got := execIn(t, sb, ns, name, "cat", "/etc/app-version"); got != "v2" {
 			t.Errorf("pod %s says %q after the rollout, want v2", name, got)
 		}
+	}
+	// kruise-daemon reports what containerd runs for each pod: the restarted container.
+	for name := range after {
+		harness.Eventually(t, 30*time.Second, "container meta of "+name, func() (bool, string) {
+			p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			var meta appspub.RuntimeContainerMetaSet
+			raw := p.Annotations[appspub.RuntimeContainerMetaKey]
+			if err := json.Unmarshal([]byte(raw), &meta); err != nil || len(meta.Containers) != 1 {
+				return false, raw
+			}
+			m, st := meta.Containers[0], p.Status.ContainerStatuses[0]
+			return m.Name == "app" && m.ContainerID == st.ContainerID && m.RestartCount == st.RestartCount && m.Hashes.PlainHash != 0, raw
+		})
 	}
 }
 
