@@ -66,14 +66,18 @@ func SplitByPriority(pod *corev1.Pod, images map[string]string) (batch, next map
 // their restart) and what remains for later batches.
 func StartBatch(pod *corev1.Pod, state *appspub.InPlaceUpdateState, batch, next map[string]string, now time.Time) {
 	state.LastContainerStatuses = map[string]appspub.InPlaceUpdateContainerStatus{}
+	meta := RuntimeMeta(pod)
 	for name := range batch {
-		imageID := ""
+		last := appspub.InPlaceUpdateContainerStatus{}
 		for _, c := range pod.Status.ContainerStatuses {
 			if c.Name == name {
-				imageID = c.ImageID
+				last.ImageID = c.ImageID
+				if m, ok := meta[name]; ok && m.ContainerID == c.ContainerID {
+					last.PlainHash = m.Hashes.PlainHash
+				}
 			}
 		}
-		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ImageID: imageID}
+		state.LastContainerStatuses[name] = last
 	}
 	state.NextContainerImages, state.PreCheckBeforeNext = next, nil
 	if next == nil && len(state.ContainerBatchesRecord) == 0 {
@@ -111,4 +115,18 @@ func NextBatchPatch(pod *corev1.Pod, state *appspub.InPlaceUpdateState, now time
 	ops = append(ops, images...)
 	ops = append(ops, jsonPatchOp{Op: "replace", Path: key, Value: string(stateJSON)})
 	return json.Marshal(ops)
+}
+
+// RuntimeMeta is kruise-daemon's report of what the runtime runs for the pod
+// (apps.kruise.io/runtime-containers-meta), by container name; empty without a readable report.
+func RuntimeMeta(pod *corev1.Pod) map[string]appspub.RuntimeContainerMeta {
+	var set appspub.RuntimeContainerMetaSet
+	if err := json.Unmarshal([]byte(pod.Annotations[appspub.RuntimeContainerMetaKey]), &set); err != nil {
+		return nil
+	}
+	out := make(map[string]appspub.RuntimeContainerMeta, len(set.Containers))
+	for _, c := range set.Containers {
+		out[c.Name] = c
+	}
+	return out
 }

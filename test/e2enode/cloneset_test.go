@@ -72,6 +72,22 @@ func cloneSetInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface,
 			return m.Name == "app" && m.ContainerID == st.ContainerID && m.RestartCount == st.RestartCount && m.Hashes.PlainHash != 0, raw
 		})
 	}
+
+	// app:v2 → app:v2-retag, the same digest: the image ID does not change, the daemon's report of
+	// the kubelet's spec hash shows the restart, and the rollout completes.
+	patch = fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, sb.Image("app:v2-retag"))
+	if err := c.Patch(ctx, clone, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+	t0 = time.Now()
+	harness.WaitCloneSet(t, c, 90*time.Second, ns, "web", "rolled out to the retag", harness.RolledOut(replicas))
+	t.Logf("retag (same digest) rolled out in place in %.1fs", time.Since(t0).Seconds())
+	for name, p := range listPods(t, cs, ns) {
+		st := p.Status.ContainerStatuses[0]
+		if b, ok := after[name]; !ok || b.UID != p.UID || st.RestartCount != 2 || st.ImageID != b.Status.ContainerStatuses[0].ImageID {
+			t.Errorf("pod %s after the retag: restarts %d, image ID %s (was %v)", name, st.RestartCount, st.ImageID, ok)
+		}
+	}
 }
 
 func listPods(t *testing.T, cs kubernetes.Interface, ns string) map[string]*corev1.Pod {

@@ -68,6 +68,10 @@ type InPlaceUpdateContainerStatus struct {
 	ImageID string `json:"imageID,omitempty"`
 	// Resources are the container's resources before the update.
 	Resources v1.ResourceRequirements `json:"resources,omitempty"`
+	// PlainHash is the kubelet's hash of the container's spec before the update, as kruise-daemon
+	// reported it (RuntimeContainerMetaKey); 0 when there was no report. A Kruise addition: with it a
+	// container restarted on an image of the same digest under another tag is seen as updated.
+	PlainHash uint64 `json:"plainHash,omitempty"`
 }
 
 // InPlaceUpdatePreCheckBeforeNext lists what must hold before the next container batch starts.

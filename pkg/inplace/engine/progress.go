@@ -148,15 +148,25 @@ func GateFalse(pod *corev1.Pod) bool {
 	return false
 }
 
-// restarted reports whether every container the update changed runs again with an imageID
-// different from the one recorded before the update. (Resized containers are not recorded: see
-// resized.) (Status image names are not compared: a real
-// kubelet reports them resolved, e.g. docker.io/library/app:v2 for app:v2.)
+// restarted reports whether every container the update changed runs again on the new spec: its
+// image ID differs from the one recorded before the update, or, when kruise-daemon reported the
+// container's spec hash before and reports now on the running container, that hash changed (an
+// image of the same digest under another tag keeps the image ID). Resized containers are not
+// recorded (see resized). Status image names are not compared: a real kubelet reports them
+// resolved, e.g. docker.io/library/app:v2 for app:v2.
 func restarted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
+	meta := inplace.RuntimeMeta(pod)
 	for name, before := range state.LastContainerStatuses {
 		ok := false
 		for _, cs := range pod.Status.ContainerStatuses {
-			if cs.Name == name && cs.ImageID != "" && cs.ImageID != before.ImageID && cs.State.Running != nil {
+			if cs.Name != name || cs.State.Running == nil {
+				continue
+			}
+			if cs.ImageID != "" && cs.ImageID != before.ImageID {
+				ok = true
+			}
+			if m, reported := meta[name]; reported && before.PlainHash != 0 && m.ContainerID == cs.ContainerID &&
+				m.Hashes.PlainHash != before.PlainHash {
 				ok = true
 			}
 		}

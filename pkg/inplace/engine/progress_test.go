@@ -98,3 +98,32 @@ func TestObserveBatches(t *testing.T) {
 		t.Errorf("first batch ready: %s, want BatchDone", got)
 	}
 }
+
+// A retag (same digest under another tag) keeps the image ID; kruise-daemon's report of the
+// kubelet's spec hash tells the restarted container.
+func TestObserveRetagThroughContainerMeta(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	pod := func(meta string, containerID string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{appspub.InPlaceUpdateStateKey: `{"revision":"r2",` +
+			`"updateTimestamp":"2026-11-29T12:00:00Z","lastContainerStatuses":{"app":{"imageID":"app@sha256:1","plainHash":17}}}`}},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}},
+				ContainerStatuses: []corev1.ContainerStatus{{Name: "app", ImageID: "app@sha256:1", ContainerID: containerID, State: running}}}}
+		if meta != "" {
+			p.Annotations[appspub.RuntimeContainerMetaKey] = meta
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, meta, id string
+		want           Progress
+	}{
+		{"no report: the image ID rule waits", "", "containerd://new", Updating},
+		{"the report still shows the old spec", `{"containers":[{"name":"app","containerID":"containerd://old","restartCount":0,"hashes":{"plainHash":17}}]}`, "containerd://old", Updating},
+		{"the report lags the status", `{"containers":[{"name":"app","containerID":"containerd://old","restartCount":0,"hashes":{"plainHash":99}}]}`, "containerd://new", Updating},
+		{"the running container has the new spec hash", `{"containers":[{"name":"app","containerID":"containerd://new","restartCount":1,"hashes":{"plainHash":99}}]}`, "containerd://new", Completed},
+	} {
+		if got := Observe(pod(tc.meta, tc.id)); got != tc.want {
+			t.Errorf("%s: Observe = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
