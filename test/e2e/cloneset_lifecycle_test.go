@@ -90,6 +90,11 @@ func TestCloneSetLifecycleHooks(t *testing.T) {
 		}
 		return held != "", ""
 	})
+	// The state is written first, then KruisePodReady False (markPodNotReady): wait for both.
+	harness.Eventually(t, 10*time.Second, "the held pod NotReady", func() (bool, string) {
+		p := pods()[held]
+		return condition(p, appspub.KruisePodReadyConditionType) == corev1.ConditionFalse, describe(p)
+	})
 	harness.Consistently(t, 2*time.Second, "the held pod is NotReady and not updated; no other pod moves", func() (bool, string) {
 		ps := pods()
 		p := ps[held]
