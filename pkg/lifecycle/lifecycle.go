@@ -21,6 +21,14 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 )
 
+// Hooks is l, or no hooks when l is nil (spec.lifecycle unset).
+func Hooks(l *appspub.Lifecycle) *appspub.Lifecycle {
+	if l == nil {
+		return &appspub.Lifecycle{}
+	}
+	return l
+}
+
 // State is the pod's lifecycle state ("" for a pod that never had one).
 func State(pod *corev1.Pod) appspub.LifecycleStateType {
 	return appspub.LifecycleStateType(pod.Labels[appspub.LifecycleStateKey])

@@ -158,10 +158,7 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 	}
 	pod.Labels[inplace.RevisionLabel] = c.Revision
 	pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey] = id
-	hooks := cs.Spec.Lifecycle
-	if hooks == nil {
-		hooks = &appspub.Lifecycle{}
-	}
+	hooks := lifecycle.Hooks(cs.Spec.Lifecycle)
 	state, holdNotReady := appspub.LifecycleStateNormal, false
 	if !lifecycle.Released(hooks.PreNormal, pod) {
 		state, holdNotReady = appspub.LifecycleStatePreparingNormal, hooks.PreNormal.MarkPodNotReady

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
-	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
@@ -209,10 +208,7 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, engine.Pr
 			f.Ready, f.ReadySince = true, c.LastTransitionTime.Time
 		}
 	}
-	hooks := spec.Lifecycle
-	if hooks == nil {
-		hooks = &appspub.Lifecycle{}
-	}
+	hooks := lifecycle.Hooks(spec.Lifecycle)
 	f.Lifecycle = lifecycle.State(pod)
 	f.PreDeleteHeld = lifecycle.Holding(hooks.PreDelete, pod)
 	f.PreUpdateHeld = lifecycle.Holding(hooks.InPlaceUpdate, pod)

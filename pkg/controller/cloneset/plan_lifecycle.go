@@ -2,6 +2,7 @@ package cloneset
 
 import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/pkg/lifecycle"
 )
 
 // The lifecycle hooks (spec.lifecycle, pkg/lifecycle) in the plan:
@@ -19,26 +20,25 @@ import (
 
 // holdForDelete keeps p in PreparingDelete while the preDelete hook holds it; true when it does.
 func (pl *planner) holdForDelete(p *PodFacts, reason string) bool {
-	if !p.PreDeleteHeld {
-		return false
-	}
-	if p.Lifecycle != appspub.LifecycleStatePreparingDelete {
-		pl.move(p, appspub.LifecycleStatePreparingDelete, markNotReady(pl.hooks().PreDelete), "preDelete hook before: "+reason)
-	}
-	pl.held[p.Name] = true
-	delete(pl.avail, p.Name)
-	return true
+	return pl.hold(p, p.PreDeleteHeld, appspub.LifecycleStatePreparingDelete, pl.hooks().PreDelete, "preDelete", reason, pl.held)
 }
 
 // holdForUpdate keeps p in PreparingUpdate while the inPlaceUpdate hook holds it; true when it does.
 func (pl *planner) holdForUpdate(p *PodFacts, reason string) bool {
-	if !p.PreUpdateHeld {
+	return pl.hold(p, p.PreUpdateHeld, appspub.LifecycleStatePreparingUpdate, pl.hooks().InPlaceUpdate, "inPlaceUpdate", reason, pl.touched)
+}
+
+// hold moves p to state (once) while hook holds it, records it in acted and takes it out of the
+// available pods; false when the hook does not hold it.
+func (pl *planner) hold(p *PodFacts, held bool, state appspub.LifecycleStateType, hook *appspub.LifecycleHook, name, reason string,
+	acted map[string]bool) bool {
+	if !held {
 		return false
 	}
-	if p.Lifecycle != appspub.LifecycleStatePreparingUpdate {
-		pl.move(p, appspub.LifecycleStatePreparingUpdate, markNotReady(pl.hooks().InPlaceUpdate), "inPlaceUpdate hook before: "+reason)
+	if p.Lifecycle != state {
+		pl.move(p, state, hook != nil && hook.MarkPodNotReady, name+" hook before: "+reason)
 	}
-	pl.touched[p.Name] = true
+	acted[p.Name] = true
 	delete(pl.avail, p.Name)
 	return true
 }
@@ -84,11 +84,4 @@ func (pl *planner) move(p *PodFacts, to appspub.LifecycleStateType, notReady boo
 	pl.plan.Lifecycle = append(pl.plan.Lifecycle, LifecycleMove{Pod: p.Name, To: to, MarkNotReady: notReady, Reason: reason})
 }
 
-func (pl *planner) hooks() *appspub.Lifecycle {
-	if l := pl.snap.Spec.Lifecycle; l != nil {
-		return l
-	}
-	return &appspub.Lifecycle{}
-}
-
-func markNotReady(h *appspub.LifecycleHook) bool { return h != nil && h.MarkPodNotReady }
+func (pl *planner) hooks() *appspub.Lifecycle { return lifecycle.Hooks(pl.snap.Spec.Lifecycle) }
