@@ -1,8 +1,8 @@
 // Package daemon is kruise-daemon, Kruise's agent on every node: it talks to the node's container
 // runtime over CRI (pkg/daemon/criruntime) and acts only on its own node's objects (its pod watch is
 // limited to spec.nodeName; RBAC cannot scope pods to a node, so the limit is the daemon's own). It
-// serves its health and metrics and reports container meta (pkg/daemon/containermeta); image pulls
-// and container recreation come next.
+// serves its health and metrics, reports container meta (pkg/daemon/containermeta) and pulls the
+// images its NodeImage lists (pkg/daemon/imagepuller); container recreation comes next.
 package daemon
 
 import (
@@ -19,11 +19,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 
 	"github.com/kruise-ng/kruise/pkg/daemon/containermeta"
 	"github.com/kruise-ng/kruise/pkg/daemon/criruntime"
+	"github.com/kruise-ng/kruise/pkg/daemon/imagepuller"
 )
 
 // The daemon's permissions, generated into config/rbac/daemon by `make generate`.
@@ -40,6 +48,8 @@ type Options struct {
 	HealthAddr string
 	// RuntimeTimeout bounds connecting to the runtime and each health check.
 	RuntimeTimeout time.Duration
+	// PullWorkers caps the image pulls running at once.
+	PullWorkers int
 }
 
 // BindFlags registers the options on fs; nodeName is the default node name ($NODE_NAME).
@@ -48,6 +58,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet, nodeName string) {
 	fs.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", "", "CRI endpoint, e.g. unix:///run/containerd/containerd.sock (default: auto-detect containerd, then CRI-O)")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":10221", "address serving /healthz and /metrics")
 	fs.DurationVar(&o.RuntimeTimeout, "runtime-timeout", 10*time.Second, "timeout connecting to the container runtime")
+	fs.IntVar(&o.PullWorkers, "max-workers-for-pull-image", 2, "image pulls (NodeImage tasks) running at once")
 }
 
 // Validate reports bad options before anything connects.
@@ -55,6 +66,9 @@ func (o *Options) Validate() error {
 	var errs []error
 	if o.NodeName == "" {
 		errs = append(errs, errors.New("--node-name (or $NODE_NAME) is required: the daemon acts only on its own node"))
+	}
+	if o.PullWorkers < 1 {
+		errs = append(errs, errors.New("--max-workers-for-pull-image must be at least 1"))
 	}
 	if o.RuntimeTimeout <= 0 {
 		errs = append(errs, errors.New("--runtime-timeout must be positive"))
@@ -96,8 +110,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) erro
 			log.Error(err, "container meta reporting stopped")
 		}
 	}()
+	if err := startPuller(ctx, cfg, rt, o, log.WithName("imagepuller")); err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(runtimeInfo)
+	reg.MustRegister(imagepuller.Collectors()...)
 	runtimeInfo.WithLabelValues(o.NodeName, rt.Name, rt.Version, rt.Endpoint).Set(1)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -123,5 +141,38 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) erro
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	return nil
+}
+
+// startPuller starts the image puller on a cache that holds the node's NodeImage only.
+func startPuller(ctx context.Context, cfg *rest.Config, rt *criruntime.Runtime, o Options, log logr.Logger) error {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := appsv1beta1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	nodeImages, err := cache.New(cfg, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{
+		&appsv1beta1.NodeImage{}: {Field: fields.OneTermEqualSelector("metadata.name", o.NodeName)},
+	}})
+	if err != nil {
+		return err
+	}
+	go func() {
+		if err := nodeImages.Start(ctx); err != nil {
+			log.Error(err, "NodeImage cache stopped")
+		}
+	}()
+	p := &imagepuller.Puller{Images: rt.Images, Secrets: c, Node: o.NodeName, Workers: o.PullWorkers, Log: log}
+	go func() {
+		if err := p.Run(ctx, nodeImages, c); err != nil && ctx.Err() == nil {
+			log.Error(err, "image puller stopped")
+		}
+	}()
 	return nil
 }

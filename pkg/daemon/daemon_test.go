@@ -10,13 +10,13 @@ import (
 )
 
 func TestValidate(t *testing.T) {
-	ok := Options{NodeName: "n", RuntimeTimeout: time.Second, HealthAddr: ":10221"}
+	ok := Options{NodeName: "n", RuntimeTimeout: time.Second, HealthAddr: ":10221", PullWorkers: 2}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	bad := Options{HealthAddr: "nope"}
 	err := bad.Validate()
-	for _, want := range []string{"--node-name (or $NODE_NAME) is required", "--runtime-timeout must be positive", "--health-probe-bind-address"} {
+	for _, want := range []string{"--node-name (or $NODE_NAME) is required", "--runtime-timeout must be positive", "--health-probe-bind-address", "--max-workers-for-pull-image"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
 		}

@@ -29,6 +29,10 @@ import (
 // FieldOwner is the server-side-apply manager name of everything installed here.
 const FieldOwner = "kruise-install"
 
+// DaemonConfigNamespace holds what kruise-daemons may read besides their node's objects: copies
+// of image pull secrets (pkg/controller/imagepulljob).
+const DaemonConfigNamespace = "kruise-daemon-config"
+
 // ConversionPath is where the manager serves CRD conversion.
 const ConversionPath = "/convert"
 
@@ -87,9 +91,13 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 		}
 	}
 	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}}
+	daemonNS := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: DaemonConfigNamespace}}
 	role := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Name: "kruise-manager-role"}
 	extra := []runtime.Object{
-		ns,
+		ns, daemonNS,
+		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: DaemonConfigNamespace},
+			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},
 		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding"},
 			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "ClusterRole", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},
@@ -101,7 +109,11 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 		extra = append(extra, &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: "kruise-daemon-rolebinding"},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "kruise-daemon-role"},
-			Subjects:   []rbacv1.Subject{*opts.DaemonSubject}})
+			Subjects:   []rbacv1.Subject{*opts.DaemonSubject}},
+			&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+				ObjectMeta: metav1.ObjectMeta{Name: "kruise-daemon-rolebinding", Namespace: DaemonConfigNamespace},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "kruise-daemon-role"},
+				Subjects:   []rbacv1.Subject{*opts.DaemonSubject}})
 	}
 	var head []*unstructured.Unstructured
 	for _, o := range extra {
@@ -135,7 +147,9 @@ func rewrite(u *unstructured.Unstructured, opts Options) error {
 		}
 		return unstructured.SetNestedMap(u.Object, conv, "spec", "conversion")
 	case "Role":
-		u.SetNamespace(opts.Namespace)
+		if u.GetNamespace() != DaemonConfigNamespace { // the daemons' pull-secret namespace stays as it is
+			u.SetNamespace(opts.Namespace)
+		}
 	case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
 		hooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
 		if err != nil {

@@ -23,6 +23,7 @@ import (
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
+	"github.com/kruise-ng/kruise/pkg/controller/imagepulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/nodeimage"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/inplace"
@@ -143,6 +144,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	nodeImages := &nodeimage.Reconciler{Client: mgr.GetClient()}
 	if err := nodeImages.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the NodeImage controller: %w", err)
+	}
+	pullJobs := &imagepulljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("imagepulljob-controller")}
+	if err := pullJobs.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the ImagePullJob controller: %w", err)
 	}
 	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}
 	if err := podReady.SetupWithManager(mgr, o.Workers); err != nil {

@@ -131,25 +131,43 @@ func (s *Sandbox) RestartKruiseManager(ctx context.Context, gates string) error 
 	})
 }
 
+// CrashKruiseDaemon kills kruise-daemon with SIGKILL and starts it again with the same binary,
+// flags and identity; it returns once the new one is healthy.
+func (s *Sandbox) CrashKruiseDaemon(ctx context.Context) error {
+	return s.restartProcess(ctx, "kruise-daemon", "killed", (*Process).Kill, func(args []string) []string { return args },
+		func(ctx context.Context) error {
+			return s.waitFor(ctx, "kruise-daemon healthy", func(ctx context.Context) (bool, error) {
+				return httpOK(ctx, url("http", s.Ports.KruiseDaemon)+"/healthz", "ok"), nil
+			})
+		})
+}
+
 func (s *Sandbox) restartKruise(ctx context.Context, how string, stop func(*Process) error, args func([]string) []string) error {
+	return s.restartProcess(ctx, "kruise-manager", how, stop, args, s.waitKruiseReady)
+}
+
+// restartProcess stops the sandbox's process name with stop, starts it again with args of its
+// old arguments, and waits for it with ready.
+func (s *Sandbox) restartProcess(ctx context.Context, name, how string, stop func(*Process) error, args func([]string) []string,
+	ready func(context.Context) error) error {
 	for i, p := range s.Processes {
-		if p.Name != "kruise-manager" {
+		if p.Name != name {
 			continue
 		}
 		if err := stop(p); err != nil {
 			return err
 		}
-		s.logf("%s kruise-manager (pid %d)", how, p.PID)
+		s.logf("%s %s (pid %d)", how, name, p.PID)
 		np, err := startProcess(p.Name, p.Binary, args(p.Args), p.Env, p.Log)
 		if err != nil {
 			return err
 		}
 		s.Processes[i] = np
-		s.logf("restarted kruise-manager (pid %d)", np.PID)
+		s.logf("restarted %s (pid %d)", name, np.PID)
 		if err := s.saveState(); err != nil {
 			return err
 		}
-		return s.waitKruiseReady(ctx)
+		return ready(ctx)
 	}
-	return fmt.Errorf("no kruise-manager runs in sandbox %s", s.Dir)
+	return fmt.Errorf("no %s runs in sandbox %s", name, s.Dir)
 }

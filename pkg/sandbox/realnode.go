@@ -191,6 +191,20 @@ func (s *Sandbox) startRealNode(ctx context.Context, binDir string) error {
 	})
 }
 
+// TrustPlainHTTPRegistry lets the real node's containerd pull from host (host:port) over plain
+// HTTP, as it does from the sandbox's registry; tests use it for registries of their own on
+// loopback. containerd reads the setting at each pull: no restart.
+func (s *Sandbox) TrustPlainHTTPRegistry(host string) error {
+	if s.RealNode == nil {
+		return fmt.Errorf("sandbox %s has no real node", s.Dir)
+	}
+	dir := filepath.Join(s.Dir, containerdDir, "certs.d", host)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(registryHosts(host)), 0o644)
+}
+
 // writeRealNodeFiles writes containerd's, the CNI's and the kubelet's configuration and the
 // kubelet's certificates.
 func (s *Sandbox) writeRealNodeFiles() error {

@@ -90,6 +90,14 @@ func TestRealNode(t *testing.T) {
 		daemonOverCRI(t, sb)
 	})
 
+	t.Run("an ImagePullJob pulls onto the real node with its pull secret", func(t *testing.T) {
+		pullJobWithSecret(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
+	t.Run("a daemon killed mid-pull: the restarted daemon finishes the job", func(t *testing.T) {
+		daemonKilledMidPull(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("a CPU change resizes the container in place", func(t *testing.T) {
 		resizeInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})

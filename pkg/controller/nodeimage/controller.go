@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
-	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
@@ -48,11 +48,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	want := Desired(node)
-	ni := &v1alpha1.NodeImage{}
+	ni := &v1beta1.NodeImage{}
 	err := r.Client.Get(ctx, types.NamespacedName{Name: node.Name}, ni)
 	switch {
 	case apierrors.IsNotFound(err):
-		ni = &v1alpha1.NodeImage{ObjectMeta: want}
+		ni = &v1beta1.NodeImage{ObjectMeta: want}
 		if err := r.Client.Create(ctx, ni); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, fmt.Errorf("create NodeImage %s: %w", node.Name, err)
 		}
@@ -86,7 +86,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("nodeimage").
 		For(&corev1.Node{}).
-		Owns(&v1alpha1.NodeImage{}).
+		Owns(&v1beta1.NodeImage{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }

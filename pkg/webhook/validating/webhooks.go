@@ -28,6 +28,7 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // InPlaceOnly may change).
 func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, inPlace inplace.Options) {
 	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, inPlace: inPlace}))
+	registerPullJobs(srv, scheme)
 }
 
 // cloneSetValidator adapts ValidateCloneSet and ValidateCloneSetUpdate to controller-runtime, and

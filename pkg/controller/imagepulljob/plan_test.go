@@ -1,0 +1,127 @@
+package imagepulljob
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+)
+
+var t0 = time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+
+func job(par intstr.IntOrString, cp v1beta1.ImagePullJobCompletionPolicy) *v1beta1.ImagePullJob {
+	return &v1beta1.ImagePullJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j", UID: "u1"},
+		Spec: v1beta1.ImagePullJobSpec{Image: "127.0.0.1:5000/app:v2",
+			ImagePullJobTemplate: v1beta1.ImagePullJobTemplate{Parallelism: &par, CompletionPolicy: cp}}}
+}
+
+func task(node string, owned bool, phase v1beta1.NodeImagePullPhase) NodeTask {
+	t := NodeTask{Node: node, Owned: owned}
+	if phase != "" {
+		t.Status = &v1beta1.NodeImageTagStatus{Phase: phase}
+	}
+	return t
+}
+
+func TestSplitImage(t *testing.T) {
+	for ref, want := range map[string][2]string{
+		"nginx": {"nginx", "latest"}, "127.0.0.1:5000/app:v2": {"127.0.0.1:5000/app", "v2"},
+		"127.0.0.1:5000/app": {"127.0.0.1:5000/app", "latest"}, "a/b/c:1.0": {"a/b/c", "1.0"},
+	} {
+		if n, tag := SplitImage(ref); n != want[0] || tag != want[1] {
+			t.Errorf("SplitImage(%q) = %q, %q; want %v", ref, n, tag, want)
+		}
+	}
+}
+
+func TestPlanStartsUpToParallelism(t *testing.T) {
+	j := job(intstr.FromInt32(2), v1beta1.ImagePullJobCompletionPolicy{Type: v1beta1.ImagePullJobCompletionAlways})
+	nodes := []NodeTask{task("n3", false, ""), task("n1", true, v1beta1.NodeImagePullPulling), task("n2", false, ""), task("n4", true, v1beta1.NodeImagePullSucceeded)}
+	p := PlanJob(j, nodes, t0)
+	if !slices.Equal(p.Start, []string{"n2"}) {
+		t.Errorf("start %v, want [n2] (one slot left beside n1)", p.Start)
+	}
+	if s := p.Status; s.Desired != 4 || s.Active != 2 || s.Succeeded != 1 || s.CompletionTime != nil || s.StartTime == nil {
+		t.Errorf("status %+v", s)
+	}
+	if p0 := PlanJob(job(intstr.FromInt32(0), j.Spec.CompletionPolicy), nodes, t0); len(p0.Start) != 0 {
+		t.Errorf("parallelism 0 started %v", p0.Start)
+	}
+	if pc := PlanJob(job(intstr.FromString("50%"), j.Spec.CompletionPolicy), nodes, t0); len(pc.Start) != 1 {
+		t.Errorf("parallelism 50%% of 4 with one active started %v, want one", pc.Start)
+	}
+}
+
+func TestPlanCompletesAndExpires(t *testing.T) {
+	j := job(intstr.FromInt32(5), v1beta1.ImagePullJobCompletionPolicy{Type: v1beta1.ImagePullJobCompletionAlways, TTLSecondsAfterFinished: ptr.To[int32](60)})
+	nodes := []NodeTask{task("a", true, v1beta1.NodeImagePullSucceeded), task("b", true, v1beta1.NodeImagePullFailed)}
+	p := PlanJob(j, nodes, t0)
+	if p.Status.CompletionTime == nil || p.Status.Failed != 1 || !slices.Equal(p.Status.FailedNodes, []string{"b"}) || p.RequeueAfter != time.Minute {
+		t.Fatalf("plan %+v", p)
+	}
+	j.Status = p.Status
+	if again := PlanJob(j, []NodeTask{task("a", true, v1beta1.NodeImagePullSucceeded)}, t0.Add(59*time.Second)); again.Delete || again.Status.Failed != 1 {
+		t.Errorf("an ended job's status changed or it was deleted early: %+v", again)
+	}
+	if late := PlanJob(j, nodes, t0.Add(time.Minute)); !late.Delete {
+		t.Error("the job was not deleted after its TTL")
+	}
+}
+
+func TestPlanActiveDeadlineReleasesUnfinished(t *testing.T) {
+	j := job(intstr.FromInt32(1), v1beta1.ImagePullJobCompletionPolicy{Type: v1beta1.ImagePullJobCompletionAlways, ActiveDeadlineSeconds: ptr.To[int64](30)})
+	start := metav1.NewTime(t0)
+	j.Status.StartTime = &start
+	nodes := []NodeTask{task("a", true, v1beta1.NodeImagePullPulling), task("b", false, "")}
+	if p := PlanJob(j, nodes, t0.Add(10*time.Second)); p.RequeueAfter != 20*time.Second || p.Status.CompletionTime != nil {
+		t.Errorf("before the deadline: %+v", p)
+	}
+	p := PlanJob(j, nodes, t0.Add(30*time.Second))
+	if p.Status.CompletionTime == nil || !slices.Equal(p.Release, []string{"a"}) || len(p.Start) != 0 {
+		t.Errorf("at the deadline: %+v", p)
+	}
+}
+
+func TestPlanNeverKeepsGoing(t *testing.T) {
+	j := job(intstr.FromInt32(5), v1beta1.ImagePullJobCompletionPolicy{Type: v1beta1.ImagePullJobCompletionNever})
+	p := PlanJob(j, []NodeTask{task("a", true, v1beta1.NodeImagePullSucceeded), task("new", false, "")}, t0)
+	if p.Status.CompletionTime != nil || !slices.Equal(p.Start, []string{"new"}) {
+		t.Errorf("Never: %+v", p)
+	}
+}
+
+func TestAddJobAndRemoveOwners(t *testing.T) {
+	j := job(intstr.FromInt32(1), v1beta1.ImagePullJobCompletionPolicy{Type: v1beta1.ImagePullJobCompletionAlways})
+	j.Spec.ImagePullPolicy = v1beta1.ImagePullJobPullIfNotPresent
+	ni := &v1beta1.NodeImage{}
+	secret := []v1beta1.NodeImageReferenceObject{{Namespace: "kruise-daemon-config", Name: "ns.reg"}}
+	if !AddJob(ni, j, secret, t0) || AddJob(ni, j, secret, t0) {
+		t.Fatal("AddJob: want a change the first time only")
+	}
+	img := ni.Spec.Images["127.0.0.1:5000/app"]
+	if len(img.Tags) != 1 || img.Tags[0].Version != 1 || len(img.PullSecrets) != 1 || len(img.Tags[0].OwnerReferences) != 1 {
+		t.Fatalf("image spec %+v", img)
+	}
+	// A second job shares a succeeded pull; after a failure it pulls again.
+	ni.Status.ImageStatuses = map[string]v1beta1.NodeImageImageStatus{"127.0.0.1:5000/app": {Tags: []v1beta1.NodeImageTagStatus{{Tag: "v2", Version: 1, Phase: v1beta1.NodeImagePullFailed}}}}
+	j2 := j.DeepCopy()
+	j2.Name, j2.UID = "j2", "u2"
+	AddJob(ni, j2, nil, t0)
+	if tag := ni.Spec.Images["127.0.0.1:5000/app"].Tags[0]; tag.Version != 2 || len(tag.OwnerReferences) != 2 {
+		t.Errorf("after a failure the tag is %+v, want version 2 and two owners", tag)
+	}
+	RemoveOwners(ni, func(r corev1.ObjectReference) bool { return r.Name == "j" })
+	if tag := ni.Spec.Images["127.0.0.1:5000/app"].Tags[0]; len(tag.OwnerReferences) != 1 {
+		t.Errorf("owners %v after removing j", tag.OwnerReferences)
+	}
+	RemoveOwners(ni, func(r corev1.ObjectReference) bool { return r.Name == "j2" })
+	if len(ni.Spec.Images) != 0 {
+		t.Errorf("images %v remain without owners", ni.Spec.Images)
+	}
+}

@@ -1,0 +1,69 @@
+package validating
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+)
+
+func TestValidateImagePullJobSpec(t *testing.T) {
+	valid := func() *v1beta1.ImagePullJobSpec {
+		return &v1beta1.ImagePullJobSpec{Image: "127.0.0.1:5000/app:v2", ImagePullJobTemplate: v1beta1.ImagePullJobTemplate{
+			Parallelism: ptr.To(intstr.FromString("50%")), PullSecrets: []string{"reg"},
+			CompletionPolicy: v1beta1.ImagePullJobCompletionPolicy{Type: v1beta1.ImagePullJobCompletionAlways, ActiveDeadlineSeconds: ptr.To[int64](60)}}}
+	}
+	if errs := ValidateImagePullJobSpec(valid(), field.NewPath("spec")); len(errs) != 0 {
+		t.Fatalf("a valid spec: %v", errs)
+	}
+	for name, c := range map[string]struct {
+		mutate func(*v1beta1.ImagePullJobSpec)
+		field  string
+	}{
+		"no image":      {func(s *v1beta1.ImagePullJobSpec) { s.Image = "" }, "spec.image"},
+		"digest":        {func(s *v1beta1.ImagePullJobSpec) { s.Image = "app@sha256:" + strings.Repeat("a", 64) }, "spec.image"},
+		"bad reference": {func(s *v1beta1.ImagePullJobSpec) { s.Image = "UPPER case:tag" }, "spec.image"},
+		"both selectors": {func(s *v1beta1.ImagePullJobSpec) {
+			s.Selector, s.PodSelector = &v1beta1.ImagePullJobNodeSelector{}, &v1beta1.ImagePullJobPodSelector{}
+		}, "spec.podSelector"},
+		"bad node name": {func(s *v1beta1.ImagePullJobSpec) {
+			s.Selector = &v1beta1.ImagePullJobNodeSelector{Names: []string{"Bad_Name"}}
+		}, "spec.selector.names[0]"},
+		"bad selector": {func(s *v1beta1.ImagePullJobSpec) {
+			s.PodSelector = &v1beta1.ImagePullJobPodSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"a": "b c"}}}
+		}, "spec.podSelector.matchLabels"},
+		"negative par": {func(s *v1beta1.ImagePullJobSpec) { s.Parallelism = ptr.To(intstr.FromInt32(-1)) }, "spec.parallelism"},
+		"par 150%":     {func(s *v1beta1.ImagePullJobSpec) { s.Parallelism = ptr.To(intstr.FromString("150%")) }, "spec.parallelism"},
+		"timeout 0": {func(s *v1beta1.ImagePullJobSpec) {
+			s.PullPolicy = &v1beta1.ImagePullJobPullPolicy{TimeoutSeconds: ptr.To[int32](0)}
+		}, "spec.pullPolicy.timeoutSeconds"},
+		"negative backoff": {func(s *v1beta1.ImagePullJobSpec) {
+			s.PullPolicy = &v1beta1.ImagePullJobPullPolicy{BackoffLimit: ptr.To[int32](-1)}
+		}, "spec.pullPolicy.backoffLimit"},
+		"never + deadline":  {func(s *v1beta1.ImagePullJobSpec) { s.CompletionPolicy.Type = v1beta1.ImagePullJobCompletionNever }, "spec.completionPolicy.activeDeadlineSeconds"},
+		"unknown type":      {func(s *v1beta1.ImagePullJobSpec) { s.CompletionPolicy.Type = "Sometimes" }, "spec.completionPolicy.type"},
+		"unknown policy":    {func(s *v1beta1.ImagePullJobSpec) { s.ImagePullPolicy = "Never" }, "spec.imagePullPolicy"},
+		"bad secret name":   {func(s *v1beta1.ImagePullJobSpec) { s.PullSecrets = []string{"no/slash"} }, "spec.pullSecrets[0]"},
+		"negative deadline": {func(s *v1beta1.ImagePullJobSpec) { s.CompletionPolicy.ActiveDeadlineSeconds = ptr.To[int64](0) }, "spec.completionPolicy.activeDeadlineSeconds"},
+	} {
+		s := valid()
+		c.mutate(s)
+		errs := ValidateImagePullJobSpec(s, field.NewPath("spec"))
+		found := false
+		for _, e := range errs {
+			found = found || strings.HasPrefix(e.Field, c.field)
+		}
+		if !found {
+			t.Errorf("%s: errors %v lack one for %s", name, errs, c.field)
+		}
+	}
+	list := &v1beta1.ImageListPullJobSpec{Images: []string{"a:1", "a:1"}, ImagePullJobTemplate: valid().ImagePullJobTemplate}
+	if errs := ValidateImageListPullJobSpec(list, field.NewPath("spec")); len(errs) != 1 || errs[0].Field != "spec.images[1]" {
+		t.Errorf("duplicate images: %v", errs)
+	}
+}
