@@ -14,8 +14,9 @@ type Feature string
 // OpenKruise's where the feature exists there. A gate is added here together with the code that
 // consults it: a gate that changes nothing would be a silent lie.
 var featureDefaults = map[Feature]bool{
-	CloneSetPartitionRollback:      false,
-	InPlaceWorkloadVerticalScaling: false,
+	CloneSetPartitionRollback:        false,
+	InPlaceWorkloadVerticalScaling:   false,
+	PreDownloadImageForInPlaceUpdate: false,
 }
 
 // The feature gates.
@@ -27,6 +28,10 @@ const (
 	// through the pods/resize subresource (found by API discovery) instead of recreating pods
 	// (OpenKruise's gate of that name, off by default).
 	InPlaceWorkloadVerticalScaling Feature = "InPlaceWorkloadVerticalScaling"
+	// PreDownloadImageForInPlaceUpdate: a CloneSet update that changes images first has
+	// ImagePullJobs pull them onto the nodes of its pods (OpenKruise's gate of that name, off by
+	// default; the sandbox turns it on when it runs kruise-daemon).
+	PreDownloadImageForInPlaceUpdate Feature = "PreDownloadImageForInPlaceUpdate"
 )
 
 // FeatureGates are the resolved gates.

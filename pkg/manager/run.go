@@ -113,7 +113,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 		LeaseDuration:           &o.LeaseDuration,
-		WebhookServer:           webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
+		// A manager that stops gives up its Lease (the process exits right after), so a replacement
+		// leads at once instead of a lease duration later.
+		LeaderElectionReleaseOnCancel: true,
+		WebhookServer:                 webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
@@ -137,7 +140,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	// Controllers run on the leader only, after the webhook server (controller-runtime starts webhook
 	// runnables first).
 	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, inPlace), PartitionRollback: gates.Enabled(CloneSetPartitionRollback)}
+		Engine: engine.New(mgr.GetClient(), nil, inPlace), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
+		PreDownload: gates.Enabled(PreDownloadImageForInPlaceUpdate)}
 	if err := cloneSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
 	}

@@ -68,6 +68,10 @@ func (s *Sandbox) startKruise(ctx context.Context, binary, daemon string) error 
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(s.Ports.KruiseMetrics),
 		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(s.Ports.KruisePprof),
 	}
+	if daemon != "" {
+		// kruise-daemon pulls what ImagePullJobs ask for: let in-place updates pre-download images.
+		args = append(args, "--feature-gates="+PreDownloadGate)
+	}
 	if _, err := s.run("kruise-manager", binary, args, []string{"KUBECONFIG=" + kubeconfig}); err != nil {
 		return err
 	}
@@ -130,6 +134,10 @@ func (s *Sandbox) RestartKruiseManager(ctx context.Context, gates string) error 
 		return out
 	})
 }
+
+// PreDownloadGate turns image pre-download for in-place updates on; the sandbox sets it when it
+// runs kruise-daemon (without a daemon nothing would pull).
+const PreDownloadGate = "PreDownloadImageForInPlaceUpdate=true"
 
 // CrashKruiseDaemon kills kruise-daemon with SIGKILL and starts it again with the same binary,
 // flags and identity; it returns once the new one is healthy.

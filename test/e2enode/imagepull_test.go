@@ -34,6 +34,7 @@ type testRegistry struct {
 	mu             sync.Mutex
 	held           map[string]chan struct{} // tag → closed when released
 	manifests      map[string]int           // tag → manifest requests served
+	delay          time.Duration            // added to every manifest request: a slow registry
 	srv            *http.Server
 }
 
@@ -55,8 +56,9 @@ func startTestRegistry(t *testing.T, sb *sandbox.Sandbox, user, password string)
 		}
 		if _, tag, ok := strings.Cut(req.URL.Path, "/manifests/"); ok {
 			r.mu.Lock()
-			hold := r.held[tag]
+			hold, delay := r.held[tag], r.delay
 			r.mu.Unlock()
+			time.Sleep(delay)
 			if hold != nil {
 				select {
 				case <-hold:

@@ -98,6 +98,10 @@ func TestRealNode(t *testing.T) {
 		daemonKilledMidPull(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("a CloneSet pre-downloads its new image before the pods are updated", func(t *testing.T) {
+		cloneSetPreDownload(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("a CPU change resizes the container in place", func(t *testing.T) {
 		resizeInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})

@@ -45,6 +45,9 @@ type Reconciler struct {
 	Engine engine.Engine
 	// PartitionRollback is the feature gate CloneSetPartitionRollback (Options.PartitionRollback).
 	PartitionRollback bool
+	// PreDownload is the feature gate PreDownloadImageForInPlaceUpdate: an update revision with new
+	// images gets ImagePullJobs that pull them onto the nodes of the pods still to update.
+	PreDownload bool
 
 	waits  waitReporter
 	status statusPacer
@@ -97,6 +100,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	plan := Compute(obs.snap, now, Options{PartitionRollback: r.PartitionRollback})
 	errs := r.apply(ctx, cs, obs, plan)
+	var preDownloadErr error
+	if r.PreDownload {
+		if preDownloadErr = r.syncPreDownload(ctx, cs, obs); preDownloadErr != nil {
+			r.event(cs, corev1.EventTypeWarning, "PreDownloadFailed", "%v", preDownloadErr)
+		}
+	}
 	r.waits.report(r, req.String(), cs, plan)
 	status := ComputeStatus(obs.snap, now, cs.Status, cs.Generation, errs)
 	status.CollisionCount = obs.collisionCount
@@ -128,6 +137,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if errs.Update != nil {
 		return ctrl.Result{}, errs.Update
+	}
+	if preDownloadErr != nil {
+		return ctrl.Result{}, preDownloadErr
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }

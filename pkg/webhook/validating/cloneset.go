@@ -61,6 +61,25 @@ func ValidateCloneSet(obj *v1alpha1.CloneSet) field.ErrorList {
 	errs = append(errs, validateScaleStrategy(&spec.ScaleStrategy, path.Child("scaleStrategy"))...)
 	errs = append(errs, validateTemplateBasics(&spec.Template, path.Child("template"))...)
 	errs = append(errs, validateLifecycle(spec.Lifecycle, path.Child("lifecycle"))...)
+	errs = append(errs, validatePreDownloadAnnotations(obj.Annotations)...)
+	return errs
+}
+
+// validatePreDownloadAnnotations checks the image pre-download annotations: whole numbers, at least
+// 1 for parallelism and timeout, at least 0 for min-updated-ready-pods.
+func validatePreDownloadAnnotations(annotations map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	for key, least := range map[string]int{v1alpha1.ImagePreDownloadParallelismKey: 1,
+		v1alpha1.ImagePreDownloadTimeoutSecondsKey: 1, v1alpha1.ImagePreDownloadMinUpdatedReadyPods: 0} {
+		v, ok := annotations[key]
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(v); err != nil || n < least {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(key), v,
+				fmt.Sprintf("must be a whole number of at least %d", least)))
+		}
+	}
 	return errs
 }
 

@@ -142,6 +142,9 @@ func validatePullJobTemplate(t *v1beta1.ImagePullJobTemplate, p *field.Path) fie
 		if t.PodSelector != nil {
 			errs = append(errs, field.Forbidden(p.Child("podSelector"), "may not be set together with spec.selector"))
 		}
+		if ls := t.Selector.LabelSelector; len(t.Selector.Names) > 0 && (len(ls.MatchLabels) > 0 || len(ls.MatchExpressions) > 0) {
+			errs = append(errs, field.Forbidden(p.Child("selector", "names"), "may not be set together with a label selector; use one or the other"))
+		}
 		for i, n := range t.Selector.Names {
 			for _, msg := range validation.IsDNS1123Subdomain(n) {
 				errs = append(errs, field.Invalid(p.Child("selector", "names").Index(i), n, msg))

@@ -67,3 +67,14 @@ func TestValidateImagePullJobSpec(t *testing.T) {
 		t.Errorf("duplicate images: %v", errs)
 	}
 }
+
+func TestValidatePreDownloadAnnotations(t *testing.T) {
+	errs := validatePreDownloadAnnotations(map[string]string{
+		"apps.kruise.io/image-predownload-parallelism":           "0",
+		"apps.kruise.io/image-predownload-timeout-seconds":       "ten",
+		"apps.kruise.io/image-predownload-min-updated-ready-pods": "0",
+	})
+	if len(errs) != 2 {
+		t.Errorf("errors %v, want parallelism 0 and a non-number timeout", errs)
+	}
+}
