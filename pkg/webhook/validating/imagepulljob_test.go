@@ -70,8 +70,8 @@ func TestValidateImagePullJobSpec(t *testing.T) {
 
 func TestValidatePreDownloadAnnotations(t *testing.T) {
 	errs := validatePreDownloadAnnotations(map[string]string{
-		"apps.kruise.io/image-predownload-parallelism":           "0",
-		"apps.kruise.io/image-predownload-timeout-seconds":       "ten",
+		"apps.kruise.io/image-predownload-parallelism":            "0",
+		"apps.kruise.io/image-predownload-timeout-seconds":        "ten",
 		"apps.kruise.io/image-predownload-min-updated-ready-pods": "0",
 	})
 	if len(errs) != 2 {
