@@ -2,7 +2,8 @@
 // runtime over CRI (pkg/daemon/criruntime) and acts only on its own node's objects (its pod watch is
 // limited to spec.nodeName; RBAC cannot scope pods to a node, so the limit is the daemon's own). It
 // serves its health and metrics, reports container meta (pkg/daemon/containermeta) and pulls the
-// images its NodeImage lists (pkg/daemon/imagepuller); container recreation comes next.
+// images its NodeImage lists (pkg/daemon/imagepuller) and recreates containers on request
+// (pkg/daemon/crr).
 package daemon
 
 import (
@@ -20,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -27,10 +29,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 
 	"github.com/kruise-ng/kruise/pkg/daemon/containermeta"
 	"github.com/kruise-ng/kruise/pkg/daemon/criruntime"
+	"github.com/kruise-ng/kruise/pkg/daemon/crr"
 	"github.com/kruise-ng/kruise/pkg/daemon/imagepuller"
 )
 
@@ -110,7 +114,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) erro
 			log.Error(err, "container meta reporting stopped")
 		}
 	}()
-	if err := startPuller(ctx, cfg, rt, o, log.WithName("imagepuller")); err != nil {
+	if err := startWorkers(ctx, cfg, rt, o, log); err != nil {
 		return err
 	}
 	reg := prometheus.NewRegistry()
@@ -144,34 +148,41 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) erro
 	return nil
 }
 
-// startPuller starts the image puller on a cache that holds the node's NodeImage only.
-func startPuller(ctx context.Context, cfg *rest.Config, rt *criruntime.Runtime, o Options, log logr.Logger) error {
+// startWorkers starts the image puller and the container recreator on one cache that holds only
+// the node's NodeImage and its node's active ContainerRecreateRequests.
+func startWorkers(ctx context.Context, cfg *rest.Config, rt *criruntime.Runtime, o Options, log logr.Logger) error {
 	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
-	}
-	if err := appsv1beta1.AddToScheme(scheme); err != nil {
-		return err
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, appsv1alpha1.AddToScheme, appsv1beta1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return err
+		}
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
-	nodeImages, err := cache.New(cfg, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{
-		&appsv1beta1.NodeImage{}: {Field: fields.OneTermEqualSelector("metadata.name", o.NodeName)},
+	objects, err := cache.New(cfg, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{
+		&appsv1beta1.NodeImage{}:                 {Field: fields.OneTermEqualSelector("metadata.name", o.NodeName)},
+		&appsv1alpha1.ContainerRecreateRequest{}: {Label: labels.SelectorFromSet(crr.Selector(o.NodeName))},
 	}})
 	if err != nil {
 		return err
 	}
 	go func() {
-		if err := nodeImages.Start(ctx); err != nil {
-			log.Error(err, "NodeImage cache stopped")
+		if err := objects.Start(ctx); err != nil {
+			log.Error(err, "cache stopped")
 		}
 	}()
-	p := &imagepuller.Puller{Images: rt.Images, Secrets: c, Node: o.NodeName, Workers: o.PullWorkers, Log: log}
+	p := &imagepuller.Puller{Images: rt.Images, Secrets: c, Node: o.NodeName, Workers: o.PullWorkers, Log: log.WithName("imagepuller")}
 	go func() {
-		if err := p.Run(ctx, nodeImages, c); err != nil && ctx.Err() == nil {
+		if err := p.Run(ctx, objects, c); err != nil && ctx.Err() == nil {
 			log.Error(err, "image puller stopped")
+		}
+	}()
+	rc := &crr.Recreator{Client: c, Runtime: rt.Runtime, Node: o.NodeName, Log: log.WithName("crr")}
+	go func() {
+		if err := rc.Run(ctx, objects); err != nil && ctx.Err() == nil {
+			log.Error(err, "container recreator stopped")
 		}
 	}()
 	return nil

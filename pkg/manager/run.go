@@ -23,6 +23,8 @@ import (
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
+	"github.com/kruise-ng/kruise/pkg/controller/crr"
+	"github.com/kruise-ng/kruise/pkg/controller/imagelistpulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/imagepulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/nodeimage"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
@@ -132,7 +134,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	defaulting.Register(mgr.GetWebhookServer(), scheme)
+	defaulting.Register(mgr.GetWebhookServer(), scheme, mgr.GetAPIReader())
 	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, inPlace)
 	podwebhook.Register(mgr.GetWebhookServer(), scheme)
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
@@ -152,6 +154,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	pullJobs := &imagepulljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("imagepulljob-controller")}
 	if err := pullJobs.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the ImagePullJob controller: %w", err)
+	}
+	pullLists := &imagelistpulljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("imagelistpulljob-controller")}
+	if err := pullLists.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the ImageListPullJob controller: %w", err)
+	}
+	recreates := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("containerrecreaterequest-controller")}
+	if err := recreates.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the ContainerRecreateRequest controller: %w", err)
 	}
 	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}
 	if err := podReady.SetupWithManager(mgr, o.Workers); err != nil {

@@ -231,3 +231,34 @@ func daemonKilledMidPull(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interf
 		t.Errorf("NodeImage reports %+v, want Succeeded", st)
 	}
 }
+
+// imageListPull: an ImageListPullJob pulls two images onto the real node through one ImagePullJob
+// each, and sums their status up.
+func imageListPull(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface, c client.Client) {
+	ctx := context.Background()
+	ns := harness.Namespace(t, cs)
+	reg := startTestRegistry(t, sb, "", "")
+	images := []string{reg.Host + "/app:v1", reg.Host + "/app:v2"}
+	list := &v1beta1.ImageListPullJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "list"},
+		Spec: v1beta1.ImageListPullJobSpec{Images: images, ImagePullJobTemplate: pullJob(ns, "", "").Spec.ImagePullJobTemplate}}
+	if err := c.Create(ctx, list); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 60*time.Second, "the list completed", func() (bool, string) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(list), list); err != nil {
+			return false, err.Error()
+		}
+		return list.Status.CompletionTime != nil, fmt.Sprintf("%+v", list.Status)
+	})
+	if s := list.Status; s.Desired != 2 || s.Completed != 2 || s.Succeeded != 2 || len(s.FailedImageStatuses) != 0 {
+		t.Errorf("list status %+v, want 2 images pulled", s)
+	}
+	for _, img := range images {
+		if st := nodeTag(t, c, img); st == nil || st.Phase != v1beta1.NodeImagePullSucceeded {
+			t.Errorf("NodeImage reports %+v for %s, want Succeeded", st, img)
+		}
+		if reg.served(img[strings.LastIndex(img, ":")+1:]) == 0 {
+			t.Errorf("%s was never fetched from the registry", img)
+		}
+	}
+}

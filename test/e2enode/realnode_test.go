@@ -94,12 +94,20 @@ func TestRealNode(t *testing.T) {
 		pullJobWithSecret(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("an ImageListPullJob pulls each of its images", func(t *testing.T) {
+		imageListPull(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("a daemon killed mid-pull: the restarted daemon finishes the job", func(t *testing.T) {
 		daemonKilledMidPull(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
 	t.Run("a CloneSet pre-downloads its new image before the pods are updated", func(t *testing.T) {
 		cloneSetPreDownload(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
+	t.Run("a ContainerRecreateRequest restarts one container of a running pod", func(t *testing.T) {
+		containerRecreate(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
 	t.Run("a CPU change resizes the container in place", func(t *testing.T) {

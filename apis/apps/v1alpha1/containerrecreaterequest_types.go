@@ -13,6 +13,13 @@ const (
 	ContainerRecreateRequestNodeNameKey = "crr.apps.kruise.io/node-name"
 	// ContainerRecreateRequestActiveKey is the label present while the request is not finished.
 	ContainerRecreateRequestActiveKey = "crr.apps.kruise.io/active"
+	// ContainerRecreateRequestUnreadyAcquiredKey is the annotation recording when the pod was seen
+	// not ready for a request with unreadyGracePeriodSeconds; the grace period counts from it.
+	ContainerRecreateRequestUnreadyAcquiredKey = "crr.apps.kruise.io/unready-acquired"
+	// ContainerRecreateRequestUnreadyPodKey is the pod annotation, naming a request, that holds the
+	// pod's KruisePodReady condition False while the request recreates its containers (a Kruise
+	// addition: OpenKruise records it in the condition's message).
+	ContainerRecreateRequestUnreadyPodKey = "crr.apps.kruise.io/unready"
 )
 
 // ContainerRecreateRequestSpec says which containers of which pod to recreate, and how.

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
 )
@@ -49,6 +50,9 @@ func Desired(pod *corev1.Pod) (corev1.ConditionStatus, string, string) {
 	if lifecycle.HeldNotReady(pod) {
 		c := current(pod)
 		return corev1.ConditionFalse, c.Reason, c.Message
+	}
+	if name := pod.Annotations[v1alpha1.ContainerRecreateRequestUnreadyPodKey]; name != "" {
+		return corev1.ConditionFalse, "ContainerRecreateRequest", "held not ready while ContainerRecreateRequest " + name + " recreates containers"
 	}
 	return corev1.ConditionTrue, "NotHeld", ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -52,8 +53,8 @@ func (f defaulter[T]) Default(_ context.Context, obj T) error {
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-workloadspread,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=workloadspreads,verbs=create;update,versions=v1alpha1,name=mworkloadspread-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 
 // Register adds every defaulting webhook to srv.
-func Register(srv webhook.Server, scheme *runtime.Scheme) {
-	for _, h := range handlers(scheme) {
+func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader) {
+	for _, h := range handlers(scheme, pods) {
 		srv.Register(h.path, h.webhook)
 	}
 }
@@ -63,14 +64,14 @@ type handler struct {
 	webhook *admission.Webhook
 }
 
-func handlers(scheme *runtime.Scheme) []handler {
+func handlers(scheme *runtime.Scheme, pods client.Reader) []handler {
 	return []handler{
 		{"/mutate-apps-kruise-io-v1alpha1-advancedcronjob", admission.WithDefaulter(scheme, defaulter[*v1alpha1.AdvancedCronJob](defaults.SetDefaultsAdvancedCronJob))},
 		{"/mutate-apps-kruise-io-v1beta1-advancedcronjob", admission.WithDefaulter(scheme, defaulter[*v1beta1.AdvancedCronJob](defaults.SetDefaultsAdvancedCronJobV1beta1))},
 		{"/mutate-apps-kruise-io-v1alpha1-broadcastjob", admission.WithDefaulter(scheme, defaulter[*v1alpha1.BroadcastJob](defaults.SetDefaultsBroadcastJob))},
 		{"/mutate-apps-kruise-io-v1beta1-broadcastjob", admission.WithDefaulter(scheme, defaulter[*v1beta1.BroadcastJob](defaults.SetDefaultsBroadcastJobV1beta1))},
 		{"/mutate-apps-kruise-io-v1alpha1-cloneset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.CloneSet](defaults.SetDefaultsCloneSet))},
-		{"/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest", admission.WithDefaulter(scheme, defaulter[*v1alpha1.ContainerRecreateRequest](defaults.SetDefaultsContainerRecreateRequest))},
+		{"/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest", admission.WithDefaulter[*v1alpha1.ContainerRecreateRequest](scheme, crrDefaulter{pods: pods})},
 		{"/mutate-apps-kruise-io-v1alpha1-daemonset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.DaemonSet](defaults.SetDefaultsDaemonSet))},
 		{"/mutate-apps-kruise-io-v1beta1-daemonset", admission.WithDefaulter(scheme, defaulter[*v1beta1.DaemonSet](defaults.SetDefaultsDaemonSetV1beta1))},
 		{"/mutate-apps-kruise-io-v1alpha1-ephemeraljob", admission.WithDefaulter(scheme, defaulter[*v1alpha1.EphemeralJob](defaults.SetDefaultsEphemeralJob))},

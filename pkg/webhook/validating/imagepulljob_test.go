@@ -4,11 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
@@ -76,5 +78,23 @@ func TestValidatePreDownloadAnnotations(t *testing.T) {
 	})
 	if len(errs) != 2 {
 		t.Errorf("errors %v, want parallelism 0 and a non-number timeout", errs)
+	}
+}
+
+func TestValidateContainerRecreateRequestSpec(t *testing.T) {
+	spec := &v1alpha1.ContainerRecreateRequestSpec{PodName: "p",
+		Containers: []v1alpha1.ContainerRecreateRequestContainer{{Name: "a"}, {Name: "a", PreStop: &v1alpha1.ContainerRecreateRequestPreStop{
+			Exec: &corev1.ExecAction{}, TCPSocket: &corev1.TCPSocketAction{}}}},
+		Strategy:              &v1alpha1.ContainerRecreateRequestStrategy{FailurePolicy: "Maybe", MinStartedSeconds: -1},
+		ActiveDeadlineSeconds: ptr.To[int64](0)}
+	got := map[string]bool{}
+	for _, e := range ValidateContainerRecreateRequestSpec(spec, field.NewPath("spec")) {
+		got[e.Field] = true
+	}
+	for _, f := range []string{"spec.containers[1].name", "spec.containers[1].preStop", "spec.strategy.failurePolicy",
+		"spec.strategy.minStartedSeconds", "spec.activeDeadlineSeconds"} {
+		if !got[f] {
+			t.Errorf("no error for %s (got %v)", f, got)
+		}
 	}
 }

@@ -29,6 +29,8 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, inPlace inplace.Options) {
 	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, inPlace: inPlace}))
 	registerPullJobs(srv, scheme)
+	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
+		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
 }
 
 // cloneSetValidator adapts ValidateCloneSet and ValidateCloneSetUpdate to controller-runtime, and

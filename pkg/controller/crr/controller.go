@@ -1,0 +1,211 @@
+// Package crr is the manager's side of ContainerRecreateRequests (kruise-daemon on the pod's node
+// does the recreating, pkg/daemon/crr): it starts a request (phase Pending), holds the pod not
+// ready first when unreadyGracePeriodSeconds asks (through the pod-readiness controller, and
+// records when the pod was seen not ready in crr.apps.kruise.io/unready-acquired, from which the
+// daemon counts the grace period), ends a request whose pod is gone or replaced or whose
+// activeDeadlineSeconds passed, and, once a request has ended, releases the pod, drops the
+// request's active label and deletes it ttlSecondsAfterFinished later.
+package crr
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+
+// Reconciler runs the manager's side of ContainerRecreateRequests.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+}
+
+// SetupWithManager watches requests and, for their unready hold, their pods.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("containerrecreaterequest").
+		For(&v1alpha1.ContainerRecreateRequest{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			if name := o.GetAnnotations()[v1alpha1.ContainerRecreateRequestUnreadyPodKey]; name != "" {
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+			}
+			return nil
+		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// Reconcile moves one request a step.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	crr := &v1alpha1.ContainerRecreateRequest{}
+	if err := r.Client.Get(ctx, req.NamespacedName, crr); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if crr.DeletionTimestamp != nil {
+		return ctrl.Result{}, r.releasePod(ctx, crr)
+	}
+	now := r.Clock.Now()
+	if crr.Status.Phase == v1alpha1.ContainerRecreateRequestCompleted {
+		return r.finished(ctx, crr, now)
+	}
+	pod := &corev1.Pod{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod)
+	switch {
+	case apierrors.IsNotFound(err) || (err == nil && string(pod.UID) != crr.Labels[v1alpha1.ContainerRecreateRequestPodUIDKey]):
+		return ctrl.Result{Requeue: true}, r.complete(ctx, crr, now, "the pod is gone or was replaced")
+	case err != nil:
+		return ctrl.Result{}, err
+	case pod.DeletionTimestamp != nil:
+		return ctrl.Result{Requeue: true}, r.complete(ctx, crr, now, "the pod is terminating")
+	}
+	var requeue time.Duration
+	if d := crr.Spec.ActiveDeadlineSeconds; d != nil {
+		at := crr.CreationTimestamp.Add(time.Duration(*d) * time.Second)
+		if !now.Before(at) {
+			return ctrl.Result{Requeue: true}, r.complete(ctx, crr, now, fmt.Sprintf("not finished within activeDeadlineSeconds %d", *d))
+		}
+		requeue = at.Sub(now) + time.Second
+	}
+	if crr.Status.Phase == "" {
+		crr.Status.Phase = v1alpha1.ContainerRecreateRequestPending
+		if err := r.Client.Status().Update(ctx, crr); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.holdUnready(ctx, crr, pod, now); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// holdUnready, for a request with unreadyGracePeriodSeconds, asks the pod-readiness controller to
+// hold the pod not ready (pod annotation) and, once the pod is seen not ready, records when.
+func (r *Reconciler) holdUnready(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, pod *corev1.Pod, now time.Time) error {
+	if crr.Spec.Strategy == nil || crr.Spec.Strategy.UnreadyGracePeriodSeconds == nil || crr.Annotations[v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey] != "" {
+		return nil
+	}
+	gated := false
+	for _, g := range pod.Spec.ReadinessGates {
+		gated = gated || g.ConditionType == appspub.KruisePodReadyConditionType
+	}
+	if gated {
+		if pod.Annotations[v1alpha1.ContainerRecreateRequestUnreadyPodKey] != crr.Name {
+			return patchAnnotation(ctx, r.Client, pod, v1alpha1.ContainerRecreateRequestUnreadyPodKey, crr.Name)
+		}
+		if !podConditionFalse(pod, appspub.KruisePodReadyConditionType) {
+			return nil // the pod-readiness controller has not turned it yet; its write requeues us
+		}
+	}
+	// Without the gate nothing of Kruise's can hold the pod not ready: the grace period starts now.
+	return patchAnnotation(ctx, r.Client, crr, v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey, now.UTC().Format(time.RFC3339))
+}
+
+func podConditionFalse(pod *corev1.Pod, t corev1.PodConditionType) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == t {
+			return c.Status == corev1.ConditionFalse
+		}
+	}
+	return false
+}
+
+// complete ends a request the daemon will not finish, marking its unfinished containers failed.
+func (r *Reconciler) complete(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, now time.Time, msg string) error {
+	st := &crr.Status
+	for _, c := range crr.Spec.Containers {
+		found := false
+		for i := range st.ContainerRecreateStates {
+			s := &st.ContainerRecreateStates[i]
+			if s.Name == c.Name {
+				found = true
+				if s.Phase != v1alpha1.ContainerRecreateRequestSucceeded && s.Phase != v1alpha1.ContainerRecreateRequestFailed {
+					s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, msg
+				}
+			}
+		}
+		if !found {
+			st.ContainerRecreateStates = append(st.ContainerRecreateStates, v1alpha1.ContainerRecreateRequestContainerRecreateState{
+				Name: c.Name, Phase: v1alpha1.ContainerRecreateRequestFailed, Message: msg})
+		}
+	}
+	t := metav1.NewTime(now)
+	st.Phase, st.CompletionTime, st.Message = v1alpha1.ContainerRecreateRequestCompleted, &t, msg
+	if r.Recorder != nil {
+		r.Recorder.Eventf(crr, nil, corev1.EventTypeWarning, "Completed", "Completed", "%s", msg)
+	}
+	return r.Client.Status().Update(ctx, crr)
+}
+
+// finished cleans up after an ended request: the pod's hold, the active label, and at its TTL
+// the request itself.
+func (r *Reconciler) finished(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, now time.Time) (ctrl.Result, error) {
+	if err := r.releasePod(ctx, crr); err != nil {
+		return ctrl.Result{}, err
+	}
+	if _, ok := crr.Labels[v1alpha1.ContainerRecreateRequestActiveKey]; ok {
+		if err := patchLabelAway(ctx, r.Client, crr, v1alpha1.ContainerRecreateRequestActiveKey); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	ttl := crr.Spec.TTLSecondsAfterFinished
+	if ttl == nil || crr.Status.CompletionTime == nil {
+		return ctrl.Result{}, nil
+	}
+	at := crr.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second)
+	if now.Before(at) {
+		return ctrl.Result{RequeueAfter: at.Sub(now)}, nil
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, crr, client.Preconditions{UID: &crr.UID}))
+}
+
+// releasePod drops the pod annotation that holds it not ready for this request.
+func (r *Reconciler) releasePod(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest) error {
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if pod.Annotations[v1alpha1.ContainerRecreateRequestUnreadyPodKey] != crr.Name {
+		return nil
+	}
+	return client.IgnoreNotFound(patchAnnotation(ctx, r.Client, pod, v1alpha1.ContainerRecreateRequestUnreadyPodKey, nil))
+}
+
+// patchAnnotation sets (or, with nil, removes) one annotation.
+func patchAnnotation(ctx context.Context, c client.Client, obj client.Object, key string, value any) error {
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: value}}})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body))
+}
+
+func patchLabelAway(ctx context.Context, c client.Client, obj client.Object, key string) error {
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{key: nil}}})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body))
+}

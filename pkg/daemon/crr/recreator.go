@@ -1,0 +1,338 @@
+package crr
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+)
+
+// The daemon's permissions for recreating, generated into config/rbac/daemon by `make generate`.
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=get;update
+
+// The kubelet's labels on the containers it creates.
+const (
+	podUIDLabel        = "io.kubernetes.pod.uid"
+	containerNameLabel = "io.kubernetes.container.name"
+)
+
+// Recreator carries out its node's requests.
+type Recreator struct {
+	// Client writes request status and reads pods (for an httpGet preStop's pod IP).
+	Client  client.Client
+	Runtime internalapi.RuntimeService
+	Node    string
+	Log     logr.Logger
+	// Poll is how often a waiting request is looked at again.
+	Poll time.Duration
+}
+
+// Selector limits a cache to the active requests of node.
+func Selector(node string) map[string]string {
+	return map[string]string{v1alpha1.ContainerRecreateRequestNodeNameKey: node, v1alpha1.ContainerRecreateRequestActiveKey: "true"}
+}
+
+// Run processes the requests in requests (a started cache limited by Selector) until ctx ends.
+func (r *Recreator) Run(ctx context.Context, requests cache.Cache) error {
+	if r.Poll == 0 {
+		r.Poll = 500 * time.Millisecond
+	}
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[client.ObjectKey]())
+	defer q.ShutDown()
+	inf, err := requests.GetInformer(ctx, &v1alpha1.ContainerRecreateRequest{})
+	if err != nil {
+		return err
+	}
+	add := func(o any) {
+		if crr, ok := o.(*v1alpha1.ContainerRecreateRequest); ok {
+			q.Add(client.ObjectKeyFromObject(crr))
+		}
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, o any) { add(o) }}); err != nil {
+		return err
+	}
+	for range 2 {
+		go func() {
+			for {
+				key, shutdown := q.Get()
+				if shutdown {
+					return
+				}
+				crr := &v1alpha1.ContainerRecreateRequest{}
+				var again time.Duration
+				err := requests.Get(ctx, key, crr)
+				if err == nil {
+					again, err = r.Step(ctx, crr.DeepCopy())
+				}
+				switch {
+				case apierrors.IsNotFound(err):
+					q.Forget(key)
+				case err != nil:
+					r.Log.Error(err, "container recreate request", "request", key)
+					q.AddRateLimited(key)
+				default:
+					q.Forget(key)
+					if again > 0 {
+						q.AddAfter(key, again)
+					}
+				}
+				q.Done(key)
+			}
+		}()
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// Step moves crr one step and says when to look again (0: on its next change).
+func (r *Recreator) Step(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest) (time.Duration, error) {
+	st := &crr.Status
+	if st.Phase == v1alpha1.ContainerRecreateRequestCompleted || crr.DeletionTimestamp != nil {
+		return 0, nil
+	}
+	now := time.Now()
+	if s := crr.Spec.Strategy; s != nil && s.UnreadyGracePeriodSeconds != nil {
+		acquired, err := time.Parse(time.RFC3339, crr.Annotations[v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey])
+		if err != nil {
+			return 0, nil // the manager has not seen the pod not ready yet; its annotation wakes us
+		}
+		if wait := acquired.Add(time.Duration(*s.UnreadyGracePeriodSeconds) * time.Second).Sub(now); wait > 0 {
+			return wait, nil
+		}
+	}
+	before := st.DeepCopy()
+	st.Phase = v1alpha1.ContainerRecreateRequestRecreating
+	ordered := crr.Spec.Strategy != nil && crr.Spec.Strategy.OrderedRecreate
+	failFast := crr.Spec.Strategy == nil || crr.Spec.Strategy.FailurePolicy != v1alpha1.ContainerRecreateRequestFailurePolicyIgnore
+	again := time.Duration(0)
+	var failedName string
+	for _, c := range crr.Spec.Containers {
+		s := state(st, c.Name)
+		if failedName != "" && !final(s.Phase) {
+			s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, "not recreated: container "+failedName+" failed (failurePolicy Fail)"
+			continue
+		}
+		if final(s.Phase) {
+			if s.Phase == v1alpha1.ContainerRecreateRequestFailed && failFast {
+				failedName = c.Name
+			}
+			continue
+		}
+		cur, err := r.newest(ctx, crr.Labels[v1alpha1.ContainerRecreateRequestPodUIDKey], c.Name)
+		if err != nil {
+			return 0, err
+		}
+		switch Decide(crr, c, *s, cur, now) {
+		case Done:
+			s.Phase, s.Message = v1alpha1.ContainerRecreateRequestSucceeded, ""
+			continue
+		case Stop:
+			s.Phase = v1alpha1.ContainerRecreateRequestRecreating
+			if err := r.stop(ctx, crr, c, cur); err != nil {
+				s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, err.Error()
+				if failFast {
+					failedName = c.Name
+				}
+				continue
+			}
+			s.IsKilled, s.Message = true, "stopped; waiting for the kubelet to start it again"
+		default:
+			s.Phase = v1alpha1.ContainerRecreateRequestRecreating
+		}
+		again = r.Poll
+		if ordered {
+			// The next container waits for this one; mark the rest pending.
+			for _, rest := range crr.Spec.Containers {
+				if rs := state(st, rest.Name); rs.Phase == "" {
+					rs.Phase = v1alpha1.ContainerRecreateRequestPending
+				}
+			}
+			break
+		}
+	}
+	done := true
+	for _, s := range st.ContainerRecreateStates {
+		done = done && final(s.Phase)
+	}
+	if done {
+		t := metav1.NewTime(now)
+		st.Phase, st.CompletionTime, st.Message = v1alpha1.ContainerRecreateRequestCompleted, &t, summary(st)
+		again = 0
+		r.Log.Info("containers recreated", "request", client.ObjectKeyFromObject(crr), "result", st.Message)
+	}
+	if !equalStatus(before, st) {
+		if err := r.Client.Status().Update(ctx, crr); err != nil {
+			return 0, err // a conflict (the manager ended it meanwhile) retries from the new object
+		}
+	}
+	return again, nil
+}
+
+// state is the status entry of container name, added when missing.
+func state(st *v1alpha1.ContainerRecreateRequestStatus, name string) *v1alpha1.ContainerRecreateRequestContainerRecreateState {
+	i := slices.IndexFunc(st.ContainerRecreateStates, func(s v1alpha1.ContainerRecreateRequestContainerRecreateState) bool { return s.Name == name })
+	if i < 0 {
+		st.ContainerRecreateStates = append(st.ContainerRecreateStates, v1alpha1.ContainerRecreateRequestContainerRecreateState{Name: name})
+		i = len(st.ContainerRecreateStates) - 1
+	}
+	return &st.ContainerRecreateStates[i]
+}
+
+func summary(st *v1alpha1.ContainerRecreateRequestStatus) string {
+	ok := 0
+	for _, s := range st.ContainerRecreateStates {
+		if s.Phase == v1alpha1.ContainerRecreateRequestSucceeded {
+			ok++
+		}
+	}
+	return fmt.Sprintf("%d/%d containers recreated", ok, len(st.ContainerRecreateStates))
+}
+
+func equalStatus(a, b *v1alpha1.ContainerRecreateRequestStatus) bool {
+	if a.Phase != b.Phase || a.Message != b.Message || len(a.ContainerRecreateStates) != len(b.ContainerRecreateStates) {
+		return false
+	}
+	return slices.Equal(a.ContainerRecreateStates, b.ContainerRecreateStates)
+}
+
+// newest is the runtime's newest container named name in pod uid, or nil.
+func (r *Recreator) newest(ctx context.Context, uid, name string) (*Container, error) {
+	list, err := r.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{podUIDLabel: uid, containerNameLabel: name}})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	var best *runtimeapi.Container
+	for _, c := range list {
+		if best == nil || c.CreatedAt > best.CreatedAt {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	out := &Container{ID: best.Id, Running: best.State == runtimeapi.ContainerState_CONTAINER_RUNNING}
+	if out.Running {
+		st, err := r.Runtime.ContainerStatus(ctx, best.Id, false)
+		if err != nil {
+			return nil, fmt.Errorf("container status: %w", err)
+		}
+		out.Started = time.Unix(0, st.GetStatus().GetStartedAt())
+	}
+	return out, nil
+}
+
+// stop runs c's preStop hook (a failing hook does not stop the recreation, as with the kubelet) and
+// stops the container through CRI with the grace period left.
+func (r *Recreator) stop(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, c v1alpha1.ContainerRecreateRequestContainer, cur *Container) error {
+	if cur == nil || !cur.Running {
+		return nil // nothing runs: the kubelet starts it again by itself
+	}
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
+		return fmt.Errorf("read pod: %w", err)
+	}
+	grace := int64(30)
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if s := crr.Spec.Strategy; s != nil && s.TerminationGracePeriodSeconds != nil {
+		grace = *s.TerminationGracePeriodSeconds
+	}
+	deadline := time.Now().Add(time.Duration(grace) * time.Second)
+	if c.PreStop != nil {
+		if err := r.preStop(ctx, pod, c, cur.ID, deadline); err != nil {
+			r.Log.Info("preStop hook failed; stopping the container anyway", "pod", pod.Name, "container", c.Name, "error", err.Error())
+		}
+	}
+	left := max(int64(time.Until(deadline).Seconds()), 0)
+	if err := r.Runtime.StopContainer(ctx, cur.ID, left); err != nil {
+		return fmt.Errorf("stop container %s: %w", c.Name, err)
+	}
+	r.Log.Info("stopped container for recreation", "pod", pod.Name, "container", c.Name, "containerID", cur.ID, "graceSeconds", left)
+	return nil
+}
+
+// preStop runs the hook until it ends or deadline.
+func (r *Recreator) preStop(ctx context.Context, pod *corev1.Pod, c v1alpha1.ContainerRecreateRequestContainer, id string, deadline time.Time) error {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	h := c.PreStop
+	switch {
+	case h.Exec != nil:
+		_, stderr, err := r.Runtime.ExecSync(ctx, id, h.Exec.Command, time.Until(deadline))
+		if err != nil {
+			return fmt.Errorf("exec %v: %w (%s)", h.Exec.Command, err, stderr)
+		}
+	case h.HTTPGet != nil:
+		g := h.HTTPGet
+		port, err := resolvePort(g.Port, c.Ports)
+		if err != nil {
+			return err
+		}
+		host := g.Host
+		if host == "" {
+			host = pod.Status.PodIP
+		}
+		scheme := "http"
+		if g.Scheme == corev1.URISchemeHTTPS {
+			scheme = "https"
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+net.JoinHostPort(host, strconv.Itoa(port))+g.Path, nil)
+		if err != nil {
+			return err
+		}
+		for _, hd := range g.HTTPHeaders {
+			req.Header.Add(hd.Name, hd.Value)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+	case h.TCPSocket != nil:
+		port, err := resolvePort(h.TCPSocket.Port, c.Ports)
+		if err != nil {
+			return err
+		}
+		host := h.TCPSocket.Host
+		if host == "" {
+			host = pod.Status.PodIP
+		}
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return err
+		}
+		_ = conn.Close()
+	}
+	return nil
+}
+
+func resolvePort(p intstr.IntOrString, ports []corev1.ContainerPort) (int, error) {
+	if p.Type == intstr.Int {
+		return p.IntValue(), nil
+	}
+	for _, cp := range ports {
+		if cp.Name == p.StrVal {
+			return int(cp.ContainerPort), nil
+		}
+	}
+	return 0, fmt.Errorf("no container port named %q", p.StrVal)
+}

@@ -1,0 +1,96 @@
+package validating
+
+import (
+	"context"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+)
+
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create;update,versions=v1alpha1,name=vcontainerrecreaterequest-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+
+// ValidateContainerRecreateRequestSpec checks a request's spec (the pod-dependent checks are the
+// mutating webhook's, which reads the pod).
+func ValidateContainerRecreateRequestSpec(spec *v1alpha1.ContainerRecreateRequestSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if spec.PodName == "" {
+		errs = append(errs, field.Required(p.Child("podName"), "the pod whose containers to recreate"))
+	}
+	if len(spec.Containers) == 0 {
+		errs = append(errs, field.Required(p.Child("containers"), "at least one container"))
+	}
+	seen := map[string]bool{}
+	for i, c := range spec.Containers {
+		fp := p.Child("containers").Index(i).Child("name")
+		switch {
+		case c.Name == "":
+			errs = append(errs, field.Required(fp, "a container name"))
+		case seen[c.Name]:
+			errs = append(errs, field.Duplicate(fp, c.Name))
+		}
+		seen[c.Name] = true
+		if ps := c.PreStop; ps != nil {
+			n := 0
+			for _, set := range []bool{ps.Exec != nil, ps.HTTPGet != nil, ps.TCPSocket != nil} {
+				if set {
+					n++
+				}
+			}
+			if n > 1 {
+				errs = append(errs, field.Forbidden(p.Child("containers").Index(i).Child("preStop"), "may set only one of exec, httpGet and tcpSocket"))
+			}
+		}
+	}
+	if s := spec.Strategy; s != nil {
+		sp := p.Child("strategy")
+		switch s.FailurePolicy {
+		case "", v1alpha1.ContainerRecreateRequestFailurePolicyFail, v1alpha1.ContainerRecreateRequestFailurePolicyIgnore:
+		default:
+			errs = append(errs, field.NotSupported(sp.Child("failurePolicy"), s.FailurePolicy, []string{"Fail", "Ignore"}))
+		}
+		if g := s.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+			errs = append(errs, field.Invalid(sp.Child("terminationGracePeriodSeconds"), *g, "must be at least 0"))
+		}
+		if g := s.UnreadyGracePeriodSeconds; g != nil && *g < 0 {
+			errs = append(errs, field.Invalid(sp.Child("unreadyGracePeriodSeconds"), *g, "must be at least 0"))
+		}
+		if s.MinStartedSeconds < 0 {
+			errs = append(errs, field.Invalid(sp.Child("minStartedSeconds"), s.MinStartedSeconds, "must be at least 0"))
+		}
+	}
+	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
+		errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *d, "must be positive"))
+	}
+	if t := spec.TTLSecondsAfterFinished; t != nil && *t < 0 {
+		errs = append(errs, field.Invalid(p.Child("ttlSecondsAfterFinished"), *t, "must be at least 0"))
+	}
+	return errs
+}
+
+type crrValidator struct{}
+
+func (crrValidator) ValidateCreate(_ context.Context, crr *v1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
+	return nil, crrInvalid(crr, ValidateContainerRecreateRequestSpec(&crr.Spec, field.NewPath("spec")))
+}
+
+func (crrValidator) ValidateUpdate(_ context.Context, oldCRR, crr *v1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
+	if !apiequality.Semantic.DeepEqual(oldCRR.Spec, crr.Spec) {
+		return nil, crrInvalid(crr, field.ErrorList{field.Forbidden(field.NewPath("spec"), "is immutable; create a new request")})
+	}
+	return nil, nil
+}
+
+func (crrValidator) ValidateDelete(context.Context, *v1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func crrInvalid(crr *v1alpha1.ContainerRecreateRequest, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("ContainerRecreateRequest").GroupKind(), crr.Name, errs)
+}
