@@ -54,8 +54,8 @@ func containerRecreate(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interfac
 
 	crr := &appsv1alpha1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "restart-app"},
 		Spec: appsv1alpha1.ContainerRecreateRequestSpec{PodName: pod.Name,
-			Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{Name: "app"}},
-			Strategy:   &appsv1alpha1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: ptr.To[int64](2)},
+			Containers:              []appsv1alpha1.ContainerRecreateRequestContainer{{Name: "app"}},
+			Strategy:                &appsv1alpha1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: ptr.To[int64](2)},
 			TTLSecondsAfterFinished: ptr.To[int32](600)}}
 	t0 := time.Now()
 	if err := c.Create(ctx, crr); err != nil {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -83,4 +83,3 @@ func (d crrDefaulter) Default(ctx context.Context, crr *v1alpha1.ContainerRecrea
 func refuse(crr *v1alpha1.ContainerRecreateRequest, errs ...*field.Error) error {
 	return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("ContainerRecreateRequest").GroupKind(), crr.Name, errs)
 }
-
