@@ -75,17 +75,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod)
 	switch {
 	case apierrors.IsNotFound(err) || (err == nil && string(pod.UID) != crr.Labels[v1alpha1.ContainerRecreateRequestPodUIDKey]):
-		return ctrl.Result{Requeue: true}, r.complete(ctx, crr, now, "the pod is gone or was replaced")
+		return ctrl.Result{}, r.complete(ctx, crr, now, "the pod is gone or was replaced")
 	case err != nil:
 		return ctrl.Result{}, err
 	case pod.DeletionTimestamp != nil:
-		return ctrl.Result{Requeue: true}, r.complete(ctx, crr, now, "the pod is terminating")
+		return ctrl.Result{}, r.complete(ctx, crr, now, "the pod is terminating")
 	}
 	var requeue time.Duration
 	if d := crr.Spec.ActiveDeadlineSeconds; d != nil {
 		at := crr.CreationTimestamp.Add(time.Duration(*d) * time.Second)
 		if !now.Before(at) {
-			return ctrl.Result{Requeue: true}, r.complete(ctx, crr, now, fmt.Sprintf("not finished within activeDeadlineSeconds %d", *d))
+			return ctrl.Result{}, r.complete(ctx, crr, now, fmt.Sprintf("not finished within activeDeadlineSeconds %d", *d))
 		}
 		requeue = at.Sub(now) + time.Second
 	}
