@@ -1,0 +1,161 @@
+package crr
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+)
+
+// fakeRuntime holds containers by name (newest last); StopContainer exits one, and the test plays
+// the kubelet by starting a new one.
+type fakeRuntime struct {
+	internalapi.RuntimeService
+	containers map[string][]*runtimeapi.Container
+	stops      []string
+	failStop   string
+	n          int64
+}
+
+func (f *fakeRuntime) start(name string) {
+	f.n++
+	f.containers[name] = append(f.containers[name], &runtimeapi.Container{Id: name + "-" + string(rune('0'+f.n)), CreatedAt: f.n,
+		State: runtimeapi.ContainerState_CONTAINER_RUNNING, Labels: map[string]string{containerNameLabel: name}})
+}
+
+func (f *fakeRuntime) ListContainers(_ context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	return f.containers[filter.LabelSelector[containerNameLabel]], nil
+}
+
+func (f *fakeRuntime) ContainerStatus(_ context.Context, id string, _ bool) (*runtimeapi.ContainerStatusResponse, error) {
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: id, StartedAt: time.Now().Add(-time.Minute).UnixNano()}}, nil
+}
+
+func (f *fakeRuntime) StopContainer(_ context.Context, id string, _ int64) error {
+	for name, cs := range f.containers {
+		if c := cs[len(cs)-1]; c.Id == id {
+			if name == f.failStop {
+				return errors.New("runtime refused")
+			}
+			c.State = runtimeapi.ContainerState_CONTAINER_EXITED
+			f.stops = append(f.stops, name)
+		}
+	}
+	return nil
+}
+
+func setup(t *testing.T, strategy *v1alpha1.ContainerRecreateRequestStrategy, names ...string) (*Recreator, *fakeRuntime, client.Client, *v1alpha1.ContainerRecreateRequest) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	_ = v1alpha1.AddToScheme(scheme)
+	rt := &fakeRuntime{containers: map[string][]*runtimeapi.Container{}}
+	crr := &v1alpha1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r",
+		Labels: map[string]string{v1alpha1.ContainerRecreateRequestPodUIDKey: "uid"}},
+		Spec: v1alpha1.ContainerRecreateRequestSpec{PodName: "p", Strategy: strategy}}
+	for _, n := range names {
+		rt.start(n)
+		crr.Spec.Containers = append(crr.Spec.Containers, v1alpha1.ContainerRecreateRequestContainer{Name: n,
+			StatusContext: &v1alpha1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://" + rt.containers[n][0].Id}})
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod, crr).WithStatusSubresource(crr).Build()
+	return &Recreator{Client: c, Runtime: rt, Log: logr.Discard(), Poll: time.Millisecond}, rt, c, crr
+}
+
+func step(t *testing.T, r *Recreator, c client.Client, crr *v1alpha1.ContainerRecreateRequest) *v1alpha1.ContainerRecreateRequest {
+	t.Helper()
+	cur := &v1alpha1.ContainerRecreateRequest{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(crr), cur); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Step(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(crr), cur); err != nil {
+		t.Fatal(err)
+	}
+	return cur
+}
+
+func TestStepOrderedRecreate(t *testing.T) {
+	r, rt, c, crr := setup(t, &v1alpha1.ContainerRecreateRequestStrategy{OrderedRecreate: true}, "a", "b")
+	got := step(t, r, c, crr)
+	if len(rt.stops) != 1 || rt.stops[0] != "a" || got.Status.Phase != v1alpha1.ContainerRecreateRequestRecreating {
+		t.Fatalf("first step stopped %v (phase %s), want only a", rt.stops, got.Status.Phase)
+	}
+	step(t, r, c, crr)
+	if len(rt.stops) != 1 {
+		t.Fatalf("b was stopped (%v) before a ran again", rt.stops)
+	}
+	rt.start("a") // the kubelet
+	got = step(t, r, c, crr)
+	if len(rt.stops) != 2 || rt.stops[1] != "b" {
+		t.Fatalf("after a restarted: stops %v, want b next", rt.stops)
+	}
+	rt.start("b")
+	got = step(t, r, c, crr)
+	if got.Status.Phase != v1alpha1.ContainerRecreateRequestCompleted || got.Status.Message != "2/2 containers recreated" || got.Status.CompletionTime == nil {
+		t.Errorf("final status %+v", got.Status)
+	}
+}
+
+func TestStepUnorderedStopsAllAtOnce(t *testing.T) {
+	r, rt, c, crr := setup(t, nil, "a", "b")
+	step(t, r, c, crr)
+	if len(rt.stops) != 2 {
+		t.Errorf("stops %v, want both at once", rt.stops)
+	}
+}
+
+func TestStepFailurePolicy(t *testing.T) {
+	r, rt, c, crr := setup(t, &v1alpha1.ContainerRecreateRequestStrategy{FailurePolicy: v1alpha1.ContainerRecreateRequestFailurePolicyFail}, "a", "b")
+	rt.failStop = "a"
+	got := step(t, r, c, crr)
+	if got.Status.Phase != v1alpha1.ContainerRecreateRequestCompleted || len(rt.stops) != 0 {
+		t.Fatalf("Fail: status %+v, stops %v; want completed with nothing stopped", got.Status, rt.stops)
+	}
+	for _, s := range got.Status.ContainerRecreateStates {
+		if s.Phase != v1alpha1.ContainerRecreateRequestFailed {
+			t.Errorf("Fail: %s is %s, want Failed", s.Name, s.Phase)
+		}
+	}
+
+	r, rt, c, crr = setup(t, &v1alpha1.ContainerRecreateRequestStrategy{FailurePolicy: v1alpha1.ContainerRecreateRequestFailurePolicyIgnore}, "a", "b")
+	rt.failStop = "a"
+	step(t, r, c, crr)
+	rt.start("b")
+	got = step(t, r, c, crr)
+	if got.Status.Phase != v1alpha1.ContainerRecreateRequestCompleted || got.Status.Message != "1/2 containers recreated" {
+		t.Errorf("Ignore: status %+v, want b recreated despite a", got.Status)
+	}
+}
+
+func TestStepWaitsForUnreadyGrace(t *testing.T) {
+	r, rt, c, crr := setup(t, &v1alpha1.ContainerRecreateRequestStrategy{UnreadyGracePeriodSeconds: new(int64)}, "a")
+	step(t, r, c, crr)
+	if len(rt.stops) != 0 {
+		t.Fatal("stopped before the manager acquired the unready hold")
+	}
+	cur := &v1alpha1.ContainerRecreateRequest{}
+	_ = c.Get(context.Background(), client.ObjectKeyFromObject(crr), cur)
+	cur.Annotations = map[string]string{v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey: time.Now().UTC().Format(time.RFC3339)}
+	if err := c.Update(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+	step(t, r, c, crr)
+	if len(rt.stops) != 1 {
+		t.Errorf("stops %v after the hold (grace 0), want a", rt.stops)
+	}
+}
