@@ -8,7 +8,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/kruise-ng/kruise/pkg/version.Version=$(VERSION)
 SANDBOX_DIR ?= .sandbox
 NODES     ?= 3
-# Pass E2E_JSON=file to write `go test -json` output of the e2e targets to file.
+# Pass E2E_JSON=file to append `go test -json` output of the e2e and e2e-node targets to file.
 E2E_JSON  ?=
 
 BINARIES := kruise-manager kruise-daemon kubectl-kruise kruise-sandbox
@@ -62,9 +62,9 @@ unit: ## unit tests (no cluster)
 integration: tools ## integration tests against a real kube-apiserver + etcd
 	$(GO) test -count=1 -timeout 10m ./test/integration/...
 
-# go-test-e2e PACKAGES: runs e2e packages, teeing `go test -json` to $(E2E_JSON) when set.
+# go-test-e2e PACKAGES: runs e2e packages, appending `go test -json` to $(E2E_JSON) when set.
 define go-test-e2e
-	$(if $(E2E_JSON),$(GO) test -count=1 -timeout 30m -json $(1) | tee $(E2E_JSON),$(GO) test -count=1 -timeout 30m -v $(1))
+	$(if $(E2E_JSON),$(GO) test -count=1 -timeout 30m -json $(1) | tee -a $(E2E_JSON),$(GO) test -count=1 -timeout 30m -v $(1))
 endef
 
 .PHONY: e2e
@@ -73,7 +73,7 @@ e2e: tools ## end-to-end tests on a sandbox (control plane + kwok nodes)
 
 .PHONY: e2e-node
 e2e-node: tools ## tests on the sandbox's real node (kubelet + containerd + runc; needs root)
-	$(GO) test -count=1 -timeout 15m -v ./test/e2enode/...
+	$(call go-test-e2e,./test/e2enode/...)
 
 # Benchmarks print figures (they are not timed tests). N pods per scenario; BENCH_JSON=file appends
 # one JSON object per scenario; BENCH_PROFILE=dir saves the manager's profiles of each rollout.
