@@ -1,6 +1,7 @@
 // Package nodeimage keeps one NodeImage per Node: named after the node, carrying the node's
 // labels (so that image pull jobs can select nodes through their NodeImages) and owned by the Node,
-// so that the garbage collector deletes it with the node. kruise-daemon on the node pulls what its
+// so that the garbage collector deletes it with the node. It also drops the tags whose
+// pullPolicy.ttlSecondsAfterFinished has passed since the node finished them. kruise-daemon on the node pulls what its
 // NodeImage asks for and reports in its status.
 package nodeimage
 
@@ -9,11 +10,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,12 +27,13 @@ import (
 )
 
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages,verbs=get;list;watch;create;patch;update
 
 // Reconciler creates and relabels NodeImages; it is their only writer besides the daemons, which
 // write their status.
 type Reconciler struct {
 	Client client.Client
+	Clock  clock.PassiveClock
 }
 
 // Desired is the NodeImage metadata for node: its name and labels, and the Node as owner.
@@ -38,7 +43,8 @@ func Desired(node *corev1.Node) metav1.ObjectMeta {
 			Controller: ptr.To(true)}}}
 }
 
-// Reconcile creates the node's NodeImage, or brings its labels in line with the node's.
+// Reconcile creates the node's NodeImage, drops its expired tags, and brings its labels in line
+// with the node's.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	node := &corev1.Node{}
 	if err := r.Client.Get(ctx, req.NamespacedName, node); err != nil {
@@ -60,8 +66,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case err != nil:
 		return ctrl.Result{}, err
 	}
+	expired, next := ExpiredTags(ni, r.now())
+	if len(expired) > 0 {
+		if err := r.dropTags(ctx, ni, expired); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: next}, nil // the relabel, if due, follows the update's event
+	}
 	if maps.Equal(ni.Labels, want.Labels) {
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: next}, nil
 	}
 	// A merge patch of the whole label map: keys the node lost are set to null.
 	labels := map[string]any{}
@@ -78,7 +91,59 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Patch(ctx, ni, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("relabel NodeImage %s: %w", node.Name, err)
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+// ExpiredTags are the tags of ni (image name → tags) whose pullPolicy.ttlSecondsAfterFinished has
+// passed since the node reported them finished, and the time until the next one expires (0: none).
+func ExpiredTags(ni *v1beta1.NodeImage, now time.Time) (map[string][]string, time.Duration) {
+	expired := map[string][]string{}
+	var next time.Duration
+	for name, img := range ni.Spec.Images {
+		for _, t := range img.Tags {
+			if t.PullPolicy == nil || t.PullPolicy.TTLSecondsAfterFinished == nil {
+				continue
+			}
+			for _, st := range ni.Status.ImageStatuses[name].Tags {
+				if st.Tag != t.Tag || st.Version != t.Version || st.CompletionTime == nil {
+					continue
+				}
+				left := st.CompletionTime.Add(time.Duration(*t.PullPolicy.TTLSecondsAfterFinished) * time.Second).Sub(now)
+				if left <= 0 {
+					expired[name] = append(expired[name], t.Tag)
+				} else if next == 0 || left < next {
+					next = left
+				}
+			}
+		}
+	}
+	return expired, next
+}
+
+// dropTags removes the expired tags from ni's spec (optimistically locked: a concurrent writer makes
+// it retry from the new object).
+func (r *Reconciler) dropTags(ctx context.Context, ni *v1beta1.NodeImage, expired map[string][]string) error {
+	ni = ni.DeepCopy()
+	for name, tags := range expired {
+		img := ni.Spec.Images[name]
+		img.Tags = slices.DeleteFunc(img.Tags, func(t v1beta1.NodeImageTagSpec) bool { return slices.Contains(tags, t.Tag) })
+		if len(img.Tags) == 0 {
+			delete(ni.Spec.Images, name)
+		} else {
+			ni.Spec.Images[name] = img
+		}
+	}
+	if err := r.Client.Update(ctx, ni); err != nil {
+		return fmt.Errorf("drop expired tags of NodeImage %s: %w", ni.Name, err)
+	}
+	return nil
 }
 
 // SetupWithManager watches Nodes and the NodeImages they own.
