@@ -101,8 +101,8 @@ func TestStepOrderedRecreate(t *testing.T) {
 	}
 	rt.start("a") // the kubelet
 	got = step(t, r, c, crr)
-	if len(rt.stops) != 2 || rt.stops[1] != "b" {
-		t.Fatalf("after a restarted: stops %v, want b next", rt.stops)
+	if len(rt.stops) != 2 || rt.stops[1] != "b" || state(&got.Status, "a").Phase != v1alpha1.ContainerRecreateRequestSucceeded {
+		t.Fatalf("after a restarted: stops %v, a is %s; want a Succeeded and b stopped next", rt.stops, state(&got.Status, "a").Phase)
 	}
 	rt.start("b")
 	got = step(t, r, c, crr)
