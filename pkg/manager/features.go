@@ -17,6 +17,7 @@ var featureDefaults = map[Feature]bool{
 	CloneSetPartitionRollback:        false,
 	InPlaceWorkloadVerticalScaling:   false,
 	PreDownloadImageForInPlaceUpdate: false,
+	InPlaceUpdateEnvFromMetadata:     false,
 }
 
 // The feature gates.
@@ -32,6 +33,11 @@ const (
 	// ImagePullJobs pull them onto the nodes of its pods (OpenKruise's gate of that name, off by
 	// default; the sandbox turns it on when it runs kruise-daemon).
 	PreDownloadImageForInPlaceUpdate Feature = "PreDownloadImageForInPlaceUpdate"
+	// InPlaceUpdateEnvFromMetadata: a label or annotation change read by a container's env (downward
+	// API) restarts that container in place, through a ContainerRecreateRequest carried out by
+	// kruise-daemon, instead of recreating the pod (OpenKruise's gate of that name; off by default
+	// here since it needs kruise-daemon on every node; the sandbox turns it on when it runs one).
+	InPlaceUpdateEnvFromMetadata Feature = "InPlaceUpdateEnvFromMetadata"
 )
 
 // FeatureGates are the resolved gates.

@@ -180,8 +180,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 // inPlaceOptions are what in-place updates may change, from the feature gates and what the API
 // server serves: resizing needs the pods/resize subresource, found by discovery.
 func inPlaceOptions(cfg *rest.Config, gates FeatureGates) (inplace.Options, error) {
+	opts := inplace.Options{EnvFromMetadata: gates.Enabled(InPlaceUpdateEnvFromMetadata)}
 	if !gates.Enabled(InPlaceWorkloadVerticalScaling) {
-		return inplace.Options{}, nil
+		return opts, nil
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -193,7 +194,8 @@ func inPlaceOptions(cfg *rest.Config, gates FeatureGates) (inplace.Options, erro
 	}
 	for _, r := range list.APIResources {
 		if r.Name == "pods/resize" {
-			return inplace.Options{VerticalScaling: true}, nil
+			opts.VerticalScaling = true
+			return opts, nil
 		}
 	}
 	return inplace.Options{}, fmt.Errorf("feature gate %s needs the pods/resize subresource, which this API server does not serve",

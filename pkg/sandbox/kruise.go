@@ -69,8 +69,7 @@ func (s *Sandbox) startKruise(ctx context.Context, binary, daemon string) error 
 		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(s.Ports.KruisePprof),
 	}
 	if daemon != "" {
-		// kruise-daemon pulls what ImagePullJobs ask for: let in-place updates pre-download images.
-		args = append(args, "--feature-gates="+PreDownloadGate)
+		args = append(args, "--feature-gates="+DaemonGates)
 	}
 	if _, err := s.run("kruise-manager", binary, args, []string{"KUBECONFIG=" + kubeconfig}); err != nil {
 		return err
@@ -135,9 +134,10 @@ func (s *Sandbox) RestartKruiseManager(ctx context.Context, gates string) error 
 	})
 }
 
-// PreDownloadGate turns image pre-download for in-place updates on; the sandbox sets it when it
-// runs kruise-daemon (without a daemon nothing would pull).
-const PreDownloadGate = "PreDownloadImageForInPlaceUpdate=true"
+// DaemonGates are the feature gates that need kruise-daemon on the pods' nodes, which the sandbox
+// turns on when it runs one: image pre-download for in-place updates, and in-place restarts of
+// containers whose env reads changed metadata.
+const DaemonGates = "PreDownloadImageForInPlaceUpdate=true,InPlaceUpdateEnvFromMetadata=true"
 
 // CrashKruiseDaemon kills kruise-daemon with SIGKILL and starts it again with the same binary,
 // flags and identity; it returns once the new one is healthy.

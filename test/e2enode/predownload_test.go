@@ -105,7 +105,7 @@ func cloneSetPreDownload(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interf
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := sb.RestartKruiseManager(ctx, sandbox.PreDownloadGate); err != nil {
+		if err := sb.RestartKruiseManager(ctx, sandbox.DaemonGates); err != nil {
 			t.Error(err)
 		}
 	}()

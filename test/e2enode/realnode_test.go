@@ -110,6 +110,10 @@ func TestRealNode(t *testing.T) {
 		containerRecreate(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("an annotation read into env restarts the container in place", func(t *testing.T) {
+		envFromMetadataInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("a CPU change resizes the container in place", func(t *testing.T) {
 		resizeInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})

@@ -72,6 +72,10 @@ type InPlaceUpdateContainerStatus struct {
 	// reported it (RuntimeContainerMetaKey); 0 when there was no report. A Kruise addition: with it a
 	// container restarted on an image of the same digest under another tag is seen as updated.
 	PlainHash uint64 `json:"plainHash,omitempty"`
+	// ContainerID is the container's ID before the update, recorded for a container restarted only
+	// to read changed labels or annotations into its env (UpdateEnvFromMetadata): its update is
+	// complete once another container runs. A Kruise addition.
+	ContainerID string `json:"containerID,omitempty"`
 }
 
 // InPlaceUpdatePreCheckBeforeNext lists what must hold before the next container batch starts.

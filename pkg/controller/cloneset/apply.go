@@ -59,6 +59,10 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		}
 		return nil
 	}))
+	errs.Update = errors.Join(errs.Update, parallel(obs.recreates, func(name string) error {
+		_, err := r.Engine.Refresh(ctx, obs.pods[name]) // makes sure a ContainerRecreateRequest exists
+		return err
+	}))
 	errs.Update = errors.Join(errs.Update, parallel(plan.Resumes, func(name string) error {
 		r.Expectations.ExpectResume(key, name, r.Clock.Now())
 		if _, err := r.Engine.Refresh(ctx, obs.pods[name]); err != nil {

@@ -39,6 +39,8 @@ type observation struct {
 	completed []string
 	// batches are pods whose next launch-priority batch of containers is due.
 	batches []string
+	// recreates are pods whose containers wait for kruise-daemon to restart them for their env.
+	recreates []string
 	// claims are the CloneSet's PVCs by instance ID.
 	claims map[string][]*corev1.PersistentVolumeClaim
 }
@@ -122,6 +124,10 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 			obs.completed = append(obs.completed, pod.Name)
 		case engine.BatchDone:
 			obs.batches = append(obs.batches, pod.Name)
+		case engine.Updating:
+			if len(engine.NeedsRecreate(pod)) > 0 {
+				obs.recreates = append(obs.recreates, pod.Name)
+			}
 		}
 		obs.snap.Pods = append(obs.snap.Pods, facts)
 	}

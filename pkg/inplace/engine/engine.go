@@ -104,7 +104,16 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 	// reports the spec's resources (Observe).
 	batch, next := inplace.SplitByPriority(pod, spec.ContainerImages)
 	inplace.StartBatch(pod, state, batch, next, e.clock.Now())
-	changes := state.UpdateImages || state.UpdateResources
+	// A container restarted only to read changed metadata into its env is recorded with its
+	// container ID: kruise-daemon restarts it (a ContainerRecreateRequest, see Refresh).
+	for _, name := range spec.EnvFromMetadataContainers {
+		if _, restarts := spec.ContainerImages[name]; restarts {
+			continue
+		}
+		state.UpdateEnvFromMetadata = true
+		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ContainerID: containerID(pod, name)}
+	}
+	changes := state.UpdateImages || state.UpdateResources || state.UpdateEnvFromMetadata
 	if changes && !GateFalse(pod) {
 		if err := e.setGate(ctx, pod, corev1.ConditionFalse, "StartInPlaceUpdate", opts.Reason); err != nil {
 			return err
@@ -147,6 +156,11 @@ func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error)
 		return Updating, e.nextBatch(ctx, pod)
 	case Completed:
 		return Completed, e.setGate(ctx, pod, corev1.ConditionTrue, "InPlaceUpdateCompleted", "")
+	case Updating:
+		if names := NeedsRecreate(pod); len(names) > 0 {
+			return Updating, e.ensureRecreate(ctx, pod, names)
+		}
+		return Updating, nil
 	default:
 		return p, nil
 	}

@@ -162,6 +162,10 @@ func restarted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
 			if cs.Name != name || cs.State.Running == nil {
 				continue
 			}
+			if before.ContainerID != "" { // restarted for its env only: another container runs
+				ok = ok || cs.ContainerID != before.ContainerID
+				continue
+			}
 			if cs.ImageID != "" && cs.ImageID != before.ImageID {
 				ok = true
 			}

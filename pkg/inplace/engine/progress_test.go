@@ -127,3 +127,27 @@ func TestObserveRetagThroughContainerMeta(t *testing.T) {
 		}
 	}
 }
+
+func TestObserveEnvFromMetadataRestart(t *testing.T) {
+	state := `{"revision":"r2","updateTimestamp":"2026-11-29T12:00:00Z","updateEnvFromMetadata":true,` +
+		`"lastContainerStatuses":{"app":{"containerID":"containerd://old"}}}`
+	pod := func(id string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{appspub.InPlaceUpdateStateKey: state}},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}},
+				ContainerStatuses: []corev1.ContainerStatus{{Name: "app", ContainerID: id, ImageID: "app@sha256:1",
+					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	}
+	old, restarted := pod("containerd://old"), pod("containerd://new")
+	if got := Observe(old); got != Updating {
+		t.Errorf("the old container still runs: %s, want Updating", got)
+	}
+	if names := NeedsRecreate(old); len(names) != 1 || names[0] != "app" {
+		t.Errorf("NeedsRecreate = %v, want [app]", names)
+	}
+	if got := Observe(restarted); got != Completed {
+		t.Errorf("another container runs (same image): %s, want Completed", got)
+	}
+	if names := NeedsRecreate(restarted); len(names) != 0 {
+		t.Errorf("NeedsRecreate after the restart = %v", names)
+	}
+}
