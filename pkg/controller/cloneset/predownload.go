@@ -35,14 +35,16 @@ const (
 	PreDownloadRevisionLabel = "apps.kruise.io/pre-download-revision"
 )
 
+// PreDownloadStarts reports whether new pre-download jobs may be created: as many updated pods are
+// ready as the min-updated-ready-pods annotation asks (jobs already made are kept regardless).
+func PreDownloadStarts(cs *v1alpha1.CloneSet) bool {
+	return cs.Status.UpdatedReadyReplicas >= int32(annotationInt(cs, v1alpha1.ImagePreDownloadMinUpdatedReadyPods, 0))
+}
+
 // PreDownloadJobs are the ImagePullJobs that pre-download, onto the nodes of cs's pods, the images
 // of the update revision (template tpl) that pods not yet on it do not run: one job per image,
-// named after the revision and the image. None while fewer updated pods are ready than the
-// min-updated-ready-pods annotation asks, or once no pod needs a new image.
+// named after the revision and the image. None once no pod needs a new image.
 func PreDownloadJobs(cs *v1alpha1.CloneSet, updateRevision string, tpl *corev1.PodTemplateSpec, pods []*corev1.Pod) []*v1beta1.ImagePullJob {
-	if min := annotationInt(cs, v1alpha1.ImagePreDownloadMinUpdatedReadyPods, 0); cs.Status.UpdatedReadyReplicas < int32(min) {
-		return nil
-	}
 	var images []string
 	for _, p := range pods {
 		if p.Labels[revision.HashLabel] == updateRevision || p.DeletionTimestamp != nil {
@@ -136,7 +138,7 @@ func (r *Reconciler) syncPreDownload(ctx context.Context, cs *v1alpha1.CloneSet,
 		}
 	}
 	for _, j := range want {
-		if existing[j.Name] {
+		if existing[j.Name] || !PreDownloadStarts(cs) {
 			continue
 		}
 		if err := r.Client.Create(ctx, j); err != nil && !apierrors.IsAlreadyExists(err) {

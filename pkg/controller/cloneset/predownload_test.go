@@ -21,10 +21,13 @@ func TestPreDownloadJobs(t *testing.T) {
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: app}, {Name: "side", Image: "side:v1"}}}}
 	}
 	pods := []*corev1.Pod{pod("web-new", "app:v2"), pod("web-old", "app:v1"), pod("web-old", "app:v1")}
-	if jobs := PreDownloadJobs(cs, "web-new", tpl, pods); len(jobs) != 0 {
-		t.Fatalf("%d jobs before one updated pod is ready (min-updated-ready-pods 1)", len(jobs))
+	if PreDownloadStarts(cs) {
+		t.Fatal("pre-download starts before one updated pod is ready (min-updated-ready-pods 1)")
 	}
 	cs.Status.UpdatedReadyReplicas = 1
+	if !PreDownloadStarts(cs) {
+		t.Fatal("pre-download does not start with one updated pod ready")
+	}
 	jobs := PreDownloadJobs(cs, "web-new", tpl, pods)
 	if len(jobs) != 1 {
 		t.Fatalf("%d jobs, want one for app:v2 (side:v1 runs already)", len(jobs))
