@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 )
 
@@ -38,7 +40,9 @@ func containerID(pod *corev1.Pod, name string) string {
 // metadata into their env and still run the container they ran before the update: kruise-daemon
 // must restart them. Empty when the pod is not in such an update.
 func NeedsRecreate(pod *corev1.Pod) []string {
-	if !GateFalse(pod) {
+	// Called for every updating pod on every reconcile: skip the state's decoding unless it can
+	// be such an update.
+	if !strings.Contains(pod.Annotations[appspub.InPlaceUpdateStateKey], `"updateEnvFromMetadata":true`) || !GateFalse(pod) {
 		return nil
 	}
 	state, ok := stateOf(pod)
