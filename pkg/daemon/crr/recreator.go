@@ -2,6 +2,7 @@ package crr
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -302,7 +303,7 @@ func (r *Recreator) preStop(ctx context.Context, pod *corev1.Pod, c v1alpha1.Con
 		for _, hd := range g.HTTPHeaders {
 			req.Header.Add(hd.Name, hd.Value)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := hookClient.Do(req)
 		if err != nil {
 			return err
 		}
@@ -323,6 +324,13 @@ func (r *Recreator) preStop(ctx context.Context, pod *corev1.Pod, c v1alpha1.Con
 		_ = conn.Close()
 	}
 	return nil
+}
+
+// hookClient calls httpGet preStop hooks without verifying the pod's certificate, as the kubelet
+// does (the hook targets the pod itself); it does not follow redirects.
+var hookClient = &http.Client{
+	Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // as the kubelet's hooks
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
 func resolvePort(p intstr.IntOrString, ports []corev1.ContainerPort) (int, error) {
