@@ -125,3 +125,24 @@ func splitSubscript(path string) (field, key string, ok bool) {
 	field, key, ok = strings.Cut(strings.TrimSuffix(path, "']"), "['")
 	return field, key, ok
 }
+
+// MetadataEnv is the env of container c of pod that is read from the pod's labels and annotations,
+// with the values the pod's metadata gives now (name → value; a missing key gives ""): what a
+// container started now must see.
+func MetadataEnv(pod *corev1.Pod, c *corev1.Container) map[string]string {
+	out := map[string]string{}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil || e.ValueFrom.FieldRef == nil {
+			continue
+		}
+		field, key, ok := splitSubscript(e.ValueFrom.FieldRef.FieldPath)
+		switch {
+		case !ok:
+		case field == "metadata.labels":
+			out[e.Name] = pod.Labels[key]
+		case field == "metadata.annotations":
+			out[e.Name] = pod.Annotations[key]
+		}
+	}
+	return out
+}

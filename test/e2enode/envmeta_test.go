@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	crr2 "github.com/kruise-ng/kruise/pkg/daemon/crr"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
@@ -56,12 +57,15 @@ func envFromMetadataInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Int
 			continue
 		}
 		for _, st := range p.Status.ContainerStatuses {
-			want := int32(0)
-			if st.Name == "app" {
-				want = 1
-			}
-			if st.RestartCount != want {
-				t.Errorf("pod %s container %s restarted %d times, want %d", name, st.Name, st.RestartCount, want)
+			switch {
+			case st.Name == "side" && st.RestartCount != 0:
+				t.Errorf("pod %s: the sidecar restarted %d times", name, st.RestartCount)
+			case st.Name == "app" && st.RestartCount > 1:
+				// kruise-daemon restarts it again when the kubelet started it before seeing the new
+				// annotation (the env check below holds either way).
+				t.Logf("pod %s: app restarted %d times (the kubelet lagged behind the annotation)", name, st.RestartCount)
+			case st.Name == "app" && st.RestartCount < 1:
+				t.Errorf("pod %s: app did not restart", name)
 			}
 		}
 		if got := execIn(t, sb, ns, name, "env"); !strings.Contains(got, "APP_CONFIG=two") {
@@ -71,8 +75,9 @@ func envFromMetadataInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Int
 		key := client.ObjectKey{Namespace: ns, Name: engine.RecreateName(p, p.Labels["controller-revision-hash"])}
 		if err := c.Get(ctx, key, crr); err != nil {
 			t.Errorf("the request for pod %s: %v", name, err)
-		} else if crr.Status.Phase != appsv1alpha1.ContainerRecreateRequestCompleted {
-			t.Errorf("the request for pod %s is %s: %s", name, crr.Status.Phase, fmt.Sprint(crr.Status.ContainerRecreateStates))
+		} else if s := crr.Status.ContainerRecreateStates; crr.Status.Phase != appsv1alpha1.ContainerRecreateRequestCompleted ||
+			len(s) != 1 || s[0].Message != crr2.EnvCheckedMessage {
+			t.Errorf("the request for pod %s is %s: %s; want Completed with the env checked", name, crr.Status.Phase, fmt.Sprint(s))
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
 	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
 )
 
 // apply carries out the plan; it is the controller's only writer of pods and revisions. Errors are
@@ -82,7 +83,11 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	}))
 	errs.Update = errors.Join(errs.Update, parallel(plan.Updates, func(u Update) error {
 		if u.Mode == UpdateRecreate {
-			return r.deletePod(ctx, key, cs, obs, obs.pods[u.Pod], "Recreated", u.Reason, done)
+			err := r.deletePod(ctx, key, cs, obs, obs.pods[u.Pod], "Recreated", u.Reason, done)
+			if err == nil {
+				workload(cs.Namespace, cs.Name).PodUpdated(rolloutmetrics.Recreate)
+			}
+			return err
 		}
 		return r.updateInPlace(ctx, key, cs, obs.pods[u.Pod], u, done)
 	}))
@@ -253,8 +258,10 @@ func (r *Reconciler) updateInPlace(ctx context.Context, key string, cs *v1alpha1
 	if err := r.Engine.Update(ctx, pod, u.Spec, opts); err != nil {
 		r.Expectations.Drop(key, pod.Name)
 		r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", pod.Name, err)
+		workload(cs.Namespace, cs.Name).InPlaceFailed()
 		return err
 	}
+	workload(cs.Namespace, cs.Name).PodUpdated(rolloutmetrics.InPlace)
 	done.add("SuccessfulUpdatePodInPlace", "updated in place", pod.Name, fmt.Sprintf("to revision %s: %s", u.Spec.Revision, u.Reason))
 	return nil
 }

@@ -3,6 +3,7 @@ package cloneset
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -52,6 +53,9 @@ type Reconciler struct {
 
 	waits  waitReporter
 	status statusPacer
+	// rolloutStarts holds when this manager saw each CloneSet's update revision change (key
+	// namespace/name → time.Time), for the rollout duration metric.
+	rolloutStarts sync.Map
 }
 
 // SetupWithManager registers the controller with workers parallel reconciles.
@@ -84,6 +88,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.Expectations.Forget(req.String())
 			r.waits.forget(req.String())
 			r.status.forget(req.String())
+			workload(req.Namespace, req.Name).Forget()
+			r.rolloutStarts.Delete(req.String())
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -117,6 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	r.reportProgress(cs, &status)
+	r.reportMetrics(cs, obs, status, now)
 	if !equality.Semantic.DeepEqual(cs.Status, status) {
 		replicas := int32(1)
 		if cs.Spec.Replicas != nil {

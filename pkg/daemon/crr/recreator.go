@@ -3,11 +3,15 @@ package crr
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -22,7 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 // The daemon's permissions for recreating, generated into config/rbac/daemon by `make generate`.
@@ -44,6 +50,106 @@ type Recreator struct {
 	Log     logr.Logger
 	// Poll is how often a waiting request is looked at again.
 	Poll time.Duration
+
+	mu      sync.Mutex
+	retries map[string]int // request UID/container → restarts for stale env
+}
+
+// maxEnvRetries bounds the restarts of a container that keeps starting with stale env.
+const maxEnvRetries = 3
+
+func (r *Recreator) retry(crr *v1alpha1.ContainerRecreateRequest, name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.retries == nil {
+		r.retries = map[string]int{}
+	}
+	k := string(crr.UID) + "/" + name
+	r.retries[k]++
+	return r.retries[k]
+}
+
+// EnvSettle is how long after an in-place update that changed env read from the pod's metadata a
+// container is stopped for it: the kubelet starts the new container from its own copy of the pod,
+// which lags behind the API (on the sandbox's real node, often by more than the request takes to
+// reach the daemon; the container then restarted twice, the second time after a crash-loop backoff).
+var EnvSettle = 2 * time.Second
+
+// settle says how long to wait before stopping a container of crr's pod so that the kubelet has seen
+// the pod's new metadata: only for a pod in an in-place update that changes env from metadata.
+func (r *Recreator) settle(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, now time.Time) (time.Duration, error) {
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
+		return 0, fmt.Errorf("read pod: %w", err)
+	}
+	raw, ok := pod.Annotations[appspub.InPlaceUpdateStateKey]
+	if !ok {
+		return 0, nil
+	}
+	var state appspub.InPlaceUpdateState
+	if json.Unmarshal([]byte(raw), &state) != nil || !state.UpdateEnvFromMetadata {
+		return 0, nil
+	}
+	// The timestamp has whole seconds: count from the end of its second.
+	return max(state.UpdateTimestamp.Add(time.Second+EnvSettle).Sub(now), 0), nil
+}
+
+// EnvCheckedMessage is a recreated container's state message when its env read from the pod's
+// metadata was checked against the runtime's.
+const EnvCheckedMessage = "env from labels and annotations checked"
+
+// staleEnv names an env var of the running container id that was read from the pod's labels or
+// annotations and does not have the value they give now ("" when all do); checked is false when
+// there is nothing to check or the runtime does not report the container's env.
+func (r *Recreator) staleEnv(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, name, id string) (stale string, checked bool, err error) {
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
+		return "", false, fmt.Errorf("read pod: %w", err)
+	}
+	i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == name })
+	if i < 0 {
+		return "", false, nil
+	}
+	want := inplace.MetadataEnv(pod, &pod.Spec.Containers[i])
+	if len(want) == 0 {
+		return "", false, nil
+	}
+	have, ok, err := r.runtimeEnv(ctx, id)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if have[k] != want[k] {
+			return k, true, nil
+		}
+	}
+	return "", true, nil
+}
+
+// runtimeEnv is the env the runtime started container id with, from its verbose status (containerd
+// reports the OCI spec); ok is false when the runtime does not report it.
+func (r *Recreator) runtimeEnv(ctx context.Context, id string) (map[string]string, bool, error) {
+	st, err := r.Runtime.ContainerStatus(ctx, id, true)
+	if err != nil {
+		return nil, false, fmt.Errorf("container status: %w", err)
+	}
+	var info struct {
+		RuntimeSpec struct {
+			Process struct {
+				Env []string `json:"env"`
+			} `json:"process"`
+		} `json:"runtimeSpec"`
+	}
+	raw, ok := st.GetInfo()["info"]
+	if !ok || json.Unmarshal([]byte(raw), &info) != nil || info.RuntimeSpec.Process.Env == nil {
+		return nil, false, nil
+	}
+	env := map[string]string{}
+	for _, kv := range info.RuntimeSpec.Process.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env, true, nil
 }
 
 // Selector limits a cache to the active requests of node.
@@ -141,20 +247,52 @@ func (r *Recreator) Step(ctx context.Context, crr *v1alpha1.ContainerRecreateReq
 		if err != nil {
 			return 0, err
 		}
-		switch Decide(crr, c, *s, cur, now) {
+		action, doneMsg := Decide(crr, c, *s, cur, now), ""
+		if action == Done {
+			stale, checked, err := r.staleEnv(ctx, crr, c.Name, cur.ID)
+			if err != nil {
+				return 0, err
+			}
+			if checked {
+				doneMsg = EnvCheckedMessage
+			}
+			if stale != "" {
+				// The kubelet started it before it saw the pod's new labels or annotations: again.
+				if r.retry(crr, c.Name) > maxEnvRetries {
+					s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, "restarted with stale env "+stale+" "+strconv.Itoa(maxEnvRetries)+" times"
+					if failFast {
+						failedName = c.Name
+					}
+					continue
+				}
+				action, s.Message = Stop, "restarted with stale env "+stale+"; restarting it again"
+			}
+		}
+		switch action {
 		case Done:
-			s.Phase, s.Message = v1alpha1.ContainerRecreateRequestSucceeded, ""
+			s.Phase, s.Message = v1alpha1.ContainerRecreateRequestSucceeded, doneMsg
 			continue
 		case Stop:
 			s.Phase = v1alpha1.ContainerRecreateRequestRecreating
-			if err := r.stop(ctx, crr, c, cur); err != nil {
-				s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, err.Error()
-				if failFast {
-					failedName = c.Name
+			wait, err := r.settle(ctx, crr, now)
+			switch {
+			case err != nil:
+				return 0, err
+			case wait > 0:
+				s.Message = "waiting for the kubelet to see the pod's new labels and annotations"
+			default:
+				if err := r.stop(ctx, crr, c, cur); err != nil {
+					s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, err.Error()
+					if failFast {
+						failedName = c.Name
+					}
+					continue
 				}
-				continue
+				if !s.IsKilled || strings.HasPrefix(s.Message, "waiting") {
+					s.Message = "stopped; waiting for the kubelet to start it again"
+				}
+				s.IsKilled = true
 			}
-			s.IsKilled, s.Message = true, "stopped; waiting for the kubelet to start it again"
 		default:
 			s.Phase = v1alpha1.ContainerRecreateRequestRecreating
 		}

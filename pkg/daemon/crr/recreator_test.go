@@ -26,6 +26,7 @@ type fakeRuntime struct {
 	stops      []string
 	failStop   string
 	n          int64
+	env        map[string]string // container ID → APP_CONFIG it runs with (reported in verbose status)
 }
 
 func (f *fakeRuntime) start(name string) {
@@ -39,7 +40,11 @@ func (f *fakeRuntime) ListContainers(_ context.Context, filter *runtimeapi.Conta
 }
 
 func (f *fakeRuntime) ContainerStatus(_ context.Context, id string, _ bool) (*runtimeapi.ContainerStatusResponse, error) {
-	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: id, StartedAt: time.Now().Add(-time.Minute).UnixNano()}}, nil
+	resp := &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: id, StartedAt: time.Now().Add(-time.Minute).UnixNano()}}
+	if v, ok := f.env[id]; ok {
+		resp.Info = map[string]string{"info": `{"runtimeSpec":{"process":{"env":["PATH=/bin","APP_CONFIG=` + v + `"]}}}`}
+	}
+	return resp, nil
 }
 
 func (f *fakeRuntime) StopContainer(_ context.Context, id string, _ int64) error {
@@ -157,5 +162,33 @@ func TestStepWaitsForUnreadyGrace(t *testing.T) {
 	step(t, r, c, crr)
 	if len(rt.stops) != 1 {
 		t.Errorf("stops %v after the hold (grace 0), want a", rt.stops)
+	}
+}
+
+func TestStepRestartsAgainOnStaleEnv(t *testing.T) {
+	r, rt, c, crr := setup(t, nil, "app")
+	pod := &corev1.Pod{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "p"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Annotations = map[string]string{"app-config": "two"}
+	pod.Spec.Containers = []corev1.Container{{Name: "app", Env: []corev1.EnvVar{{Name: "APP_CONFIG", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['app-config']"}}}}}}
+	if err := c.Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	rt.env = map[string]string{}
+	step(t, r, c, crr)
+	rt.start("app") // the kubelet had not seen the new annotation yet
+	rt.env[rt.containers["app"][1].Id] = "one"
+	got := step(t, r, c, crr)
+	if len(rt.stops) != 2 || got.Status.Phase == v1alpha1.ContainerRecreateRequestCompleted {
+		t.Fatalf("stale env: stops %v, phase %s; want a second stop", rt.stops, got.Status.Phase)
+	}
+	rt.start("app")
+	rt.env[rt.containers["app"][2].Id] = "two"
+	got = step(t, r, c, crr)
+	if got.Status.Phase != v1alpha1.ContainerRecreateRequestCompleted || got.Status.ContainerRecreateStates[0].Phase != v1alpha1.ContainerRecreateRequestSucceeded {
+		t.Errorf("fresh env: status %+v, want completed", got.Status)
 	}
 }

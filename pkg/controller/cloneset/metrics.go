@@ -1,0 +1,39 @@
+package cloneset
+
+import (
+	"time"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
+)
+
+func workload(namespace, name string) rolloutmetrics.Workload {
+	return rolloutmetrics.Workload{Kind: "CloneSet", Namespace: namespace, Name: name}
+}
+
+// reportMetrics sets the CloneSet's gauges from the status just computed and, when this status ends
+// a rollout (the current revision becomes the update revision), records how long it took: since
+// this manager saw the update revision change, or, when it did not (it started during the
+// rollout), since the update revision was created.
+func (r *Reconciler) reportMetrics(cs *v1alpha1.CloneSet, obs *observation, status v1alpha1.CloneSetStatus, now time.Time) {
+	key := cs.Namespace + "/" + cs.Name
+	if status.UpdateRevision != cs.Status.UpdateRevision && cs.Status.UpdateRevision != "" {
+		r.rolloutStarts.Store(key, now)
+	}
+	want := int32(1)
+	if cs.Spec.Replicas != nil {
+		want = *cs.Spec.Replicas
+	}
+	w := workload(cs.Namespace, cs.Name)
+	w.Set(rolloutmetrics.Counts{Replicas: want, Ready: status.ReadyReplicas, Updated: status.UpdatedReplicas,
+		UpdatedReady: status.UpdatedReadyReplicas, Unavailable: max(want-status.AvailableReplicas, 0)})
+	before := cs.Status.CurrentRevision
+	if before != "" && before != status.CurrentRevision && status.CurrentRevision == status.UpdateRevision && obs.updateRevision != nil &&
+		obs.updateRevision.Name == status.UpdateRevision {
+		start := obs.updateRevision.CreationTimestamp.Time
+		if t, ok := r.rolloutStarts.LoadAndDelete(key); ok {
+			start = t.(time.Time)
+		}
+		w.RolloutDone(now.Sub(start))
+	}
+}
