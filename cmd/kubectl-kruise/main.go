@@ -1,15 +1,25 @@
-// Command kubectl-kruise is the kubectl plugin for Kruise workloads. This build provides the version only;
-// the commands arrive with the CLI issue.
+// Command kubectl-kruise is the kubectl plugin for Kruise workloads (pkg/cli): install it on PATH
+// and run `kubectl kruise ...`.
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 
-	"github.com/kruise-ng/kruise/pkg/version"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kruise-ng/kruise/pkg/cli"
 )
 
 func main() {
-	fmt.Println(version.String("kubectl-kruise"))
-	os.Exit(0)
+	root := cli.NewRoot(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		if errors.Is(err, cli.ErrStuck) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
 }

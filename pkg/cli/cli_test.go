@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+)
+
+func TestParseWorkload(t *testing.T) {
+	for _, args := range [][]string{{"clone/web"}, {"cloneset/web"}, {"cloneset", "web"}, {"clonesets.apps.kruise.io/web"}} {
+		if name, err := ParseWorkload(args); err != nil || name != "web" {
+			t.Errorf("%v: %q, %v", args, name, err)
+		}
+	}
+	for _, args := range [][]string{{"web"}, {"deployment/web"}, {"clone/"}, nil} {
+		if _, err := ParseWorkload(args); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+func TestStatus(t *testing.T) {
+	cs := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 2},
+		Spec:   appsv1alpha1.CloneSetSpec{Replicas: ptr.To[int32](10)},
+		Status: appsv1alpha1.CloneSetStatus{ObservedGeneration: 2, Replicas: 10, UpdatedReplicas: 4, UpdatedReadyReplicas: 3, AvailableReplicas: 9}}
+	if msg, done, err := Status(cs); done || err != nil || !strings.Contains(msg, "4 of 10 pods updated") {
+		t.Errorf("mid-rollout: %q %v %v", msg, done, err)
+	}
+	cs.Spec.UpdateStrategy.Partition = ptr.To(intstr.FromString("60%"))
+	cs.Status.UpdatedReadyReplicas, cs.Status.AvailableReplicas = 4, 10
+	if msg, done, _ := Status(cs); !done || !strings.Contains(msg, "partition 6") {
+		t.Errorf("partitioned: %q %v", msg, done)
+	}
+	cs.Status.Conditions = []appsv1alpha1.CloneSetCondition{{Type: "Progressing", Reason: "ProgressDeadlineExceeded", Message: "too slow"}}
+	if _, _, err := Status(cs); !errors.Is(err, ErrStuck) {
+		t.Errorf("stuck: %v", err)
+	}
+	cs.Generation = 3
+	if msg, done, _ := Status(cs); done || !strings.Contains(msg, "spec update to be observed") {
+		t.Errorf("unobserved: %q", msg)
+	}
+}
+
+func TestUndoTarget(t *testing.T) {
+	revs := []*appsv1.ControllerRevision{{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Revision: 1},
+		{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Revision: 2}, {ObjectMeta: metav1.ObjectMeta{Name: "c"}, Revision: 3}}
+	if r, _ := undoTarget(revs, "c", 0); r.Name != "b" {
+		t.Errorf("previous of c: %s", r.Name)
+	}
+	if r, _ := undoTarget(revs, "c", 1); r.Name != "a" {
+		t.Errorf("--to-revision 1: %s", r.Name)
+	}
+	if _, err := undoTarget(revs, "c", 9); err == nil {
+		t.Error("--to-revision 9: no error")
+	}
+}
