@@ -61,3 +61,17 @@ func TestUndoTarget(t *testing.T) {
 		t.Error("--to-revision 9: no error")
 	}
 }
+
+func TestRestartBatches(t *testing.T) {
+	cs := &appsv1alpha1.CloneSet{Spec: appsv1alpha1.CloneSetSpec{Replicas: ptr.To[int32](5)}}
+	cs.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(2))
+	cs.Spec.UpdateStrategy.Partition = ptr.To(intstr.FromInt32(1))
+	got := RestartBatches(cs, []string{"e", "d", "c", "b", "a"})
+	if len(got) != 2 || strings.Join(got[0], ",") != "a,b" || strings.Join(got[1], ",") != "c,d" {
+		t.Errorf("batches %v, want [a b] [c d] (e kept by the partition)", got)
+	}
+	cs.Spec.UpdateStrategy.MaxUnavailable, cs.Spec.UpdateStrategy.Partition = nil, nil
+	if got := RestartBatches(cs, []string{"a", "b", "c", "d", "e"}); len(got) != 5 {
+		t.Errorf("default 20%% of 5: batches %v, want one pod at a time", got)
+	}
+}

@@ -114,6 +114,10 @@ func TestRealNode(t *testing.T) {
 		envFromMetadataInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("kubectl kruise rollout restart restarts every pod in place, batch by batch", func(t *testing.T) {
+		rolloutRestart(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("a CPU change resizes the container in place", func(t *testing.T) {
 		resizeInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})

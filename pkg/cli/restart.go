@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+)
+
+// RestartBatches splits pods (sorted by name) into the batches a restart takes: the first
+// replicas-partition pods, maxUnavailable (rounded down, at least 1) at a time.
+func RestartBatches(cs *appsv1alpha1.CloneSet, pods []string) [][]string {
+	replicas := int32(len(pods))
+	if cs.Spec.Replicas != nil {
+		replicas = *cs.Spec.Replicas
+	}
+	partition := int32(0)
+	if p := cs.Spec.UpdateStrategy.Partition; p != nil {
+		partition, _ = intOrPercent(p.String(), replicas)
+	}
+	pods = slices.Sorted(slices.Values(pods))
+	pods = pods[:max(min(int32(len(pods)), replicas-partition), 0)]
+	size := 1
+	mu := ptr.Deref(cs.Spec.UpdateStrategy.MaxUnavailable, intstr.FromString("20%"))
+	if n, err := intstr.GetScaledValueFromIntOrPercent(&mu, int(replicas), false); err == nil && n > 1 {
+		size = n
+	}
+	var out [][]string
+	for len(pods) > 0 {
+		k := min(size, len(pods))
+		out = append(out, pods[:k])
+		pods = pods[k:]
+	}
+	return out
+}
+
+func newRestartCommand(env *Env) *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "restart clone/NAME",
+		Short: "Restart every pod's containers in place (ContainerRecreateRequests), batch by batch within maxUnavailable, the partition's pods left alone",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, cs, err := getCloneSet(cmd, env, args)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			sel, err := metav1.LabelSelectorAsSelector(cs.Spec.Selector)
+			if err != nil {
+				return err
+			}
+			list := &corev1.PodList{}
+			if err := c.List(ctx, list, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+				return err
+			}
+			pods := map[string]*corev1.Pod{}
+			for i := range list.Items {
+				if p := &list.Items[i]; metav1.IsControlledBy(p, cs) && p.DeletionTimestamp == nil {
+					pods[p.Name] = p
+				}
+			}
+			names := make([]string, 0, len(pods))
+			for n := range pods {
+				names = append(names, n)
+			}
+			batches := RestartBatches(cs, names)
+			stamp := time.Now().UTC().Format("20060102150405")
+			t0 := time.Now()
+			done := 0
+			for i, batch := range batches {
+				fmt.Fprintf(env.Streams.Out, "batch %d/%d: restarting %s\n", i+1, len(batches), strings.Join(batch, ", "))
+				var crrs []*appsv1alpha1.ContainerRecreateRequest
+				for _, name := range batch {
+					crr := restartRequest(pods[name], stamp)
+					if err := c.Create(ctx, crr); err != nil {
+						return fmt.Errorf("restart pod %s: %w", name, err)
+					}
+					crrs = append(crrs, crr)
+				}
+				if err := waitRestarted(ctx, c, crrs); err != nil {
+					return err
+				}
+				done += len(batch)
+				fmt.Fprintf(env.Streams.Out, "batch %d/%d done: %d/%d pods restarted, %.1fs\n", i+1, len(batches), done, len(names), time.Since(t0).Seconds())
+			}
+			fmt.Fprintf(env.Streams.Out, "cloneset %q restarted: %d pods in place in %.1fs\n", cs.Name, done, time.Since(t0).Seconds())
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
+	return cmd
+}
+
+// restartRequest asks kruise-daemon to restart every container of pod, after taking it out of its
+// Services for a second; the request goes with the pod and ten minutes after it ends.
+func restartRequest(pod *corev1.Pod, stamp string) *appsv1alpha1.ContainerRecreateRequest {
+	crr := &appsv1alpha1.ContainerRecreateRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name + "-restart-" + stamp,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}}},
+		Spec: appsv1alpha1.ContainerRecreateRequestSpec{PodName: pod.Name,
+			Strategy: &appsv1alpha1.ContainerRecreateRequestStrategy{FailurePolicy: appsv1alpha1.ContainerRecreateRequestFailurePolicyFail,
+				UnreadyGracePeriodSeconds: ptr.To[int64](1)},
+			ActiveDeadlineSeconds: ptr.To[int64](600), TTLSecondsAfterFinished: ptr.To[int32](600)},
+	}
+	for _, c := range pod.Spec.Containers {
+		crr.Spec.Containers = append(crr.Spec.Containers, appsv1alpha1.ContainerRecreateRequestContainer{Name: c.Name})
+	}
+	return crr
+}
+
+// waitRestarted waits for every request to complete and its pod to be Ready again; a failed
+// container is an error naming it.
+func waitRestarted(ctx context.Context, c client.Client, crrs []*appsv1alpha1.ContainerRecreateRequest) error {
+	for {
+		pending := 0
+		for _, crr := range crrs {
+			cur := &appsv1alpha1.ContainerRecreateRequest{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(crr), cur); err != nil {
+				return err
+			}
+			if cur.Status.Phase != appsv1alpha1.ContainerRecreateRequestCompleted {
+				pending++
+				continue
+			}
+			for _, s := range cur.Status.ContainerRecreateStates {
+				if s.Phase == appsv1alpha1.ContainerRecreateRequestFailed {
+					return fmt.Errorf("pod %s: container %s was not restarted: %s", cur.Spec.PodName, s.Name, s.Message)
+				}
+			}
+			pod := &corev1.Pod{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: cur.Namespace, Name: cur.Spec.PodName}, pod); err != nil {
+				return err
+			}
+			if !podReady(pod) {
+				pending++
+			}
+		}
+		if pending == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("gave up waiting for %d pods to restart: %w", pending, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
