@@ -23,7 +23,7 @@ import (
 func newRolloutCommand(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "rollout", Short: "Manage the rollout of a CloneSet"}
 	cmd.AddCommand(newStatusCommand(env), newPauseCommand(env, true), newPauseCommand(env, false),
-		newHistoryCommand(env), newUndoCommand(env), newRestartCommand(env))
+		newHistoryCommand(env), newUndoCommand(env), newRestartCommand(env), newPlanCommand(env))
 	return cmd
 }
 

@@ -84,8 +84,15 @@ func TestKubectlKruise(t *testing.T) {
 	if out := run(0, "rollout", "status", "clone/cli", "--watch=false"); !strings.Contains(out, "(paused)") {
 		t.Errorf("a paused rollout's snapshot should say so:\n%s", out)
 	}
+	if out := run(0, "rollout", "plan", "clone/cli"); !strings.Contains(out, "update revision") || !strings.Contains(out, "then: waiting:") ||
+		!strings.Contains(strings.ToLower(out), "paused") {
+		t.Errorf("the plan of a paused rollout should say what it waits for:\n%s", out)
+	}
 	run(0, "rollout", "resume", "clone/cli")
 	run(0, "rollout", "status", "clone/cli")
+	if out := run(0, "rollout", "plan", "clone/cli"); !strings.Contains(out, "nothing to do") {
+		t.Errorf("the plan of a finished rollout:\n%s", out)
+	}
 
 	// Undo goes back to v2, in place.
 	if out := run(0, "rollout", "undo", "clone/cli"); !strings.Contains(out, "rolled back") {
