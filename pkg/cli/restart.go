@@ -10,31 +10,21 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 // RestartBatches splits pods (sorted by name) into the batches a restart takes: the first
-// replicas-partition pods, maxUnavailable (rounded down, at least 1) at a time.
+// replicas-partition pods, maxUnavailable (as the controller reads it, at least 1) at a time.
 func RestartBatches(cs *appsv1alpha1.CloneSet, pods []string) [][]string {
-	replicas := int32(len(pods))
-	if cs.Spec.Replicas != nil {
-		replicas = *cs.Spec.Replicas
-	}
-	partition := int32(0)
-	if p := cs.Spec.UpdateStrategy.Partition; p != nil {
-		partition, _ = intOrPercent(p.String(), replicas)
-	}
+	b := cloneset.ComputeBounds(&cs.Spec)
 	pods = slices.Sorted(slices.Values(pods))
-	pods = pods[:max(min(int32(len(pods)), replicas-partition), 0)]
-	size := 1
-	mu := ptr.Deref(cs.Spec.UpdateStrategy.MaxUnavailable, intstr.FromString("20%"))
-	if n, err := intstr.GetScaledValueFromIntOrPercent(&mu, int(replicas), false); err == nil && n > 1 {
-		size = n
-	}
+	pods = pods[:max(min(len(pods), b.ExpectedUpdated), 0)]
+	size := max(b.MaxUnavailable, 1)
 	var out [][]string
 	for len(pods) > 0 {
 		k := min(size, len(pods))
@@ -142,7 +132,7 @@ func waitRestarted(ctx context.Context, c client.Client, crrs []*appsv1alpha1.Co
 			if err := c.Get(ctx, client.ObjectKey{Namespace: cur.Namespace, Name: cur.Spec.PodName}, pod); err != nil {
 				return err
 			}
-			if !podReady(pod) {
+			if !inplace.ConditionIs(pod, corev1.PodReady, corev1.ConditionTrue) {
 				pending++
 			}
 		}
@@ -155,13 +145,4 @@ func waitRestarted(ctx context.Context, c client.Client, crrs []*appsv1alpha1.Co
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
@@ -90,17 +90,8 @@ func Status(cs *appsv1alpha1.CloneSet) (string, bool, error) {
 			return fmt.Sprintf("cloneset %q rollout is stuck: %s", name, c.Message), false, ErrStuck
 		}
 	}
-	want := int32(1)
-	if cs.Spec.Replicas != nil {
-		want = *cs.Spec.Replicas
-	}
-	partition := int32(0)
-	if p := cs.Spec.UpdateStrategy.Partition; p != nil {
-		if n, err := intOrPercent(p.String(), want); err == nil {
-			partition = n
-		}
-	}
-	target := max(want-partition, 0)
+	b := cloneset.ComputeBounds(&cs.Spec) // the controller's own reading of replicas and partition
+	want, partition, target := int32(b.Replicas), int32(b.Partition), int32(b.ExpectedUpdated)
 	st := cs.Status
 	paused := ""
 	if cs.Spec.UpdateStrategy.Paused {
@@ -119,15 +110,6 @@ func Status(cs *appsv1alpha1.CloneSet) (string, bool, error) {
 		return fmt.Sprintf("cloneset %q partitioned rollout done: %d of %d pods updated (partition %d)", name, target, want, partition), true, nil
 	}
 	return fmt.Sprintf("cloneset %q successfully rolled out", name), true, nil
-}
-
-func intOrPercent(s string, total int32) (int32, error) {
-	if p, ok := strings.CutSuffix(s, "%"); ok {
-		n, err := strconv.Atoi(p)
-		return int32((int(total)*n + 99) / 100), err
-	}
-	n, err := strconv.Atoi(s)
-	return int32(n), err
 }
 
 func newPauseCommand(env *Env, pause bool) *cobra.Command {
@@ -178,6 +160,16 @@ func history(ctx context.Context, c client.Client, cs *appsv1alpha1.CloneSet) ([
 	return out, nil
 }
 
+// cloneSetHistory reads the CloneSet args name and its revisions, oldest first.
+func cloneSetHistory(cmd *cobra.Command, env *Env, args []string) (client.Client, *appsv1alpha1.CloneSet, []*appsv1.ControllerRevision, error) {
+	c, cs, err := getCloneSet(cmd, env, args)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	revs, err := history(cmd.Context(), c, cs)
+	return c, cs, revs, err
+}
+
 func getCloneSet(cmd *cobra.Command, env *Env, args []string) (client.Client, *appsv1alpha1.CloneSet, error) {
 	name, err := ParseWorkload(args)
 	if err != nil {
@@ -199,11 +191,7 @@ func newHistoryCommand(env *Env) *cobra.Command {
 		Use:   "history clone/NAME",
 		Short: "List the CloneSet's revisions and their images",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, cs, err := getCloneSet(cmd, env, args)
-			if err != nil {
-				return err
-			}
-			revs, err := history(cmd.Context(), c, cs)
+			_, cs, revs, err := cloneSetHistory(cmd, env, args)
 			if err != nil {
 				return err
 			}
@@ -238,11 +226,7 @@ func newUndoCommand(env *Env) *cobra.Command {
 		Use:   "undo clone/NAME [--to-revision=N]",
 		Short: "Roll the CloneSet back to the previous revision (or --to-revision): in place where possible",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, cs, err := getCloneSet(cmd, env, args)
-			if err != nil {
-				return err
-			}
-			revs, err := history(cmd.Context(), c, cs)
+			c, cs, revs, err := cloneSetHistory(cmd, env, args)
 			if err != nil {
 				return err
 			}

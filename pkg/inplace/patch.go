@@ -171,3 +171,19 @@ func keysOf[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// PodCondition returns pod's condition of type typ, or nil.
+func PodCondition(pod *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == typ {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// ConditionIs reports whether pod has the condition typ with status.
+func ConditionIs(pod *corev1.Pod, typ corev1.PodConditionType, status corev1.ConditionStatus) bool {
+	c := PodCondition(pod, typ)
+	return c != nil && c.Status == status
+}

@@ -118,14 +118,14 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 			continue
 		}
 		obs.pods[pod.Name] = pod
-		facts, progress := podFacts(pod, spec)
+		facts, progress, recreate := podFacts(pod, spec)
 		switch progress {
 		case engine.Completed:
 			obs.completed = append(obs.completed, pod.Name)
 		case engine.BatchDone:
 			obs.batches = append(obs.batches, pod.Name)
 		case engine.Updating:
-			if len(engine.NeedsRecreate(pod)) > 0 {
+			if len(recreate) > 0 {
 				obs.recreates = append(obs.recreates, pod.Name)
 			}
 		}
@@ -183,8 +183,9 @@ func sameClaimTemplates(a, b []corev1.PersistentVolumeClaim) bool {
 	return equality.Semantic.DeepEqual(a, b)
 }
 
-// podFacts summarises a pod for the planner, with where its in-place update stands.
-func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, engine.Progress) {
+// podFacts summarises a pod for the planner, with where its in-place update stands and the containers
+// kruise-daemon must still restart for their env.
+func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, engine.Progress, []string) {
 	f := PodFacts{
 		Name:         pod.Name,
 		InstanceID:   pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey],
@@ -220,7 +221,7 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, engine.Pr
 	f.PreUpdateHeld = lifecycle.Holding(hooks.InPlaceUpdate, pod)
 	f.PreNormalReleased = lifecycle.Released(hooks.PreNormal, pod)
 	f.UpdatedReleased = lifecycle.Released(hooks.InPlaceUpdate, pod)
-	progress := engine.Observe(pod)
+	progress, recreate := engine.Inspect(pod)
 	switch progress {
 	case engine.Updating, engine.BatchDone:
 		f.InPlaceUpdating = true
@@ -228,5 +229,5 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, engine.Pr
 		f.InPlaceUpdating = true
 		f.GraceDue, _ = engine.GraceDue(pod)
 	}
-	return f, progress
+	return f, progress, recreate
 }

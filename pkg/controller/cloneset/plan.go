@@ -189,18 +189,18 @@ func newPlanner(snap *Snapshot, now time.Time, opts Options) *planner {
 			pl.avail[p.Name] = true
 		}
 	}
-	pl.b = computeBounds(&snap.Spec)
+	pl.b = ComputeBounds(&snap.Spec)
 	pl.surge = pl.computeSurge()
 	pl.plan.Bounds = pl.b
 	return pl
 }
 
-// computeBounds resolves replicas, partition, maxUnavailable and maxSurge.
+// ComputeBounds resolves replicas, partition, maxUnavailable and maxSurge.
 //   - partition rounds up (fewer pods updated), is clamped to [0, replicas], and a percentage below
 //     100% with replicas > 1 leaves at least one pod to update (documented since Kruise v1.2.0).
 //   - maxSurge rounds up; maxUnavailable rounds up when maxSurge is 0 and down otherwise; when both
 //     resolve to 0, maxUnavailable is 1 so that an update can progress.
-func computeBounds(spec *v1alpha1.CloneSetSpec) Bounds {
+func ComputeBounds(spec *v1alpha1.CloneSetSpec) Bounds {
 	r := 1
 	if spec.Replicas != nil {
 		r = max(0, int(*spec.Replicas))

@@ -161,7 +161,7 @@ func TestComputeBounds(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := cs(tc.replicas, partition(tc.part), maxUnavailable(tc.unavail), maxSurge(tc.surge))
-			b := computeBounds(&s.Spec)
+			b := ComputeBounds(&s.Spec)
 			if b.Partition != tc.wantP || b.MaxUnavailable != tc.wantU || b.MaxSurge != tc.wantS {
 				t.Errorf("bounds = %+v, want partition %d maxUnavailable %d maxSurge %d", b, tc.wantP, tc.wantU, tc.wantS)
 			}

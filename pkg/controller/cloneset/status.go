@@ -45,7 +45,7 @@ const (
 //     FailedUpdate follow errs (see computeConditions); Progressing follows the rollout when
 //     progressDeadlineSeconds is set (see progressCondition).
 func ComputeStatus(snap *Snapshot, now time.Time, old v1alpha1.CloneSetStatus, generation int64, errs ApplyErrors) v1alpha1.CloneSetStatus {
-	b := computeBounds(&snap.Spec)
+	b := ComputeBounds(&snap.Spec)
 	st := computeCounters(snap, now)
 	st.ObservedGeneration = generation
 	st.ExpectedUpdatedReplicas = int32(b.ExpectedUpdated)

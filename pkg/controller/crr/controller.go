@@ -27,6 +27,8 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch;patch;delete
@@ -107,29 +109,16 @@ func (r *Reconciler) holdUnready(ctx context.Context, crr *v1alpha1.ContainerRec
 	if crr.Spec.Strategy == nil || crr.Spec.Strategy.UnreadyGracePeriodSeconds == nil || crr.Annotations[v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey] != "" {
 		return nil
 	}
-	gated := false
-	for _, g := range pod.Spec.ReadinessGates {
-		gated = gated || g.ConditionType == appspub.KruisePodReadyConditionType
-	}
-	if gated {
+	if podreadiness.HasGate(pod) {
 		if pod.Annotations[v1alpha1.ContainerRecreateRequestUnreadyPodKey] != crr.Name {
-			return patchAnnotation(ctx, r.Client, pod, v1alpha1.ContainerRecreateRequestUnreadyPodKey, crr.Name)
+			return patchMetadata(ctx, r.Client, pod, "annotations", v1alpha1.ContainerRecreateRequestUnreadyPodKey, crr.Name)
 		}
-		if !podConditionFalse(pod, appspub.KruisePodReadyConditionType) {
+		if !inplace.ConditionIs(pod, appspub.KruisePodReadyConditionType, corev1.ConditionFalse) {
 			return nil // the pod-readiness controller has not turned it yet; its write requeues us
 		}
 	}
 	// Without the gate nothing of Kruise's can hold the pod not ready: the grace period starts now.
-	return patchAnnotation(ctx, r.Client, crr, v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey, now.UTC().Format(time.RFC3339))
-}
-
-func podConditionFalse(pod *corev1.Pod, t corev1.PodConditionType) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == t {
-			return c.Status == corev1.ConditionFalse
-		}
-	}
-	return false
+	return patchMetadata(ctx, r.Client, crr, "annotations", v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey, now.UTC().Format(time.RFC3339))
 }
 
 // complete ends a request the daemon will not finish, marking its unfinished containers failed.
@@ -166,7 +155,7 @@ func (r *Reconciler) finished(ctx context.Context, crr *v1alpha1.ContainerRecrea
 		return ctrl.Result{}, err
 	}
 	if _, ok := crr.Labels[v1alpha1.ContainerRecreateRequestActiveKey]; ok {
-		if err := patchLabelAway(ctx, r.Client, crr, v1alpha1.ContainerRecreateRequestActiveKey); err != nil {
+		if err := patchMetadata(ctx, r.Client, crr, "labels", v1alpha1.ContainerRecreateRequestActiveKey, nil); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -190,20 +179,12 @@ func (r *Reconciler) releasePod(ctx context.Context, crr *v1alpha1.ContainerRecr
 	if pod.Annotations[v1alpha1.ContainerRecreateRequestUnreadyPodKey] != crr.Name {
 		return nil
 	}
-	return client.IgnoreNotFound(patchAnnotation(ctx, r.Client, pod, v1alpha1.ContainerRecreateRequestUnreadyPodKey, nil))
+	return client.IgnoreNotFound(patchMetadata(ctx, r.Client, pod, "annotations", v1alpha1.ContainerRecreateRequestUnreadyPodKey, nil))
 }
 
-// patchAnnotation sets (or, with nil, removes) one annotation.
-func patchAnnotation(ctx context.Context, c client.Client, obj client.Object, key string, value any) error {
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: value}}})
-	if err != nil {
-		return err
-	}
-	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body))
-}
-
-func patchLabelAway(ctx context.Context, c client.Client, obj client.Object, key string) error {
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{key: nil}}})
+// patchMetadata sets (or, with nil, removes) one key of obj's "labels" or "annotations".
+func patchMetadata(ctx context.Context, c client.Client, obj client.Object, field, key string, value any) error {
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{field: map[string]any{key: value}}})
 	if err != nil {
 		return err
 	}

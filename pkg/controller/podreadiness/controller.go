@@ -59,12 +59,7 @@ func Desired(pod *corev1.Pod) (corev1.ConditionStatus, string, string) {
 
 // current returns the pod's KruisePodReady condition, or nil.
 func current(pod *corev1.Pod) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == appspub.KruisePodReadyConditionType {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
+	return inplace.PodCondition(pod, appspub.KruisePodReadyConditionType)
 }
 
 // Reconciler writes the condition; it is the only writer of KruisePodReady besides a workload's

@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 )
@@ -69,29 +68,23 @@ func (r *Recreator) retry(crr *v1alpha1.ContainerRecreateRequest, name string) i
 	return r.retries[k]
 }
 
-// EnvSettle is how long after an in-place update that changed env read from the pod's metadata a
-// container is stopped for it: the kubelet starts the new container from its own copy of the pod,
-// which lags behind the API (on the sandbox's real node, often by more than the request takes to
-// reach the daemon; the container then restarted twice, the second time after a crash-loop backoff).
+// EnvSettle is how long after a request is made that a container whose env reads the pod's labels
+// or annotations is stopped: the kubelet starts the new container from its own copy of the pod,
+// which lags behind the API, and such a request usually follows a change of that metadata (an
+// in-place update's, made just before). On the sandbox's real node the kubelet lagged by more than
+// the request takes to reach the daemon: the container restarted twice, the second time after a
+// crash-loop backoff. staleEnv catches what the wait does not.
 var EnvSettle = 2 * time.Second
 
-// settle says how long to wait before stopping a container of crr's pod so that the kubelet has seen
-// the pod's new metadata: only for a pod in an in-place update that changes env from metadata.
-func (r *Recreator) settle(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, now time.Time) (time.Duration, error) {
-	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
-		return 0, fmt.Errorf("read pod: %w", err)
+// settle is how long to wait before stopping container name of pod for crr (see EnvSettle); 0 for
+// a container that reads no metadata into its env.
+func settle(crr *v1alpha1.ContainerRecreateRequest, pod *corev1.Pod, name string, now time.Time) time.Duration {
+	i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == name })
+	if i < 0 || len(inplace.MetadataEnv(pod, &pod.Spec.Containers[i])) == 0 {
+		return 0
 	}
-	raw, ok := pod.Annotations[appspub.InPlaceUpdateStateKey]
-	if !ok {
-		return 0, nil
-	}
-	var state appspub.InPlaceUpdateState
-	if json.Unmarshal([]byte(raw), &state) != nil || !state.UpdateEnvFromMetadata {
-		return 0, nil
-	}
-	// The timestamp has whole seconds: count from the end of its second.
-	return max(state.UpdateTimestamp.Add(time.Second+EnvSettle).Sub(now), 0), nil
+	// The creation time has whole seconds: count from the end of its second.
+	return max(crr.CreationTimestamp.Add(time.Second+EnvSettle).Sub(now), 0)
 }
 
 // EnvCheckedMessage is a recreated container's state message when its env read from the pod's
@@ -101,11 +94,7 @@ const EnvCheckedMessage = "env from labels and annotations checked"
 // staleEnv names an env var of the running container id that was read from the pod's labels or
 // annotations and does not have the value they give now ("" when all do); checked is false when
 // there is nothing to check or the runtime does not report the container's env.
-func (r *Recreator) staleEnv(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, name, id string) (stale string, checked bool, err error) {
-	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
-		return "", false, fmt.Errorf("read pod: %w", err)
-	}
+func (r *Recreator) staleEnv(ctx context.Context, pod *corev1.Pod, name, id string) (stale string, checked bool, err error) {
 	i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == name })
 	if i < 0 {
 		return "", false, nil
@@ -225,6 +214,11 @@ func (r *Recreator) Step(ctx context.Context, crr *v1alpha1.ContainerRecreateReq
 			return wait, nil
 		}
 	}
+	// The pod, read once per step: its containers' env sources, terminationGracePeriodSeconds and IP.
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
+		return 0, client.IgnoreNotFound(err) // a gone pod: the manager ends the request
+	}
 	before := st.DeepCopy()
 	st.Phase = v1alpha1.ContainerRecreateRequestRecreating
 	ordered := crr.Spec.Strategy != nil && crr.Spec.Strategy.OrderedRecreate
@@ -249,7 +243,7 @@ func (r *Recreator) Step(ctx context.Context, crr *v1alpha1.ContainerRecreateReq
 		}
 		action, doneMsg := Decide(crr, c, *s, cur, now), ""
 		if action == Done {
-			stale, checked, err := r.staleEnv(ctx, crr, c.Name, cur.ID)
+			stale, checked, err := r.staleEnv(ctx, pod, c.Name, cur.ID)
 			if err != nil {
 				return 0, err
 			}
@@ -274,14 +268,11 @@ func (r *Recreator) Step(ctx context.Context, crr *v1alpha1.ContainerRecreateReq
 			continue
 		case Stop:
 			s.Phase = v1alpha1.ContainerRecreateRequestRecreating
-			wait, err := r.settle(ctx, crr, now)
-			switch {
-			case err != nil:
-				return 0, err
+			switch wait := settle(crr, pod, c.Name, now); {
 			case wait > 0:
 				s.Message = "waiting for the kubelet to see the pod's new labels and annotations"
 			default:
-				if err := r.stop(ctx, crr, c, cur); err != nil {
+				if err := r.stop(ctx, crr, pod, c, cur); err != nil {
 					s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, err.Error()
 					if failFast {
 						failedName = c.Name
@@ -380,13 +371,9 @@ func (r *Recreator) newest(ctx context.Context, uid, name string) (*Container, e
 
 // stop runs c's preStop hook (a failing hook does not stop the recreation, as with the kubelet) and
 // stops the container through CRI with the grace period left.
-func (r *Recreator) stop(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, c v1alpha1.ContainerRecreateRequestContainer, cur *Container) error {
+func (r *Recreator) stop(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, pod *corev1.Pod, c v1alpha1.ContainerRecreateRequestContainer, cur *Container) error {
 	if cur == nil || !cur.Running {
 		return nil // nothing runs: the kubelet starts it again by itself
-	}
-	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
-		return fmt.Errorf("read pod: %w", err)
 	}
 	grace := int64(30)
 	if pod.Spec.TerminationGracePeriodSeconds != nil {

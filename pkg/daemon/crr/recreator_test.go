@@ -192,3 +192,20 @@ func TestStepRestartsAgainOnStaleEnv(t *testing.T) {
 		t.Errorf("fresh env: status %+v, want completed", got.Status)
 	}
 }
+
+func TestSettleOnlyForMetadataEnv(t *testing.T) {
+	now := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
+	crr := &v1alpha1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now)}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"k": "v"}}, Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "reads", Env: []corev1.EnvVar{{Name: "K", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['k']"}}}}},
+		{Name: "plain", Env: []corev1.EnvVar{{Name: "X", Value: "1"}}}}}}
+	if got := settle(crr, pod, "reads", now); got != time.Second+EnvSettle {
+		t.Errorf("a container reading an annotation, request just made: wait %s, want %s", got, time.Second+EnvSettle)
+	}
+	if got := settle(crr, pod, "reads", now.Add(time.Minute)); got != 0 {
+		t.Errorf("a minute later: wait %s", got)
+	}
+	if got := settle(crr, pod, "plain", now); got != 0 {
+		t.Errorf("a container without metadata env: wait %s", got)
+	}
+}

@@ -145,7 +145,7 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 }
 
 func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error) {
-	switch p := Observe(pod); p {
+	switch p, names := Inspect(pod); p {
 	case Waiting:
 		due, ok := GraceDue(pod)
 		if !ok || e.clock.Now().Before(due) {
@@ -157,7 +157,7 @@ func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error)
 	case Completed:
 		return Completed, e.setGate(ctx, pod, corev1.ConditionTrue, "InPlaceUpdateCompleted", "")
 	case Updating:
-		if names := NeedsRecreate(pod); len(names) > 0 {
+		if len(names) > 0 {
 			return Updating, e.ensureRecreate(ctx, pod, names)
 		}
 		return Updating, nil

@@ -46,26 +46,33 @@ func (p Progress) String() string {
 
 // Observe says where pod stands, from the pod alone.
 func Observe(pod *corev1.Pod) Progress {
+	p, _ := Inspect(pod)
+	return p
+}
+
+// Inspect is Observe and, for an Updating pod, the containers kruise-daemon must restart for their
+// env (NeedsRecreate), from one reading of the update state.
+func Inspect(pod *corev1.Pod) (Progress, []string) {
 	if _, ok := pod.Annotations[appspub.InPlaceUpdateGraceKey]; ok {
-		return Waiting
+		return Waiting, nil
 	}
 	if !GateFalse(pod) {
-		return NotUpdating
+		return NotUpdating, nil
 	}
 	state, ok := stateOf(pod)
 	if !ok {
-		return Updating
+		return Updating, nil
 	}
 	if !restarted(pod, state) || (state.UpdateResources && !resized(pod)) {
-		return Updating
+		return Updating, recreates(pod, state)
 	}
 	if len(state.NextContainerImages) > 0 {
 		if state.PreCheckBeforeNext != nil && !ready(pod, state.PreCheckBeforeNext.ContainersRequiredReady) {
-			return Updating
+			return Updating, nil
 		}
-		return BatchDone
+		return BatchDone, nil
 	}
-	return Completed
+	return Completed, nil
 }
 
 // ready reports whether the named containers report ready.
@@ -140,12 +147,7 @@ func stateOf(pod *corev1.Pod) (*appspub.InPlaceUpdateState, bool) {
 
 // GateFalse reports whether the pod's InPlaceUpdateReady condition is False.
 func GateFalse(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == appspub.InPlaceUpdateReady {
-			return c.Status == corev1.ConditionFalse
-		}
-	}
-	return false
+	return inplace.ConditionIs(pod, appspub.InPlaceUpdateReady, corev1.ConditionFalse)
 }
 
 // restarted reports whether every container the update changed runs again on the new spec: its

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,13 +39,13 @@ func containerID(pod *corev1.Pod, name string) string {
 // metadata into their env and still run the container they ran before the update: kruise-daemon
 // must restart them. Empty when the pod is not in such an update.
 func NeedsRecreate(pod *corev1.Pod) []string {
-	// Called for every updating pod on every reconcile: skip the state's decoding unless it can
-	// be such an update.
-	if !strings.Contains(pod.Annotations[appspub.InPlaceUpdateStateKey], `"updateEnvFromMetadata":true`) || !GateFalse(pod) {
-		return nil
-	}
-	state, ok := stateOf(pod)
-	if !ok || !state.UpdateEnvFromMetadata {
+	_, names := Inspect(pod)
+	return names
+}
+
+// recreates is NeedsRecreate on pod's decoded update state.
+func recreates(pod *corev1.Pod, state *appspub.InPlaceUpdateState) []string {
+	if !state.UpdateEnvFromMetadata {
 		return nil
 	}
 	var names []string

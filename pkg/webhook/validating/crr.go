@@ -4,7 +4,6 @@ import (
 	"context"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -74,23 +73,16 @@ func ValidateContainerRecreateRequestSpec(spec *v1alpha1.ContainerRecreateReques
 type crrValidator struct{}
 
 func (crrValidator) ValidateCreate(_ context.Context, crr *v1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
-	return nil, crrInvalid(crr, ValidateContainerRecreateRequestSpec(&crr.Spec, field.NewPath("spec")))
+	return nil, invalid("ContainerRecreateRequest", crr.Name, ValidateContainerRecreateRequestSpec(&crr.Spec, field.NewPath("spec")))
 }
 
 func (crrValidator) ValidateUpdate(_ context.Context, oldCRR, crr *v1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
 	if !apiequality.Semantic.DeepEqual(oldCRR.Spec, crr.Spec) {
-		return nil, crrInvalid(crr, field.ErrorList{field.Forbidden(field.NewPath("spec"), "is immutable; create a new request")})
+		return nil, invalid("ContainerRecreateRequest", crr.Name, field.ErrorList{field.Forbidden(field.NewPath("spec"), "is immutable; create a new request")})
 	}
 	return nil, nil
 }
 
 func (crrValidator) ValidateDelete(context.Context, *v1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
 	return nil, nil
-}
-
-func crrInvalid(crr *v1alpha1.ContainerRecreateRequest, errs field.ErrorList) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("ContainerRecreateRequest").GroupKind(), crr.Name, errs)
 }

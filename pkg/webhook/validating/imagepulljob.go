@@ -7,10 +7,8 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -73,7 +71,7 @@ type jobValidator[T client.Object] struct {
 
 func (v jobValidator[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
 	_, errs := v.check(obj)
-	return nil, v.invalid(obj, errs)
+	return nil, invalid(v.kind, obj.GetName(), errs)
 }
 
 func (v jobValidator[T]) ValidateUpdate(_ context.Context, oldObj, newObj T) (admission.Warnings, error) {
@@ -83,18 +81,11 @@ func (v jobValidator[T]) ValidateUpdate(_ context.Context, oldObj, newObj T) (ad
 			errs = append(errs, field.Forbidden(field.NewPath("spec", v.immutable), "may not be changed; create a new job"))
 		}
 	}
-	return nil, v.invalid(newObj, errs)
+	return nil, invalid(v.kind, newObj.GetName(), errs)
 }
 
 func (jobValidator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
 	return nil, nil
-}
-
-func (v jobValidator[T]) invalid(obj T, errs field.ErrorList) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	return apierrors.NewInvalid(schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: v.kind}, obj.GetName(), errs)
 }
 
 // ValidateImage checks an image reference a pull job pulls: a valid reference with a tag or none

@@ -46,7 +46,7 @@ func (v cloneSetValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.Clo
 	if len(errs) == 0 && v.templates != nil {
 		errs = v.templates.Check(ctx, obj.Namespace, &obj.Spec.Template, field.NewPath("spec", "template"))
 	}
-	return nil, invalid(obj, errs)
+	return nil, invalid("CloneSet", obj.Name, errs)
 }
 
 // ValidateUpdate rejects an invalid CloneSet or a forbidden change; the template is checked again
@@ -56,7 +56,7 @@ func (v cloneSetValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v
 	if len(errs) == 0 && v.templates != nil && !apiequality.Semantic.DeepEqual(oldObj.Spec.Template, newObj.Spec.Template) {
 		errs = v.templates.Check(ctx, newObj.Namespace, &newObj.Spec.Template, field.NewPath("spec", "template"))
 	}
-	return nil, invalid(newObj, errs)
+	return nil, invalid("CloneSet", newObj.Name, errs)
 }
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).
@@ -64,10 +64,11 @@ func (cloneSetValidator) ValidateDelete(context.Context, *v1alpha1.CloneSet) (ad
 	return nil, nil
 }
 
-// invalid turns errs into the API's Invalid status (HTTP 422, one cause per field), or nil.
-func invalid(cs *v1alpha1.CloneSet, errs field.ErrorList) error {
+// invalid turns errs about the apps.kruise.io object kind/name into the API's Invalid status
+// (HTTP 422, one cause per field), or nil.
+func invalid(kind, name string, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind("CloneSet").GroupKind(), cs.Name, errs)
+	return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(kind).GroupKind(), name, errs)
 }
