@@ -1,4 +1,4 @@
-# Kruise — developer entry points. `make sandbox` and `make test` are the README's two commands.
+# Kruise — developer entry points. `make demo` and `make test` are the README's two commands.
 SHELL := bash
 .SHELLFLAGS := -o pipefail -ec
 .DEFAULT_GOAL := help
@@ -22,12 +22,23 @@ build: ## build Kruise's binaries into bin/
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ $(addprefix ./cmd/,$(BINARIES))
 
 .PHONY: tools
-tools: ## build the pinned Kubernetes toolchain from source into bin/ (only what is missing)
+tools: check-go ## build the pinned Kubernetes toolchain from source into bin/ (only what is missing)
 	hack/tools.sh
 
+.PHONY: check-go
+check-go:
+	@command -v $(GO) >/dev/null || { echo "Kruise builds with Go 1.26: '$(GO)' is not on PATH; install Go, then run make again" >&2; exit 1; }
+
+# API_PORT=N gives the sandbox's API server a fixed loopback port (a taken port is refused).
+API_PORT ?=
+
+.PHONY: demo
+demo: check-go tools build ## a sandbox with Kruise and a 50-pod CloneSet rolled v1 → v2 in place, live (DEMO_REAL_NODE=1 adds the real node; root)
+	bin/kruise-sandbox demo --dir $(SANDBOX_DIR) --nodes $(NODES) $(if $(DEMO_REAL_NODE),--real-node) $(if $(API_PORT),--api-port $(API_PORT))
+
 .PHONY: sandbox
-sandbox: tools build ## start a local cluster with $(NODES) kwok nodes and Kruise in $(SANDBOX_DIR)
-	bin/kruise-sandbox up --dir $(SANDBOX_DIR) --nodes $(NODES) --kruise
+sandbox: check-go tools build ## start a local cluster with $(NODES) kwok nodes and Kruise in $(SANDBOX_DIR)
+	bin/kruise-sandbox up --dir $(SANDBOX_DIR) --nodes $(NODES) --kruise $(if $(API_PORT),--api-port $(API_PORT))
 
 .PHONY: sandbox-down
 sandbox-down: build ## stop the sandbox in $(SANDBOX_DIR) and remove its state

@@ -25,6 +25,7 @@ commands:
   up       start a sandbox: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok nodes
   down     stop the processes a sandbox started and remove its state
   status   show what a sandbox runs
+  demo     start a sandbox with Kruise and roll a 50-pod CloneSet from v1 to v2 in place, live
   version  print the version
 
 Run 'kruise-sandbox <command> -h' for the flags of a command.
@@ -48,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = down(args[1:], stdout, stderr)
 	case "status":
 		err = status(args[1:], stdout, stderr)
+	case "demo":
+		err = demoCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version.String("kruise-sandbox"))
 	case "help", "-h", "--help":
@@ -95,48 +98,77 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
 	return fs, dir
 }
 
-func up(args []string, stdout, stderr io.Writer) error {
-	fs, dir := newFlags("up", stderr)
-	nodes := fs.Int("nodes", 3, "number of kwok (simulated) nodes")
-	audit := fs.Bool("audit-log", false, "write a Metadata-level API audit log to DIR/audit.log")
-	binDir := fs.String("bin-dir", "", "folder with etcd, kube-* and kwok binaries (default: bin/k8s of the Kruise checkout)")
-	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the sandbox to become ready")
-	kruise := fs.Bool("kruise", false, "install Kruise (CRDs, RBAC, webhooks) and run kruise-manager with the sandbox")
-	managerBin := fs.String("kruise-manager", "", "kruise-manager binary for --kruise (default: next to this binary)")
-	daemonBin := fs.String("kruise-daemon", "", "kruise-daemon binary run for the real node with --kruise --real-node (default: next to this binary)")
-	realNode := fs.Bool("real-node", false, "add a real node: an offline image registry, containerd and a kubelet (root on Linux; installs runc, busybox-static and CNI plugins when missing)")
-	if err := parse(fs, args); err != nil {
-		return err
+// upFlags are the flags of a sandbox start (up and demo).
+type upFlags struct {
+	nodes, apiPort     *int
+	audit, realNode    *bool
+	binDir             *string
+	managerBin, daemon *string
+	timeout            *time.Duration
+}
+
+func addUpFlags(fs *flag.FlagSet, nodes int, timeout time.Duration) *upFlags {
+	return &upFlags{
+		nodes:      fs.Int("nodes", nodes, "number of kwok (simulated) nodes"),
+		audit:      fs.Bool("audit-log", false, "write a Metadata-level API audit log to DIR/audit.log"),
+		binDir:     fs.String("bin-dir", "", "folder with etcd, kube-* and kwok binaries (default: bin/k8s of the Kruise checkout)"),
+		timeout:    fs.Duration("timeout", timeout, "how long to wait for the sandbox to become ready"),
+		managerBin: fs.String("kruise-manager", "", "kruise-manager binary (default: next to this binary)"),
+		daemon:     fs.String("kruise-daemon", "", "kruise-daemon binary run for the real node (default: next to this binary)"),
+		realNode:   fs.Bool("real-node", false, "add a real node: an offline image registry, containerd and a kubelet (root on Linux; installs runc, busybox-static and CNI plugins when missing)"),
+		apiPort:    fs.Int("api-port", 0, "loopback port of the API server (0: a free port)"),
 	}
-	if *binDir == "" {
+}
+
+// config is the sandbox the flags ask for, in dir; kruise runs kruise-manager (and kruise-daemon
+// on a real node).
+func (f *upFlags) config(dir string, kruise bool, log io.Writer) (sandbox.Config, error) {
+	binDir := *f.binDir
+	if binDir == "" {
 		d, err := sandbox.DefaultBinDir()
 		if err != nil {
-			return err
+			return sandbox.Config{}, err
 		}
-		*binDir = d
+		binDir = d
 	}
 	exe, err := os.Executable()
 	if err != nil {
+		return sandbox.Config{}, err
+	}
+	manager, daemon := *f.managerBin, *f.daemon
+	if manager == "" {
+		manager = filepath.Join(filepath.Dir(exe), "kruise-manager")
+	}
+	if daemon == "" && *f.realNode {
+		daemon = filepath.Join(filepath.Dir(exe), "kruise-daemon")
+	}
+	if !kruise {
+		manager, daemon = "", ""
+	}
+	return sandbox.Config{Dir: dir, Nodes: *f.nodes, AuditLog: *f.audit, BinDir: binDir, Log: log,
+		Timeout: *f.timeout, KruiseManager: manager, KruiseDaemon: daemon, RealNode: *f.realNode,
+		APIServerPort: *f.apiPort}, nil
+}
+
+func up(args []string, stdout, stderr io.Writer) error {
+	fs, dir := newFlags("up", stderr)
+	uf := addUpFlags(fs, 3, 2*time.Minute)
+	kruise := fs.Bool("kruise", false, "install Kruise (CRDs, RBAC, webhooks) and run kruise-manager with the sandbox (and kruise-daemon with --real-node)")
+	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *kruise && *managerBin == "" {
-		*managerBin = filepath.Join(filepath.Dir(exe), "kruise-manager")
-	}
-	if *kruise && *realNode && *daemonBin == "" {
-		*daemonBin = filepath.Join(filepath.Dir(exe), "kruise-daemon")
-	}
-	if !*kruise {
-		*managerBin, *daemonBin = "", ""
+	cfg, err := uf.config(*dir, *kruise, stderr)
+	if err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t0 := time.Now()
-	sb, err := sandbox.Up(ctx, sandbox.Config{Dir: *dir, Nodes: *nodes, AuditLog: *audit, BinDir: *binDir, Log: stderr,
-		Timeout: *timeout, KruiseManager: *managerBin, KruiseDaemon: *daemonBin, RealNode: *realNode})
+	sb, err := sandbox.Up(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Sandbox up in %.1fs: %d kwok node(s) Ready, API server %s\n", time.Since(t0).Seconds(), *nodes, sb.Server())
+	fmt.Fprintf(stdout, "Sandbox up in %.1fs: %d kwok node(s) Ready, API server %s\n", time.Since(t0).Seconds(), sb.Nodes, sb.Server())
 	if sb.AuditLog != "" {
 		fmt.Fprintf(stdout, "Audit log: %s\n", sb.AuditLog)
 	}
@@ -149,8 +181,8 @@ func up(args []string, stdout, stderr io.Writer) error {
 			sb.Ports.KruiseWebhook, filepath.Join(sb.Dir, "logs", "kruise-manager.log"))
 	}
 	kubectl := "kubectl"
-	if _, err := os.Stat(filepath.Join(*binDir, "kubectl")); err == nil {
-		kubectl = shortPath(filepath.Join(*binDir, "kubectl"))
+	if _, err := os.Stat(filepath.Join(cfg.BinDir, "kubectl")); err == nil {
+		kubectl = shortPath(filepath.Join(cfg.BinDir, "kubectl"))
 	}
 	fmt.Fprintf(stdout, "\nUse it:\n  export KUBECONFIG=%s\n  %s get nodes\n", sb.Kubeconfig(), kubectl)
 	self := "kruise-sandbox"

@@ -86,7 +86,7 @@ func Status(cs *appsv1alpha1.CloneSet) (string, bool, error) {
 		return fmt.Sprintf("Waiting for cloneset %q spec update to be observed...", name), false, nil
 	}
 	for _, c := range cs.Status.Conditions {
-		if c.Type == appsv1alpha1.CloneSetConditionType("Progressing") && c.Reason == "ProgressDeadlineExceeded" {
+		if c.Type == appsv1alpha1.CloneSetConditionProgressing && c.Reason == "ProgressDeadlineExceeded" {
 			return fmt.Sprintf("cloneset %q rollout is stuck: %s", name, c.Message), false, ErrStuck
 		}
 	}
@@ -198,13 +198,14 @@ func newHistoryCommand(env *Env) *cobra.Command {
 			w := tabwriter.NewWriter(env.Streams.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "REVISION\tNAME\tSTATE\tIMAGES")
 			for _, r := range revs {
-				state := ""
-				switch r.Name {
-				case cs.Status.UpdateRevision:
-					state = "update"
-				case cs.Status.CurrentRevision:
-					state = "current"
+				var states []string
+				if r.Name == cs.Status.CurrentRevision {
+					states = append(states, "current")
 				}
+				if r.Name == cs.Status.UpdateRevision {
+					states = append(states, "update")
+				}
+				state := strings.Join(states, ",")
 				images := "?"
 				if tpl, err := revision.TemplateOf(r); err == nil {
 					var parts []string

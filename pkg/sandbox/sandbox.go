@@ -39,6 +39,9 @@ type Config struct {
 	// KruiseDaemon, with KruiseManager and RealNode, is the kruise-daemon binary run as a host
 	// process for the real node, over its containerd.
 	KruiseDaemon string
+	// APIServerPort, when not zero, is the loopback port the API server listens on (a stable
+	// kubeconfig); a taken port fails the start. Zero picks a free port.
+	APIServerPort int
 }
 
 // State is what a running sandbox records in DIR/sandbox.json.
@@ -132,7 +135,7 @@ func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := s.saveState(); err != nil {
 		return nil, err
 	}
-	if err := s.allocatePorts(); err != nil {
+	if err := s.allocatePorts(cfg.APIServerPort); err != nil {
 		return nil, err
 	}
 	if err := s.writeFiles(cfg.AuditLog); err != nil {
@@ -199,8 +202,9 @@ func prepareDir(dir string) (created bool, err error) {
 	return created, nil
 }
 
-// allocatePorts picks distinct free loopback ports for every listener.
-func (s *Sandbox) allocatePorts() error {
+// allocatePorts picks distinct free loopback ports for every listener; apiPort, when not zero, is
+// the API server's and must be free.
+func (s *Sandbox) allocatePorts(apiPort int) error {
 	ports := make([]int, 14)
 	var listeners []net.Listener
 	defer func() {
@@ -209,7 +213,14 @@ func (s *Sandbox) allocatePorts() error {
 		}
 	}()
 	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		addr := "127.0.0.1:0"
+		if i == 2 && apiPort != 0 {
+			addr = fmt.Sprintf("127.0.0.1:%d", apiPort)
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil && addr != "127.0.0.1:0" {
+			return fmt.Errorf("port %d for the API server is taken (%v): stop what listens there, or pick another port (0 picks a free one)", apiPort, err)
+		}
 		if err != nil {
 			return fmt.Errorf("find a free port: %w", err)
 		}
