@@ -45,7 +45,10 @@ sandbox-down: build ## stop the sandbox in $(SANDBOX_DIR) and remove its state
 	bin/kruise-sandbox down --dir $(SANDBOX_DIR)
 
 CONTROLLER_GEN := bin/controller-gen
-GENERATED = $$(find apis -name 'zz_generated.*.go'; find config/crd config/rbac config/webhook -name '*.yaml')
+GENERATED = $$(find apis -name 'zz_generated.*.go'; find config/crd config/rbac config/webhook config/default charts/kruise/templates/generated -name '*.yaml')
+HELM := bin/helm
+# The parts of config/default rendered from the chart (helm template's templates/ files).
+DEFAULT_PARTS := manager daemon generated/crds generated/rbac generated/webhooks
 
 .PHONY: generate
 generate: tools ## regenerate deepcopy code, CRDs, RBAC and webhook manifests (controller-gen)
@@ -55,6 +58,9 @@ generate: tools ## regenerate deepcopy code, CRDs, RBAC and webhook manifests (c
 	$(CONTROLLER_GEN) rbac:roleName=kruise-manager-role output:rbac:artifacts:config=config/rbac paths="./pkg/controller/...;./pkg/manager/...;./pkg/webhook/..."
 	$(CONTROLLER_GEN) rbac:roleName=kruise-daemon-role output:rbac:artifacts:config=config/rbac/daemon paths=./pkg/daemon/...
 	$(CONTROLLER_GEN) webhook output:webhook:artifacts:config=config/webhook paths=./pkg/...
+	$(GO) run ./hack/installgen charts/kruise/templates/generated
+	rm -rf .chart-render && $(HELM) template kruise charts/kruise --namespace kruise-system --set managedBy=kustomize --output-dir .chart-render >/dev/null
+	for p in $(DEFAULT_PARTS); do cp .chart-render/kruise/templates/$$p.yaml config/default/$$(basename $$p).yaml; done; rm -rf .chart-render
 
 .PHONY: verify-generated
 verify-generated: ## fail when generated files differ from what `make generate` writes
@@ -64,6 +70,15 @@ verify-generated: ## fail when generated files differ from what `make generate` 
 	  if [[ "$$before" != "$$after" ]]; then \
 	    echo "generated files were stale; run 'make generate' and commit:"; \
 	    diff <(echo "$$before") <(echo "$$after") || true; exit 1; fi
+
+.PHONY: chart
+chart: tools ## helm lint and helm template of charts/kruise (defaults and test/chart/values-*.yaml; bad values refused)
+	$(HELM) lint --strict charts/kruise
+	$(HELM) template kruise charts/kruise --namespace kruise-system >/dev/null
+	for f in test/chart/values-*.yaml; do $(HELM) lint --strict charts/kruise -f $$f && $(HELM) template kruise charts/kruise --namespace kruise-system -f $$f >/dev/null; done
+	for f in test/chart/invalid-*.yaml; do \
+	  if out=$$($(HELM) template kruise charts/kruise -f $$f 2>&1); then echo "$$f: accepted, want refused"; exit 1; fi; \
+	  grep -q "at '/" <<<"$$out" || { echo "$$f: refused without naming the value:"; echo "$$out"; exit 1; }; done
 
 .PHONY: unit
 unit: ## unit tests (no cluster)
@@ -107,7 +122,7 @@ lint: tools ## gofmt, go vet and staticcheck
 	bin/staticcheck ./...
 
 .PHONY: test
-test: tools verify-generated lint unit integration e2e e2e-node ## everything: tools if missing, lint, unit, integration, e2e and real-node tests
+test: tools verify-generated lint chart unit integration e2e e2e-node ## everything: tools if missing, lint, unit, integration, e2e and real-node tests
 
 .PHONY: clean
 clean: ## remove built Kruise binaries (keeps the toolchain in bin/tools)

@@ -19,8 +19,10 @@ CONTROLLER_GEN_VERSION=v0.23.0
 STATICCHECK_VERSION=v0.8.2
 GGCR_VERSION=v0.22.1         # go-containerregistry: the real node's in-memory registry; must match go.mod
 CONTAINERD_VERSION=v2.4.2     # the real node's runtime (kruise-sandbox up --real-node)
+HELM_VERSION=v3.22.0          # helm lint / helm template of charts/kruise, and the real node's Helm install
+HELM_KUBE_MINOR=37            # helm v3.22.0's client-go is v0.37: its default Kubernetes is 1.37
 
-ALL_TOOLS=(kube-apiserver etcd kube-controller-manager kube-scheduler kubectl kwok controller-gen staticcheck kubelet containerd registry)
+ALL_TOOLS=(kube-apiserver etcd kube-controller-manager kube-scheduler kubectl kwok controller-gen staticcheck kubelet containerd registry helm)
 
 export GOFLAGS="${GOFLAGS:-} -trimpath"
 export CGO_ENABLED=0
@@ -79,6 +81,17 @@ build_install() {
   local rc=$?; rm -rf "$gobin"; return $rc
 }
 
+# helm, with the version and the default Kubernetes version (of its client-go, as helm's own
+# Makefile sets them) that `helm template` assumes offline.
+build_helm() {
+  local gobin; gobin=$(mktemp -d)
+  GOBIN="$gobin" go install -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION \
+    -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$HELM_KUBE_MINOR \
+    -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$HELM_KUBE_MINOR" \
+    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" && mv "$gobin/helm" "$out"
+  local rc=$?; rm -rf "$gobin"; return $rc
+}
+
 link() { mkdir -p "$(dirname "$2")"; ln -sfn "$1" "$2"; }
 
 tools=("$@")
@@ -106,6 +119,9 @@ build_tool() {
     controller-gen)
       build controller-gen "$CONTROLLER_GEN_VERSION" build_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
       link "tools/controller-gen-$CONTROLLER_GEN_VERSION/controller-gen" "$BIN/controller-gen" ;;
+    helm)
+      build helm "$HELM_VERSION" build_helm
+      link "tools/helm-$HELM_VERSION/helm" "$BIN/helm" ;;
     staticcheck)
       build staticcheck "$STATICCHECK_VERSION" build_install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
       link "tools/staticcheck-$STATICCHECK_VERSION/staticcheck" "$BIN/staticcheck" ;;

@@ -55,6 +55,9 @@ type Options struct {
 	// PodWebhookFailurePolicy is the pod webhook's failure policy (Fail when empty); the manager
 	// keeps it in line with its --pod-webhook-failure-policy.
 	PodWebhookFailurePolicy admissionregistrationv1.FailurePolicyType
+	// PodWebhookExcludedNamespaces are excluded from the pod webhook besides the fixed ones
+	// (PodWebhookExcludedNamespaces).
+	PodWebhookExcludedNamespaces []string
 }
 
 // Objects decodes the embedded manifests, rewrites the Role's namespace and the webhook Service
@@ -182,7 +185,7 @@ func scopePodWebhook(hm map[string]any, opts Options) error {
 		fp = admissionregistrationv1.Fail
 	}
 	w := &admissionregistrationv1.MutatingWebhook{}
-	podwebhook.Scope(w, podwebhook.ScopeOptions{FailurePolicy: fp, ExcludedNamespaces: PodWebhookExcludedNamespaces(opts.Namespace)})
+	podwebhook.Scope(w, podwebhook.ScopeOptions{FailurePolicy: fp, ExcludedNamespaces: PodWebhookExcludedNamespaces(opts.Namespace, opts.PodWebhookExcludedNamespaces...)})
 	scoped, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
 	if err != nil {
 		return err
@@ -194,9 +197,9 @@ func scopePodWebhook(hm map[string]any, opts Options) error {
 }
 
 // PodWebhookExcludedNamespaces are the namespaces whose pods never call the pod webhook: the
-// control plane's and the manager's own.
-func PodWebhookExcludedNamespaces(managerNamespace string) []string {
-	return []string{metav1.NamespaceSystem, "kube-node-lease", managerNamespace}
+// control plane's, the manager's own and extra ones.
+func PodWebhookExcludedNamespaces(managerNamespace string, extra ...string) []string {
+	return append([]string{metav1.NamespaceSystem, "kube-node-lease", managerNamespace}, extra...)
 }
 
 // Apply installs the objects with server-side apply and waits until every CRD is Established.

@@ -63,6 +63,9 @@ type Options struct {
 	FeatureGates string
 	// PodWebhookFailurePolicy is the pod webhook's failure policy: Fail or Ignore.
 	PodWebhookFailurePolicy string
+	// PodWebhookExcludedNamespaces are namespaces whose pods never call the pod webhook, besides
+	// the control plane's and the manager's own.
+	PodWebhookExcludedNamespaces []string
 }
 
 // BindFlags registers every option on fs with its default.
@@ -89,6 +92,15 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", 5, "objects each controller reconciles in parallel")
 	fs.StringVar(&o.PodWebhookFailurePolicy, "pod-webhook-failure-policy", "Fail",
 		"what the API server does with a Kruise workload's pod when the pod webhook cannot be reached: Fail (refuse it; the workload retries) or Ignore (admit it without the KruisePodReady gate). Other pods never call the webhook")
+	fs.Func("pod-webhook-excluded-namespaces", "comma-separated namespaces whose pods never call the pod webhook, besides kube-system, kube-node-lease and the manager's", func(v string) error {
+		o.PodWebhookExcludedNamespaces = nil
+		for _, ns := range strings.Split(v, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				o.PodWebhookExcludedNamespaces = append(o.PodWebhookExcludedNamespaces, ns)
+			}
+		}
+		return nil
+	})
 	fs.StringVar(&o.FeatureGates, "feature-gates", "", "comma-separated Name=true|false feature gates (OpenKruise's names)")
 	o.ConversionCRDs = install.ConversionCRDs
 }

@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 				podwebhook.WebhookName: func(w *admissionregistrationv1.MutatingWebhook) {
 					podwebhook.Scope(w, podwebhook.ScopeOptions{
 						FailurePolicy:      admissionregistrationv1.FailurePolicyType(o.PodWebhookFailurePolicy),
-						ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace),
+						ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...),
 					})
 				},
 			},

@@ -1,0 +1,161 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kruise-ng/kruise/pkg/install"
+	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
+	"github.com/kruise-ng/kruise/test/harness"
+)
+
+// render runs a tool of bin/ (helm, or kubectl for kustomize) in the repository and decodes the
+// manifests it prints.
+func render(t *testing.T, tool string, args ...string) []*unstructured.Unstructured {
+	t.Helper()
+	bin := filepath.Join(harness.RepoRoot(), "bin", tool)
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s is missing: run `make tools` (%v)", bin, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = harness.RepoRoot()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, stderr.String())
+	}
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decode the output of %s %s: %v", tool, strings.Join(args, " "), err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+	return objs
+}
+
+// The install manifests — the Helm chart with its defaults and with every knob set, and the
+// kustomize base config/default — are each accepted object by object by a real API server, and the
+// knobs land where they should.
+func TestInstallManifestsAreAccepted(t *testing.T) {
+	api, err := harness.StartAPIServerWithCRDs(t.TempDir()) // no CRDs: the manifests bring them
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = api.Stop() }()
+	c, err := client.New(api.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		name, ns, tool string
+		args           []string
+	}{
+		{"helm defaults", "kruise-system", "helm", []string{"template", "kruise", "charts/kruise", "--namespace", "kruise-system"}},
+		{"kustomize config/default", "kruise-system", "k8s/kubectl", []string{"kustomize", "config/default"}},
+		{"helm every knob", "kruise-full", "helm", []string{"template", "kruise", "charts/kruise", "--namespace", "kruise-full", "-f", "test/chart/values-full.yaml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := render(t, tc.tool, tc.args...)
+			kinds := map[string]int{}
+			for _, u := range objs {
+				kinds[u.GetKind()]++
+			}
+			for kind, n := range map[string]int{"CustomResourceDefinition": 18, "Deployment": 1, "DaemonSet": 1, "Service": 1,
+				"ServiceAccount": 2, "ClusterRole": 2, "ClusterRoleBinding": 2, "Role": 3, "RoleBinding": 3,
+				"MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1} {
+				if kinds[kind] != n {
+					t.Errorf("%d %s objects rendered, want %d", kinds[kind], kind, n)
+				}
+			}
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.ns}}
+			if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) && tc.tool == "helm" {
+				t.Fatal(err) // helm install --create-namespace makes it; kustomize brings its own
+			}
+			for _, u := range objs {
+				if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("install-test"), client.ForceOwnership); err != nil {
+					t.Errorf("%s %s/%s refused: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+				}
+			}
+			for _, u := range objs {
+				got := &unstructured.Unstructured{}
+				got.SetGroupVersionKind(u.GroupVersionKind())
+				if err := c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+					t.Errorf("%s %s/%s not stored: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+				}
+			}
+		})
+	}
+
+	// The knobs of values-full.yaml, read back from the API server.
+	dep := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "kruise-full", Name: "kruise-manager"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	pod := dep.Spec.Template.Spec
+	if *dep.Spec.Replicas != 3 || !pod.HostNetwork || pod.Containers[0].Image != "registry.example/kruise:v9.9.9" ||
+		pod.PriorityClassName != "system-cluster-critical" || len(pod.Tolerations) != 1 {
+		t.Errorf("manager Deployment does not carry the values: replicas %d, hostNetwork %v, image %s, priority %q",
+			*dep.Spec.Replicas, pod.HostNetwork, pod.Containers[0].Image, pod.PriorityClassName)
+	}
+	for _, arg := range []string{"--leader-elect=false", "--leader-election-lease-duration=30s", "--kube-client-qps=200",
+		"--kube-client-burst=400", "--workers=8", "--webhook-port=9443", "--pod-webhook-failure-policy=Ignore",
+		"--pod-webhook-excluded-namespaces=monitoring,legacy-apps",
+		"--feature-gates=PreDownloadImageForInPlaceUpdate=true,InPlaceUpdateEnvFromMetadata=true"} {
+		if !slices.Contains(pod.Containers[0].Args, arg) {
+			t.Errorf("manager args %v lack %s", pod.Containers[0].Args, arg)
+		}
+	}
+	ds := &appsv1.DaemonSet{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "kruise-full", Name: "kruise-daemon"}, ds); err != nil {
+		t.Fatal(err)
+	}
+	dpod := ds.Spec.Template.Spec
+	if dpod.Volumes[0].HostPath.Path != "/run/containerd" || !slices.Contains(dpod.Containers[0].Args, "--runtime-endpoint=unix:///run/containerd/containerd.sock") ||
+		!slices.Contains(dpod.Containers[0].Args, "--max-workers-for-pull-image=4") || dpod.HostNetwork {
+		t.Errorf("daemon DaemonSet does not carry the values: volumes %v, args %v", dpod.Volumes, dpod.Containers[0].Args)
+	}
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "kruise-mutating-webhook-configuration"}, mwc); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range mwc.Webhooks {
+		if *w.FailurePolicy != admissionregistrationv1.Ignore || *w.TimeoutSeconds != 5 || w.ClientConfig.Service.Namespace != "kruise-full" {
+			t.Errorf("webhook %s: failurePolicy %s, timeout %d, service namespace %s; want Ignore, 5, kruise-full",
+				w.Name, *w.FailurePolicy, *w.TimeoutSeconds, w.ClientConfig.Service.Namespace)
+		}
+		if w.Name == podwebhook.WebhookName {
+			want := install.PodWebhookExcludedNamespaces("kruise-full", "monitoring", "legacy-apps")
+			if got := w.NamespaceSelector.MatchExpressions[0].Values; !slices.Equal(got, want) {
+				t.Errorf("pod webhook excludes namespaces %v, want %v", got, want)
+			}
+		}
+	}
+}
