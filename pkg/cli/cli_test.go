@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -73,5 +74,24 @@ func TestRestartBatches(t *testing.T) {
 	cs.Spec.UpdateStrategy.MaxUnavailable, cs.Spec.UpdateStrategy.Partition = nil, nil
 	if got := RestartBatches(cs, []string{"a", "b", "c", "d", "e"}); len(got) != 5 {
 		t.Errorf("default 20%% of 5: batches %v, want one pod at a time", got)
+	}
+}
+
+func TestMigrationSteps(t *testing.T) {
+	for _, tc := range []struct {
+		total, step, moved int32
+		want               []MigrationStep
+	}{
+		{5, 2, 0, []MigrationStep{{2, 3}, {4, 1}, {5, 0}}},
+		{3, 5, 0, []MigrationStep{{3, 0}}},
+		{4, 1, 2, []MigrationStep{{3, 1}, {4, 0}}},
+		{4, 0, 0, []MigrationStep{{1, 3}, {2, 2}, {3, 1}, {4, 0}}},
+		{2, 1, 2, nil},
+		{0, 1, 0, nil},
+	} {
+		got := MigrationSteps(tc.total, tc.step, tc.moved)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("MigrationSteps(%d, %d, %d) = %v, want %v", tc.total, tc.step, tc.moved, got, tc.want)
+		}
 	}
 }

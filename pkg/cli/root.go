@@ -36,6 +36,7 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 		newRolloutCommand(env),
 		newSetCommand(env),
 		newScaledownCommand(env),
+		newMigrateCommand(env),
 	)
 	return root
 }

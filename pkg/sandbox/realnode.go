@@ -259,6 +259,22 @@ func (s *Sandbox) Image(nameTag string) string {
 	return s.RealNode.Registry + "/" + nameTag
 }
 
+// PushImage builds spec on the real node's busybox base (plus spec.Files) and pushes it to the
+// sandbox's registry; it returns the image reference.
+func (s *Sandbox) PushImage(ctx context.Context, spec images.Spec) (string, error) {
+	if s.RealNode == nil {
+		return "", errors.New("the sandbox has no real node (and no registry)")
+	}
+	busybox, err := os.ReadFile(firstExisting(busyboxPaths))
+	if err != nil {
+		return "", fmt.Errorf("read the static busybox for the image: %w", err)
+	}
+	if _, err := images.Push(ctx, s.RealNode.Registry, busybox, []images.Spec{spec}); err != nil {
+		return "", err
+	}
+	return spec.Ref(s.RealNode.Registry), nil
+}
+
 func httpStatus(ctx context.Context, u string) int {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {

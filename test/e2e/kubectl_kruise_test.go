@@ -4,16 +4,21 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/cli"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -126,5 +131,103 @@ func TestKubectlKruise(t *testing.T) {
 	run(0, "set", "image", "clone/cli", "app=registry.example/app:broken")
 	if out := run(2, "rollout", "status", "clone/cli"); !strings.Contains(out, "stuck") {
 		t.Errorf("stuck rollout:\n%s", out)
+	}
+}
+
+// kubectl kruise migrate moves a Deployment's pods to a new CloneSet step by step: the ready pods
+// of the app never drop below the Deployment's replicas, the Deployment ends at 0 and the CloneSet
+// runs them all; a second run resumes (nothing left to do); a CloneSet it did not make is refused.
+func TestKubectlKruiseMigrate(t *testing.T) {
+	bin, err := harness.BuildCommand("kubectl-kruise")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := namespace(t)
+	const replicas = 5
+	labels := map[string]string{"app": "legacy"}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "legacy", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](1), Containers: []corev1.Container{{Name: "app", Image: "legacy:v1"}}}}}}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	readyPods := func() int {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=legacy"})
+		if err != nil {
+			return -1
+		}
+		n := 0
+		for i := range pods.Items {
+			if pods.Items[i].DeletionTimestamp == nil && harness.PodCondition(&pods.Items[i], corev1.PodReady) == corev1.ConditionTrue {
+				n++
+			}
+		}
+		return n
+	}
+	harness.Eventually(t, 60*time.Second, "the Deployment's pods ready", func() (bool, string) {
+		n := readyPods()
+		return n == replicas, fmt.Sprint(n, " ready")
+	})
+
+	// Sample the app's ready pods through the migration.
+	stop := make(chan struct{})
+	minReady := make(chan int, 1)
+	go func() {
+		low := replicas
+		for {
+			select {
+			case <-stop:
+				minReady <- low
+				return
+			case <-time.After(100 * time.Millisecond):
+				if n := readyPods(); n >= 0 {
+					low = min(low, n)
+				}
+			}
+		}
+	}()
+	out, code := kubectlKruise(t, bin, ns, "migrate", "--from", "deployment/legacy", "--to", "cloneset/legacy", "--step", "2")
+	close(stop)
+	if code != 0 || !strings.Contains(out, "step 3/3") || !strings.Contains(out, "migrated: cloneset/legacy runs 5 pod(s)") {
+		t.Fatalf("migrate: exit %d\n%s", code, out)
+	}
+	t.Logf("migrate:\n%s", out)
+	if low := <-minReady; low < replicas {
+		t.Errorf("ready pods fell to %d during the migration, want never below %d", low, replicas)
+	}
+	got, err := cs.AppsV1().Deployments(ns).Get(ctx, "legacy", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *got.Spec.Replicas != 0 || got.Status.Replicas != 0 {
+		t.Errorf("the Deployment has %d replicas (%d pods), want 0", *got.Spec.Replicas, got.Status.Replicas)
+	}
+	c := kruiseClient(t)
+	clone := waitCloneSet(t, c, ns, "legacy", "5 pods available", func(cs *appsv1alpha1.CloneSet) bool {
+		return cs.Status.AvailableReplicas == replicas
+	})
+	if clone.Annotations[cli.MigratedFromAnnotation] != "deployment/legacy" || clone.Spec.Template.Spec.Containers[0].Image != "legacy:v1" {
+		t.Errorf("the CloneSet is not the Deployment's: annotations %v, image %s", clone.Annotations, clone.Spec.Template.Spec.Containers[0].Image)
+	}
+	if n := readyPods(); n != replicas {
+		t.Errorf("%d ready pods after the migration, want %d", n, replicas)
+	}
+
+	// Run again: it resumes and has nothing left to move.
+	if out, code := kubectlKruise(t, bin, ns, "migrate", "--from", "deployment/legacy", "--to", "cloneset/legacy"); code != 0 || !strings.Contains(out, "resuming") {
+		t.Errorf("a second migrate: exit %d\n%s", code, out)
+	}
+	// A CloneSet it did not make is never taken over, and only Deployments migrate.
+	other := newCloneSet(ns, "other", 1, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+	if err := c.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := kubectlKruise(t, bin, ns, "migrate", "--from", "deployment/legacy", "--to", "cloneset/other"); code == 0 || !strings.Contains(out, "already exists") {
+		t.Errorf("migrate onto a foreign CloneSet: exit %d\n%s", code, out)
+	}
+	if out, code := kubectlKruise(t, bin, ns, "migrate", "--from", "statefulset/legacy", "--to", "cloneset/x"); code == 0 || !strings.Contains(out, "is not a deployment") {
+		t.Errorf("migrate from a StatefulSet: exit %d\n%s", code, out)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -26,6 +27,8 @@ type Spec struct {
 	Version         string
 	// Command is the image's entrypoint.
 	Command []string
+	// Files are executables added at the image's root, by name (e.g. Kruise's binaries).
+	Files map[string][]byte
 }
 
 // Ref is the image reference in the registry at host (e.g. 127.0.0.1:5000).
@@ -79,6 +82,25 @@ func Build(busybox []byte, spec Spec) (v1.Image, error) {
 			return nil, err
 		}
 		layers = append(layers, version)
+	}
+	if len(spec.Files) > 0 {
+		names := make([]string, 0, len(spec.Files))
+		for n := range spec.Files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		files, err := layer(func(w *tar.Writer) error {
+			for _, n := range names {
+				if err := file(w, n, spec.Files[n], 0o755); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, files)
 	}
 	img, err := mutate.AppendLayers(empty.Image, layers...)
 	if err != nil {
