@@ -58,79 +58,107 @@ func (r *rollout) run(ctx context.Context) (*Summary, error) {
 	}
 	n := r.cfg.Replicas
 	sum := &Summary{Replicas: n, Canary: n - r.cfg.Canary, MaxUnavailable: r.cfg.MaxUnavailable, Images: r.images}
+	if err := r.scaleUp(ctx, sum); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := r.canary(ctx, sum, start); err != nil {
+		return nil, err
+	}
+	if err := r.rest(ctx, sum, start); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
 
+// scaleUp waits for the CloneSet's pods of v1, then records them: any other pod later is a
+// recreated one.
+func (r *rollout) scaleUp(ctx context.Context, sum *Summary) error {
+	n := int(r.cfg.Replicas)
 	start := time.Now()
 	o, err := r.await(ctx, fmt.Sprintf("scale up to %d pods", n), "scale-up", start, func(o *observation) bool {
-		return o.pods == int(n) && o.ready == int(n)
+		return o.pods == n && o.ready == n
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sum.ScaleUp = time.Since(start)
-	r.before = map[types.UID]bool{}
 	pods, err := r.pods(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	r.before = map[types.UID]bool{}
 	for _, p := range pods {
 		r.before[p.UID] = true
 	}
 	r.minEndpoints = o.endpoints
+	return nil
+}
 
-	canary := r.cfg.Canary
+// canary updates the template to v2 with the partition holding all but the canary pods, waits
+// for them, and checks them for CanaryCheck: ready, and the same pods.
+func (r *rollout) canary(ctx context.Context, sum *Summary, start time.Time) error {
+	n, canary := r.cfg.Replicas, r.cfg.Canary
 	fmt.Fprintf(r.cfg.Out, "\nUpdating %s → %s in place: a canary batch of %d pod(s) first (partition %d)\n", r.images[0], r.images[1], canary, n-canary)
-	start = time.Now()
 	// A JSON patch: a merge patch would replace the whole containers list of a custom resource.
 	patch := fmt.Sprintf(`[{"op":"add","path":"/spec/updateStrategy/partition","value":%d},`+
 		`{"op":"replace","path":"/spec/template/spec/containers/0/image","value":%q}]`, n-canary, r.images[1])
 	if err := r.patch(ctx, types.JSONPatchType, patch); err != nil {
-		return nil, err
+		return err
 	}
-	o, err = r.await(ctx, fmt.Sprintf("canary: %d pod(s), partition %d", canary, n-canary), "canary", start, func(o *observation) bool {
+	healthy := func(o *observation) error {
+		if o.recreated > 0 || o.gone > 0 {
+			return fmt.Errorf("the canary recreated %d pod(s) instead of updating them in place", max(o.recreated, o.gone))
+		}
+		return nil
+	}
+	o, err := r.await(ctx, fmt.Sprintf("canary: %d pod(s), partition %d", canary, n-canary), "canary", start, func(o *observation) bool {
 		return o.updatedReady >= int(canary) && o.ready == int(n)
-	})
+	}, healthy)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sum.CanaryTime = time.Since(start)
-	if o.recreated > 0 || o.gone > 0 {
-		return nil, fmt.Errorf("the canary recreated %d pod(s) instead of updating them in place", max(o.recreated, o.gone))
-	}
 	if r.cfg.CanaryCheck > 0 {
 		soak := time.Now()
 		o, err = r.await(ctx, fmt.Sprintf("checking the canary for %s", r.cfg.CanaryCheck), "canary", start, func(o *observation) bool {
 			return time.Since(soak) >= r.cfg.CanaryCheck
-		}, func(o *observation) error {
-			if o.updatedReady < int(canary) || o.recreated > 0 || o.gone > 0 {
-				return fmt.Errorf("the canary failed its check: %d of %d updated pod(s) ready (not ready: %s), %d recreated",
-					o.updatedReady, canary, strings.Join(o.unreadyUpdated, "; "), max(o.recreated, o.gone))
+		}, healthy, func(o *observation) error {
+			if o.updatedReady < int(canary) {
+				return fmt.Errorf("the canary failed its check: %d of %d updated pod(s) ready (not ready: %s)",
+					o.updatedReady, canary, strings.Join(o.unreadyUpdated, "; "))
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	fmt.Fprintf(r.cfg.Out, "Canary healthy: %d pod(s) on %s and Ready, same pods (UIDs, nodes, IPs); %d pod(s) still on %s. Rolling out the rest.\n\n",
 		o.updatedReady, r.images[1], int(n)-o.updated, r.images[0])
+	return nil
+}
 
+// rest lifts the partition and waits for every pod updated and ready.
+func (r *rollout) rest(ctx context.Context, sum *Summary, start time.Time) error {
+	n := r.cfg.Replicas
 	restStart := time.Now()
 	if err := r.patch(ctx, types.MergePatchType, `{"spec":{"updateStrategy":{"partition":0}}}`); err != nil {
-		return nil, err
+		return err
 	}
-	o, err = r.await(ctx, fmt.Sprintf("the rest: %d pod(s), maxUnavailable %s", n-canary, r.cfg.MaxUnavailable), "rollout", start, func(o *observation) bool {
+	o, err := r.await(ctx, fmt.Sprintf("the rest: %d pod(s), maxUnavailable %s", n-r.cfg.Canary, r.cfg.MaxUnavailable), "rollout", start, func(o *observation) bool {
 		st := o.cs.Status
 		return o.updatedReady == int(n) && o.ready == int(n) && o.pods == int(n) &&
 			st.ObservedGeneration == o.cs.Generation && st.UpdatedReadyReplicas == n && st.CurrentRevision == st.UpdateRevision
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sum.RestTime = time.Since(restStart)
 	sum.Rollout = time.Since(start)
 	sum.InPlace, sum.Recreated, sum.Restarts = o.inPlace, max(o.recreated, o.gone), o.restarts
 	sum.MinEndpoints, sum.Endpoints = r.minEndpoints, o.endpoints
-	return sum, nil
+	return nil
 }
 
 // create makes the Service and the CloneSet of v1 (the webhooks default and validate it).
