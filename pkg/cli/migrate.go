@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -194,30 +195,32 @@ func CloneSetFromDeployment(d *appsv1.Deployment, name string) *appsv1alpha1.Clo
 
 func (m *migration) scaleCloneSet(ctx context.Context, replicas int32) error {
 	cs := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: m.ns, Name: m.cloneSet}}
-	if err := m.c.Patch(ctx, cs, client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas))); err != nil {
-		return fmt.Errorf("scale cloneset %q to %d: %w", m.cloneSet, replicas, err)
-	}
-	return m.wait(ctx, fmt.Sprintf("cloneset/%s: %d pods available", m.cloneSet, replicas), func() (bool, string, error) {
-		if err := m.c.Get(ctx, client.ObjectKeyFromObject(cs), cs); err != nil {
-			return false, "", err
-		}
+	return m.scale(ctx, cs, "cloneset/"+m.cloneSet, replicas, fmt.Sprintf("%d pods available", replicas), func() (bool, string) {
 		st := cs.Status
 		return st.ObservedGeneration >= cs.Generation && st.AvailableReplicas >= replicas && st.Replicas >= replicas,
-			fmt.Sprintf("%d of %d available", st.AvailableReplicas, replicas), nil
+			fmt.Sprintf("%d of %d available", st.AvailableReplicas, replicas)
 	})
 }
 
 func (m *migration) scaleDeployment(ctx context.Context, replicas int32) error {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: m.ns, Name: m.deployment}}
-	if err := m.c.Patch(ctx, d, client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas))); err != nil {
-		return fmt.Errorf("scale deployment %q to %d: %w", m.deployment, replicas, err)
+	return m.scale(ctx, d, "deployment/"+m.deployment, replicas, fmt.Sprintf("down to %d pods", replicas), func() (bool, string) {
+		st := d.Status
+		return st.ObservedGeneration >= d.Generation && st.Replicas <= replicas, fmt.Sprintf("%d pods", st.Replicas)
+	})
+}
+
+// scale sets obj's spec.replicas and waits until reached, which reads obj as last got, holds.
+func (m *migration) scale(ctx context.Context, obj client.Object, name string, replicas int32, goal string, reached func() (bool, string)) error {
+	if err := m.c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas))); err != nil {
+		return fmt.Errorf("scale %s to %d: %w", name, replicas, err)
 	}
-	return m.wait(ctx, fmt.Sprintf("deployment/%s: down to %d pods", m.deployment, replicas), func() (bool, string, error) {
-		if err := m.c.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
+	return m.wait(ctx, name+": "+goal, func() (bool, string, error) {
+		if err := m.c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return false, "", err
 		}
-		st := d.Status
-		return st.ObservedGeneration >= d.Generation && st.Replicas <= replicas, fmt.Sprintf("%d pods", st.Replicas), nil
+		ok, state := reached()
+		return ok, state, nil
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,7 +70,7 @@ daemon:
   healthPort: %d
   resources: {requests: {cpu: 10m, memory: 32Mi}}
   extraEnv: *api
-`, repo, freePort(t), freePort(t), freePort(t), api, filepath.Dir(sandbox.ContainerdSocket()), sandbox.ContainerdSocket(), freePort(t))
+`, repo, harness.FreePort(t), harness.FreePort(t), harness.FreePort(t), api, filepath.Dir(sandbox.ContainerdSocket()), sandbox.ContainerdSocket(), harness.FreePort(t))
 	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
 	if err := os.WriteFile(valuesFile, []byte(values), 0o644); err != nil {
 		t.Fatal(err)
@@ -200,16 +199,6 @@ func helm(t *testing.T, sb *sandbox.Sandbox, args ...string) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out.String())
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func describePods(pods []corev1.Pod) string {

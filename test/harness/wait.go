@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"net"
 	"testing"
 	"time"
 )
@@ -35,4 +36,15 @@ func Consistently(t testing.TB, duration time.Duration, what string, cond func()
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// FreePort is a loopback TCP port free at the time of the call.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

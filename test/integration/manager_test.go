@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -24,16 +23,6 @@ import (
 	"github.com/kruise-ng/kruise/pkg/manager"
 	"github.com/kruise-ng/kruise/test/harness"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // kruise-manager, running as its own user with only the generated RBAC, makes its webhook
 // certificates, registers its webhooks by URL, becomes ready, defaults Kruise objects the way
@@ -61,10 +50,10 @@ func TestManagerServesDefaultingWebhooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := freePort(t)
+	probe := harness.FreePort(t)
 	mo := manager.Options{ConversionCRDs: install.ConversionCRDs, MetricsAddr: "0", ProbeAddr: fmt.Sprintf("127.0.0.1:%d", probe), LeaderElect: true,
 		LeaderElectionNamespace: "kruise-system", LeaseDuration: 15 * time.Second, Namespace: "kruise-system",
-		WebhookHost: "127.0.0.1", WebhookPort: freePort(t), CertDir: t.TempDir(), WebhookSecret: "kruise-webhook-certs",
+		WebhookHost: "127.0.0.1", WebhookPort: harness.FreePort(t), CertDir: t.TempDir(), WebhookSecret: "kruise-webhook-certs",
 		WebhookService: "kruise-webhook-service", WebhookURLHost: "127.0.0.1", QPS: 50, Burst: 100, Workers: 1,
 		PodWebhookFailurePolicy: "Fail"}
 	runCtx, stop := context.WithCancel(ctx)
