@@ -95,3 +95,16 @@ func TestMigrationSteps(t *testing.T) {
 		}
 	}
 }
+
+func TestStepSize(t *testing.T) {
+	for flag, want := range map[string]int32{"2": 2, "25%": 2, "100%": 5, "1%": 1, "150%": 8} {
+		if got, err := stepSize(flag, 5); err != nil || got != want {
+			t.Errorf("stepSize(%q, 5) = %d, %v; want %d", flag, got, err, want)
+		}
+	}
+	for _, flag := range []string{"0", "0%", "-1", "abc", "-10%"} {
+		if _, err := stepSize(flag, 5); err == nil {
+			t.Errorf("stepSize(%q) accepted", flag)
+		}
+	}
+}

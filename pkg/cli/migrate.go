@@ -110,6 +110,9 @@ func (m *migration) run(ctx context.Context, stepFlag string) error {
 	if err := m.c.Get(ctx, client.ObjectKey{Namespace: m.ns, Name: m.deployment}, d); err != nil {
 		return fmt.Errorf("read deployment %q: %w", m.deployment, err)
 	}
+	if _, err := stepSize(stepFlag, ptr.Deref(d.Spec.Replicas, 1)); err != nil { // before anything is made
+		return err
+	}
 	cs, err := m.ensureCloneSet(ctx, d)
 	if err != nil {
 		return err
@@ -120,12 +123,11 @@ func (m *migration) run(ctx context.Context, stepFlag string) error {
 		return fmt.Errorf("cloneset %q: annotation %s: %w", cs.Name, MigrationReplicasAnnotation, err)
 	}
 	total := int32(total64)
-	stepIS := intstr.Parse(stepFlag)
-	step, err := intstr.GetScaledValueFromIntOrPercent(&stepIS, int(total), true)
-	if err != nil || step < 1 {
-		return fmt.Errorf("--step must be a positive count or percentage, got %q", stepFlag)
+	step, err := stepSize(stepFlag, total)
+	if err != nil {
+		return err
 	}
-	steps := MigrationSteps(total, int32(step), moved)
+	steps := MigrationSteps(total, step, moved)
 	m.logf("migrating %d pod(s) from deployment/%s to cloneset/%s in %d step(s) of up to %d", total, d.Name, cs.Name, len(steps), step)
 	for i, s := range steps {
 		t0 := time.Now()
@@ -144,6 +146,17 @@ func (m *migration) run(ctx context.Context, stepFlag string) error {
 	}
 	m.logf("migrated: cloneset/%s runs %d pod(s); deployment/%s has 0 replicas and can be deleted", cs.Name, total, d.Name)
 	return nil
+}
+
+// stepSize reads --step (a count, or a percentage of total rounded up) as a pod count.
+func stepSize(flag string, total int32) (int32, error) {
+	v := intstr.Parse(flag)
+	// Of 100 the value is itself: a count or percentage below 1 is refused, whatever total is.
+	if n, err := intstr.GetScaledValueFromIntOrPercent(&v, 100, true); err != nil || n < 1 {
+		return 0, fmt.Errorf("--step must be a positive count or percentage, got %q", flag)
+	}
+	step, _ := intstr.GetScaledValueFromIntOrPercent(&v, int(total), true)
+	return int32(max(step, 1)), nil
 }
 
 // ensureCloneSet creates the CloneSet from the Deployment with 0 replicas, or finds the one a

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/kruise-ng/kruise/pkg/install"
 )
 
@@ -125,6 +127,11 @@ func (o *Options) Validate() error {
 	}
 	if o.PodWebhookFailurePolicy != "Fail" && o.PodWebhookFailurePolicy != "Ignore" {
 		errs = append(errs, fmt.Errorf("--pod-webhook-failure-policy must be Fail or Ignore, got %q", o.PodWebhookFailurePolicy))
+	}
+	for _, ns := range o.PodWebhookExcludedNamespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--pod-webhook-excluded-namespaces: %q is not a namespace name: %s", ns, strings.Join(msgs, "; ")))
+		}
 	}
 	if _, err := ParseFeatureGates(o.FeatureGates); err != nil {
 		errs = append(errs, err)

@@ -1,0 +1,27 @@
+package manager
+
+import (
+	"flag"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestPodWebhookExcludedNamespacesFlag(t *testing.T) {
+	o := &Options{}
+	fs := flag.NewFlagSet("kruise-manager", flag.ContinueOnError)
+	o.BindFlags(fs)
+	if err := fs.Parse([]string{"--pod-webhook-excluded-namespaces= monitoring,,legacy-apps "}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"monitoring", "legacy-apps"}; !slices.Equal(o.PodWebhookExcludedNamespaces, want) {
+		t.Errorf("parsed %v, want %v", o.PodWebhookExcludedNamespaces, want)
+	}
+	if err := o.Validate(); err != nil {
+		t.Errorf("valid options refused: %v", err)
+	}
+	o.PodWebhookExcludedNamespaces = []string{"Bad_Name"}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), `--pod-webhook-excluded-namespaces: "Bad_Name" is not a namespace name`) {
+		t.Errorf("an invalid namespace: %v", err)
+	}
+}
