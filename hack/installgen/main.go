@@ -15,24 +15,28 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: installgen DIR")
 		os.Exit(2)
 	}
+	if err := write(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "installgen:", err)
+		os.Exit(1)
+	}
+}
+
+// write replaces dir's content with the chart's generated templates.
+func write(dir string) error {
 	files, err := install.ChartTemplates()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "installgen:", err)
-		os.Exit(1)
+		return err
 	}
-	dir := os.Args[1]
 	if err := os.RemoveAll(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "installgen:", err)
-		os.Exit(1)
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "installgen:", err)
-		os.Exit(1)
+		return err
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "installgen:", err)
-			os.Exit(1)
+			return err
 		}
 	}
+	return nil
 }

@@ -1,0 +1,42 @@
+package install
+
+import (
+	"strings"
+	"testing"
+)
+
+// The chart's generated templates carry the values' expressions where the sandbox installer puts
+// concrete values, and nothing of the sentinels.
+func TestChartTemplates(t *testing.T) {
+	files, err := ChartTemplates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, wants := range map[string][]string{
+		"crds.yaml": {"kind: CustomResourceDefinition", "helm.sh/resource-policy: keep",
+			"name: " + WebhookServiceName + "\n          namespace: {{ .Release.Namespace }}\n          path: " + ConversionPath},
+		"rbac.yaml": {"name: kruise-manager-role", "name: kruise-daemon-role", "name: " + DaemonConfigNamespace,
+			"kind: ServiceAccount\n  name: " + ManagerServiceAccount + "\n  namespace: {{ .Release.Namespace }}",
+			"kind: ServiceAccount\n  name: " + DaemonServiceAccount + "\n  namespace: {{ .Release.Namespace }}"},
+		"webhooks.yaml": {"failurePolicy: {{ .Values.webhook.failurePolicy }}", "failurePolicy: {{ .Values.webhook.podFailurePolicy }}",
+			"timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}", "{{- range .Values.webhook.excludedNamespaces }}",
+			"- {{ .Release.Namespace }}\n      {{- range .Values.webhook.excludedNamespaces }}\n      - {{ . | quote }}\n      {{- end }}"},
+	} {
+		text := string(files[name])
+		if text == "" {
+			t.Errorf("no %s", name)
+			continue
+		}
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s lacks %q", name, want)
+			}
+		}
+		if strings.Contains(text, "chart-sentinel") {
+			t.Errorf("%s keeps a sentinel", name)
+		}
+	}
+	if strings.Contains(string(files["rbac.yaml"]), "kind: Namespace\nmetadata:\n  name: {{ .Release.Namespace }}") {
+		t.Error("the release namespace is Helm's, not the chart's")
+	}
+}
