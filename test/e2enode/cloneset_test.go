@@ -46,16 +46,7 @@ func cloneSetInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface,
 	if err := c.Patch(ctx, clone, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Now()
-	harness.WaitCloneSet(t, c, 90*time.Second, ns, "web", "rolled out to v2", harness.RolledOut(replicas))
-	t.Logf("%d pods on the real node updated in place in %.1fs", replicas, time.Since(t0).Seconds())
-	after := listPods(t, cs, ns)
-	harness.CheckUpdatedInPlace(t, before, after, replicas)
-	for name := range after {
-		if got := execIn(t, sb, ns, name, "cat", "/etc/app-version"); got != "v2" {
-			t.Errorf("pod %s says %q after the rollout, want v2", name, got)
-		}
-	}
+	after := waitRolledInPlaceToV2(t, sb, cs, c, ns, "web", before, 90*time.Second)
 	// kruise-daemon reports what containerd runs for each pod: the restarted container.
 	for name := range after {
 		harness.Eventually(t, 30*time.Second, "container meta of "+name, func() (bool, string) {
@@ -79,7 +70,7 @@ func cloneSetInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface,
 	if err := c.Patch(ctx, clone, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		t.Fatal(err)
 	}
-	t0 = time.Now()
+	t0 := time.Now()
 	harness.WaitCloneSet(t, c, 90*time.Second, ns, "web", "rolled out to the retag", harness.RolledOut(replicas))
 	t.Logf("retag (same digest) rolled out in place in %.1fs", time.Since(t0).Seconds())
 	for name, p := range listPods(t, cs, ns) {
@@ -88,6 +79,24 @@ func cloneSetInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface,
 			t.Errorf("pod %s after the retag: restarts %d, image ID %s (was %v)", name, st.RestartCount, st.ImageID, ok)
 		}
 	}
+}
+
+// waitRolledInPlaceToV2 waits for the CloneSet name to roll out to app:v2 and checks that its pods
+// are before's, updated in place, each container reporting v2; it returns the pods.
+func waitRolledInPlaceToV2(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface, c client.Client, ns, name string,
+	before map[string]*corev1.Pod, timeout time.Duration) map[string]*corev1.Pod {
+	t.Helper()
+	t0 := time.Now()
+	harness.WaitCloneSet(t, c, timeout, ns, name, "rolled out to v2", harness.RolledOut(int32(len(before))))
+	t.Logf("%d pods on the real node updated in place in %.1fs", len(before), time.Since(t0).Seconds())
+	after := listPods(t, cs, ns)
+	harness.CheckUpdatedInPlace(t, before, after, len(before))
+	for name := range after {
+		if got := execIn(t, sb, ns, name, "cat", "/etc/app-version"); got != "v2" {
+			t.Errorf("pod %s says %q after the rollout, want v2", name, got)
+		}
+	}
+	return after
 }
 
 func listPods(t *testing.T, cs kubernetes.Interface, ns string) map[string]*corev1.Pod {
