@@ -35,13 +35,9 @@ func newStatusCommand(env *Env) *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "status clone/NAME",
-		Short: "Show the rollout's progress until it is done (exit 1 when it is stuck)",
+		Short: "Show the rollout's progress until it is done (exit 2 when it is stuck)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := ParseWorkload(args)
-			if err != nil {
-				return err
-			}
-			c, ns, err := env.Client()
+			c, key, err := env.workload(args)
 			if err != nil {
 				return err
 			}
@@ -54,7 +50,7 @@ func newStatusCommand(env *Env) *cobra.Command {
 			last := ""
 			for {
 				cs := &appsv1alpha1.CloneSet{}
-				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cs); err != nil {
+				if err := c.Get(ctx, key, cs); err != nil {
 					return err
 				}
 				msg, done, err := Status(cs)
@@ -67,7 +63,7 @@ func newStatusCommand(env *Env) *cobra.Command {
 				}
 				select {
 				case <-ctx.Done():
-					return fmt.Errorf("gave up waiting for cloneset %q: %w", name, ctx.Err())
+					return fmt.Errorf("gave up waiting for cloneset %q: %w", key.Name, ctx.Err())
 				case <-time.After(500 * time.Millisecond):
 				}
 			}
@@ -121,15 +117,11 @@ func newPauseCommand(env *Env, pause bool) *cobra.Command {
 		Use:   use,
 		Short: short,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := ParseWorkload(args)
+			c, key, err := env.workload(args)
 			if err != nil {
 				return err
 			}
-			c, ns, err := env.Client()
-			if err != nil {
-				return err
-			}
-			cs := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+			cs := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 			patch := fmt.Sprintf(`{"spec":{"updateStrategy":{"paused":%t}}}`, pause)
 			if err := c.Patch(cmd.Context(), cs, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 				return err
@@ -138,7 +130,7 @@ func newPauseCommand(env *Env, pause bool) *cobra.Command {
 			if pause {
 				verb = "paused"
 			}
-			fmt.Fprintf(env.Streams.Out, "cloneset.apps.kruise.io/%s %s\n", name, verb)
+			fmt.Fprintf(env.Streams.Out, "cloneset.apps.kruise.io/%s %s\n", key.Name, verb)
 			return nil
 		},
 	}
@@ -171,19 +163,29 @@ func cloneSetHistory(cmd *cobra.Command, env *Env, args []string) (client.Client
 }
 
 func getCloneSet(cmd *cobra.Command, env *Env, args []string) (client.Client, *appsv1alpha1.CloneSet, error) {
-	name, err := ParseWorkload(args)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, ns, err := env.Client()
+	c, key, err := env.workload(args)
 	if err != nil {
 		return nil, nil, err
 	}
 	cs := &appsv1alpha1.CloneSet{}
-	if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: name}, cs); err != nil {
+	if err := c.Get(cmd.Context(), key, cs); err != nil {
 		return nil, nil, err
 	}
 	return c, cs, nil
+}
+
+// workload reads the CloneSet the arguments name and the namespace of the flags, and gives a
+// client.
+func (e *Env) workload(args []string) (client.Client, client.ObjectKey, error) {
+	name, err := ParseWorkload(args)
+	if err != nil {
+		return nil, client.ObjectKey{}, err
+	}
+	c, ns, err := e.Client()
+	if err != nil {
+		return nil, client.ObjectKey{}, err
+	}
+	return c, client.ObjectKey{Namespace: ns, Name: name}, nil
 }
 
 func newHistoryCommand(env *Env) *cobra.Command {

@@ -49,7 +49,9 @@ type observation struct {
 	restarts                 int32
 	// unreadyUpdated describes the updated pods that are not ready (name, node, container state).
 	unreadyUpdated []string
-	endpoints      int
+	// uids are the pods' UIDs.
+	uids      []types.UID
+	endpoints int
 }
 
 func (r *rollout) run(ctx context.Context) (*Summary, error) {
@@ -83,13 +85,9 @@ func (r *rollout) scaleUp(ctx context.Context, sum *Summary) error {
 		return err
 	}
 	sum.ScaleUp = time.Since(start)
-	pods, err := r.pods(ctx)
-	if err != nil {
-		return err
-	}
 	r.before = map[types.UID]bool{}
-	for _, p := range pods {
-		r.before[p.UID] = true
+	for _, uid := range o.uids {
+		r.before[uid] = true
 	}
 	r.minEndpoints = o.endpoints
 	return nil
@@ -198,24 +196,17 @@ func (r *rollout) patch(ctx context.Context, typ types.PatchType, patch string) 
 	return nil
 }
 
-func (r *rollout) pods(ctx context.Context) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	if err := r.c.List(ctx, &pods, client.InNamespace(Namespace), client.MatchingLabels{"app": Name}); err != nil {
-		return nil, fmt.Errorf("list pods: %w", err)
-	}
-	return pods.Items, nil
-}
-
 // observe reads the CloneSet, its pods and the Service's endpoints.
 func (r *rollout) observe(ctx context.Context) (*observation, error) {
 	cs := &appsv1alpha1.CloneSet{}
 	if err := r.c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: Name}, cs); err != nil {
 		return nil, fmt.Errorf("get CloneSet %s: %w", Name, err)
 	}
-	pods, err := r.pods(ctx)
-	if err != nil {
-		return nil, err
+	var list corev1.PodList
+	if err := r.c.List(ctx, &list, client.InNamespace(Namespace), client.MatchingLabels{"app": Name}); err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
 	}
+	pods := list.Items
 	o := &observation{cs: cs}
 	kept := 0
 	for i := range pods {
@@ -224,6 +215,7 @@ func (r *rollout) observe(ctx context.Context) (*observation, error) {
 			continue
 		}
 		o.pods++
+		o.uids = append(o.uids, p.UID)
 		// Ready, and not in an in-place update (the gate False): a kubelet working from an older
 		// copy of the pod may still report Ready for a moment after the gate turned False.
 		ready := inplace.ConditionIs(p, corev1.PodReady, corev1.ConditionTrue) &&

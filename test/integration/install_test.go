@@ -95,9 +95,10 @@ func TestInstallManifestsAreAccepted(t *testing.T) {
 					t.Errorf("%d %s objects rendered, want %d", kinds[kind], kind, n)
 				}
 			}
+			// helm install --create-namespace makes the release's namespace (kustomize brings its own).
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.ns}}
-			if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) && tc.tool == "helm" {
-				t.Fatal(err) // helm install --create-namespace makes it; kustomize brings its own
+			if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
 			}
 			for _, u := range objs {
 				if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("install-test"), client.ForceOwnership); err != nil {
