@@ -19,7 +19,6 @@ import (
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/cli"
 	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
 // Name is the demo's CloneSet and Service (namespace default).
@@ -220,7 +219,7 @@ func (r *rollout) observe(ctx context.Context) (*observation, error) {
 		// copy of the pod may still report Ready for a moment after the gate turned False.
 		ready := inplace.ConditionIs(p, corev1.PodReady, corev1.ConditionTrue) &&
 			!inplace.ConditionIs(p, appspub.InPlaceUpdateReady, corev1.ConditionFalse)
-		updated := cs.Status.UpdateRevision != "" && p.Labels[revision.HashLabel] == cs.Status.UpdateRevision
+		updated := cs.Status.UpdateRevision != "" && inplace.AtRevision(p.Labels[inplace.RevisionLabel], cs.Status.UpdateRevision)
 		if ready {
 			o.ready++
 		}

@@ -76,8 +76,9 @@ func overlay[V any](base, top map[string]V) map[string]V {
 }
 
 // DeferPatch returns the JSON patch that starts a deferred update: after checking the revision
-// label, it moves it to d's revision, sets the given labels and annotations (the caller's own, e.g.
-// a lifecycle state) and records the state and d; containers are not changed.
+// label, it sets the given labels (the caller's own, e.g. a lifecycle state, and the revision
+// labels of d's revision, from Options.RevisionLabels) and annotations and records the state and
+// d; containers are not changed.
 func DeferPatch(pod *corev1.Pod, d *Deferred, state *appspub.InPlaceUpdateState, labels, annotations map[string]string) ([]byte, error) {
 	stateJSON, err := json.Marshal(state)
 	if err != nil {
@@ -91,7 +92,9 @@ func DeferPatch(pod *corev1.Pod, d *Deferred, state *appspub.InPlaceUpdateState,
 	if forceLabels == nil {
 		forceLabels = map[string]string{}
 	}
-	forceLabels[RevisionLabel] = d.Revision
+	if _, ok := forceLabels[RevisionLabel]; !ok {
+		forceLabels[RevisionLabel] = d.Revision
+	}
 	forceAnnotations := maps.Clone(annotations)
 	if forceAnnotations == nil {
 		forceAnnotations = map[string]string{}

@@ -16,6 +16,9 @@ import (
 // RevisionLabel is the pod label holding the revision a pod runs (Kubernetes' own key).
 const RevisionLabel = "controller-revision-hash"
 
+// PodTemplateHashLabel is the pod label holding the hash of the revision a CloneSet pod runs.
+const PodTemplateHashLabel = "pod-template-hash"
+
 // The engine's writes never fight the kubelet, which patches pod status constantly and without
 // preconditions:
 //   - condition changes are strategic-merge patches of pods/status, merged by condition type, so a
@@ -64,16 +67,17 @@ func escape(key string) string {
 // SpecPatch returns the JSON patch that applies spec to pod: it checks the pod still has the
 // revision label value and container images it was planned against (the API server rejects the
 // patch otherwise, and nothing is written), then sets the new images, the label and annotation
-// changes, the revision label and the in-place update state annotation. A deferred update the pod
+// changes, the revision labels (revisionLabels, from Options.RevisionLabels) and the in-place
+// update state annotation. A deferred update the pod
 // still carries (Deferred) is removed: spec replaces it (see UpdateSpec.Then).
-func SpecPatch(pod *corev1.Pod, spec *UpdateSpec, state *appspub.InPlaceUpdateState) ([]byte, error) {
+func SpecPatch(pod *corev1.Pod, spec *UpdateSpec, state *appspub.InPlaceUpdateState, revisionLabels map[string]string) ([]byte, error) {
 	ops := revisionTest(pod)
 	images, err := imageOps(pod, spec.ContainerImages)
 	if err != nil {
 		return nil, err
 	}
 	ops = append(ops, images...)
-	ops = append(ops, metadataOps("labels", pod.Labels, spec.Labels, map[string]string{RevisionLabel: spec.Revision})...)
+	ops = append(ops, metadataOps("labels", pod.Labels, spec.Labels, revisionLabels)...)
 	stateJSON, err := json.Marshal(state)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package inplace
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestSpecPatchOperations(t *testing.T) {
 	}
 	spec := &UpdateSpec{Revision: "r2", ContainerImages: map[string]string{"app": "a:2"},
 		Labels: map[string]*string{"a/b": ptr.To("2"), "gone": nil, "absent": nil}}
-	data, err := SpecPatch(pod, spec, &appspub.InPlaceUpdateState{Revision: "r2"})
+	data, err := SpecPatch(pod, spec, &appspub.InPlaceUpdateState{Revision: "r2"}, Options{}.RevisionLabels("r2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestSpecPatchOperations(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("operations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if _, err := SpecPatch(pod, &UpdateSpec{ContainerImages: map[string]string{"missing": "x"}}, &appspub.InPlaceUpdateState{}); err == nil {
+	if _, err := SpecPatch(pod, &UpdateSpec{ContainerImages: map[string]string{"missing": "x"}}, &appspub.InPlaceUpdateState{}, nil); err == nil {
 		t.Error("a patch for a container the pod lacks was built")
 	}
 }
@@ -54,5 +55,26 @@ func TestConditionPatchSetsReadyOnlyWhenGoingFalse(t *testing.T) {
 	}
 	if strings.Contains(string(up), `"type":"Ready"`) {
 		t.Errorf("gate True must leave Ready to the kubelet: %s", up)
+	}
+}
+
+func TestRevisionLabels(t *testing.T) {
+	tests := []struct {
+		opts Options
+		want map[string]string
+	}{
+		{Options{}, map[string]string{RevisionLabel: "web-5d8f9c"}},
+		{Options{PodTemplateHash: true}, map[string]string{RevisionLabel: "web-5d8f9c", PodTemplateHashLabel: "5d8f9c"}},
+		{Options{PodTemplateHash: true, ShortRevisionHash: true}, map[string]string{RevisionLabel: "5d8f9c", PodTemplateHashLabel: "5d8f9c"}},
+	}
+	for _, tt := range tests {
+		if got := tt.opts.RevisionLabels("web-5d8f9c"); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%+v: RevisionLabels = %v, want %v", tt.opts, got, tt.want)
+		}
+	}
+	for label, want := range map[string]bool{"web-5d8f9c": true, "5d8f9c": true, "": false, "web-5d8f9d": false, "5d8f9": false} {
+		if got := AtRevision(label, "web-5d8f9c"); got != want {
+			t.Errorf("AtRevision(%q, web-5d8f9c) = %v, want %v", label, got, want)
+		}
 	}
 }

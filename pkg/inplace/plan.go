@@ -3,6 +3,7 @@ package inplace
 import (
 	"fmt"
 	"maps"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -18,6 +19,40 @@ type Options struct {
 	// only kruise-daemon can restart such a container. Without it the change recreates the pod, so
 	// that no container keeps a stale value.
 	EnvFromMetadata bool
+	// ShortRevisionHash: pods carry the revision's hash (the last part of its name) in RevisionLabel
+	// instead of its name (OpenKruise's CloneSetShortHash). Either form is read as the revision.
+	ShortRevisionHash bool
+	// PodTemplateHash: pods also carry the revision's hash in PodTemplateHashLabel, which Kruise
+	// Rollouts selects canary and stable pods by (CloneSet pods, as OpenKruise labels them).
+	PodTemplateHash bool
+}
+
+// RevisionLabels returns the labels that mark a pod as running revision rev under o: RevisionLabel,
+// and PodTemplateHashLabel with PodTemplateHash.
+func (o Options) RevisionLabels(rev string) map[string]string {
+	hash := revisionHash(rev)
+	labels := map[string]string{RevisionLabel: rev}
+	if o.ShortRevisionHash {
+		labels[RevisionLabel] = hash
+	}
+	if o.PodTemplateHash {
+		labels[PodTemplateHashLabel] = hash
+	}
+	return labels
+}
+
+// revisionHash returns the hash part of a revision name: what follows its last dash.
+func revisionHash(rev string) string {
+	if i := strings.LastIndexByte(rev, '-'); i >= 0 {
+		return rev[i+1:]
+	}
+	return rev
+}
+
+// AtRevision reports whether a pod's RevisionLabel value names revision rev: its name, or its hash
+// (pods labelled under OpenKruise's CloneSetShortHash).
+func AtRevision(label, rev string) bool {
+	return label != "" && (label == rev || label == revisionHash(rev))
 }
 
 // UpdateSpec is what an in-place update changes on a pod. A nil map or slice means "nothing of this

@@ -14,10 +14,12 @@ type Feature string
 // OpenKruise's where the feature exists there. A gate is added here together with the code that
 // consults it: a gate that changes nothing would be a silent lie.
 var featureDefaults = map[Feature]bool{
-	CloneSetPartitionRollback:        false,
-	InPlaceWorkloadVerticalScaling:   false,
-	PreDownloadImageForInPlaceUpdate: false,
-	InPlaceUpdateEnvFromMetadata:     false,
+	CloneSetPartitionRollback:              false,
+	InPlaceWorkloadVerticalScaling:         false,
+	PreDownloadImageForInPlaceUpdate:       false,
+	InPlaceUpdateEnvFromMetadata:           false,
+	CloneSetShortHash:                      false,
+	RecreatePodWhenChangeVCTInCloneSetGate: false,
 }
 
 // The feature gates.
@@ -38,6 +40,14 @@ const (
 	// kruise-daemon, instead of recreating the pod (OpenKruise's gate of that name; off by default
 	// here since it needs kruise-daemon on every node; the sandbox turns it on when it runs one).
 	InPlaceUpdateEnvFromMetadata Feature = "InPlaceUpdateEnvFromMetadata"
+	// CloneSetShortHash: CloneSet pods carry the revision's hash instead of its name in
+	// controller-revision-hash, for pod label values limited to 63 characters (OpenKruise's gate of
+	// that name, off by default). Pods of either form are read as their revision whatever the gate.
+	CloneSetShortHash Feature = "CloneSetShortHash"
+	// RecreatePodWhenChangeVCTInCloneSetGate: a CloneSet template change made together with a
+	// volumeClaimTemplates change recreates pods (new claims) instead of updating them in place
+	// (OpenKruise's gate of that name, off by default: claim templates apply to new pods only).
+	RecreatePodWhenChangeVCTInCloneSetGate Feature = "RecreatePodWhenChangeVCTInCloneSetGate"
 )
 
 // FeatureGates are the resolved gates.

@@ -15,7 +15,7 @@ func TestParseFeatureGates(t *testing.T) {
 		t.Fatalf("CloneSetPartitionRollback=true: %v, %v", g, err)
 	}
 	for spec, want := range map[string]string{
-		"Nope=true":                       `unknown feature gate "Nope" (this build implements: CloneSetPartitionRollback, InPlaceUpdateEnvFromMetadata, InPlaceWorkloadVerticalScaling, PreDownloadImageForInPlaceUpdate)`,
+		"Nope=true":                       `unknown feature gate "Nope" (this build implements: CloneSetPartitionRollback, CloneSetShortHash, InPlaceUpdateEnvFromMetadata, InPlaceWorkloadVerticalScaling, PreDownloadImageForInPlaceUpdate, RecreatePodWhenChangeVCTInCloneSetGate)`,
 		"CloneSetPartitionRollback":       "is not Name=true|false",
 		"CloneSetPartitionRollback=maybe": "is not a boolean",
 	} {

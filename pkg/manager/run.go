@@ -141,9 +141,13 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	mgr.GetWebhookServer().Register(install.ConversionPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
 	// Controllers run on the leader only, after the webhook server (controller-runtime starts webhook
 	// runnables first).
+	// CloneSet pods carry pod-template-hash, and with CloneSetShortHash the revision's hash alone.
+	cloneSetInPlace := inPlace
+	cloneSetInPlace.PodTemplateHash, cloneSetInPlace.ShortRevisionHash = true, gates.Enabled(CloneSetShortHash)
 	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, inPlace), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
-		PreDownload: gates.Enabled(PreDownloadImageForInPlaceUpdate)}
+		Engine: engine.New(mgr.GetClient(), nil, cloneSetInPlace), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
+		PreDownload:           gates.Enabled(PreDownloadImageForInPlaceUpdate),
+		RecreateOnClaimChange: gates.Enabled(RecreatePodWhenChangeVCTInCloneSetGate)}
 	if err := cloneSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
 	}

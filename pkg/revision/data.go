@@ -13,39 +13,100 @@ import (
 	sigsjson "sigs.k8s.io/json"
 )
 
-// TemplateOf returns the pod template recorded in rev. Fields unknown to this version of the API
-// are ignored, as the API server would.
-func TemplateOf(rev *appsv1.ControllerRevision) (*corev1.PodTemplateSpec, error) {
-	in, err := InputOf(rev)
+// wireData is the JSON shape of ControllerRevision.Data: a strategic-merge patch of the owner
+// that restores the template wholesale. VolumeClaimTemplates is only read: revisions written by
+// Kruise before v0.2 recorded them there; they take no part in comparisons.
+type wireData struct {
+	Spec wireSpec `json:"spec"`
+}
+
+type wireSpec struct {
+	Template             *wireTemplate                  `json:"template"`
+	VolumeClaimTemplates []corev1.PersistentVolumeClaim `json:"volumeClaimTemplates,omitempty"`
+}
+
+type wireTemplate struct {
+	corev1.PodTemplateSpec `json:",inline"`
+	// Patch is the strategic-merge directive; "replace" makes the patch restore the template
+	// instead of merging into it.
+	Patch string `json:"$patch,omitempty"`
+}
+
+const patchReplace = "replace"
+
+// encodeData returns Data for a pod template in OpenKruise's canonical form, byte for byte: the
+// template encoded, read back into generic JSON values and encoded again, so every object's keys
+// are sorted, inside {"spec":{"template":{…,"$patch":"replace"}}}. (OpenKruise reads numbers back
+// as float64: an integer beyond 2^53 loses precision there and keeps it here, the one input whose
+// name differs.) Each
+// object metadata carries "creationTimestamp":null, as the Kubernetes libraries OpenKruise v1.9.0
+// is built with encode a zero timestamp (ours omit it). The form is also what the API server
+// writes back when it re-encodes a revision on a metadata patch, so such patches leave Data
+// unchanged (Data is immutable). A nil template encodes as an empty one.
+func encodeData(tmpl *corev1.PodTemplateSpec) ([]byte, error) {
+	if tmpl == nil {
+		tmpl = &corev1.PodTemplateSpec{}
+	}
+	raw, err := json.Marshal(tmpl)
 	if err != nil {
 		return nil, err
 	}
-	return in.Template, nil
+	var t map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&t); err != nil {
+		return nil, err
+	}
+	nullTimestamp(t)
+	if spec, ok := t["spec"].(map[string]any); ok {
+		vols, _ := spec["volumes"].([]any)
+		for _, v := range vols {
+			vol, _ := v.(map[string]any)
+			eph, _ := vol["ephemeral"].(map[string]any)
+			if claim, ok := eph["volumeClaimTemplate"].(map[string]any); ok {
+				nullTimestamp(claim)
+			}
+		}
+	}
+	t["$patch"] = patchReplace
+	return json.Marshal(map[string]any{"spec": map[string]any{"template": t}})
 }
 
-// InputOf returns the pod template and volume claim templates recorded in rev. The result
-// shares no memory with rev.
-func InputOf(rev *appsv1.ControllerRevision) (Input, error) {
+// nullTimestamp gives the metadata of obj (a generic JSON object) "creationTimestamp":null when
+// it has no creation timestamp.
+func nullTimestamp(obj map[string]any) {
+	meta, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		return
+	}
+	if _, has := meta["creationTimestamp"]; !has {
+		meta["creationTimestamp"] = nil
+	}
+}
+
+// TemplateOf returns the pod template recorded in rev. Fields unknown to this version of the API
+// are ignored, as the API server would. The result shares no memory with rev.
+func TemplateOf(rev *appsv1.ControllerRevision) (*corev1.PodTemplateSpec, error) {
 	if rev == nil {
-		return Input{}, errors.New("revision: nil ControllerRevision")
+		return nil, errors.New("revision: nil ControllerRevision")
 	}
 	raw, err := dataBytes(rev)
 	if err != nil {
-		return Input{}, fmt.Errorf("revision %s: %w", rev.Name, err)
+		return nil, fmt.Errorf("revision %s: %w", rev.Name, err)
 	}
 	w, err := decodeData(raw, false)
 	if err != nil {
-		return Input{}, fmt.Errorf("revision %s: %w", rev.Name, err)
+		return nil, fmt.Errorf("revision %s: %w", rev.Name, err)
 	}
-	return Input{Template: &w.Spec.Template.PodTemplateSpec, VolumeClaimTemplates: w.Spec.VolumeClaimTemplates}, nil
+	return &w.Spec.Template.PodTemplateSpec, nil
 }
 
-// Equal reports whether two revisions record the same content: their Data are the same bytes, or
-// equal as JSON values (key order and spacing aside), or, when both decode without unknown fields,
-// their templates and volume claim templates are semantically equal (quantities by value, nil and
-// empty lists alike, fields serialized differently by another version of the API types). Names,
-// labels and revision numbers are not compared. Empty Data, and unreadable Data other than the
-// same bytes, equal nothing.
+// Equal reports whether two revisions record the same pod template: their Data are the same
+// bytes, or equal as JSON values (key order and spacing aside), or, when both decode without
+// unknown fields, their templates are semantically equal (quantities by value, nil and empty
+// lists alike, a zero creation timestamp present or not). Names, labels, annotations, revision
+// numbers and volume claim templates are not compared. Empty Data, and unreadable Data other than
+// the same bytes, equal nothing.
 func Equal(a, b *appsv1.ControllerRevision) bool {
 	if a == nil || b == nil {
 		return a == b
@@ -63,8 +124,7 @@ func Equal(a, b *appsv1.ControllerRevision) bool {
 	if errA != nil || errB != nil || wa.Spec.Template.Patch != wb.Spec.Template.Patch {
 		return false
 	}
-	return equality.Semantic.DeepEqual(wa.Spec.Template.PodTemplateSpec, wb.Spec.Template.PodTemplateSpec) &&
-		equality.Semantic.DeepEqual(wa.Spec.VolumeClaimTemplates, wb.Spec.VolumeClaimTemplates)
+	return equality.Semantic.DeepEqual(wa.Spec.Template.PodTemplateSpec, wb.Spec.Template.PodTemplateSpec)
 }
 
 // dataBytes returns the JSON of rev.Data: Raw as stored by the API server, or Object encoded.

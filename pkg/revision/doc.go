@@ -3,15 +3,19 @@
 // which revision the desired template maps to, and which old revisions to prune. No API calls, no
 // clock, no globals; the controller applies the results.
 //
-// Invariants:
+// Invariants (OpenKruise v1.9.0 builds its revisions the same way, so either manager names and
+// reuses the other's revisions; test/compat checks them against revisions OpenKruise wrote):
 //   - A revision's Data is the strategic-merge patch {"spec":{"template":{…,"$patch":"replace"}}}
-//     (plus "volumeClaimTemplates" when given), the shape OpenKruise writes, so revisions made by
-//     either implementation are read and compared alike.
-//   - The hash is a function of Data and the collision count only: FNV-32a over the JSON encoding
-//     of Data, salted with the collision count, encoded with rand.SafeEncodeString. The encoding
-//     sorts map keys, so the hash is the same in every process; a nil collision count hashes as 0.
-//   - A revision is named <owner>-<hash> (the owner part shortened to keep the name a valid
-//     object name) and labelled controller-revision-hash=<hash>.
+//     in canonical JSON: keys sorted, no spacing, "creationTimestamp":null in object metadata. The
+//     API server re-encodes Data the same way on a metadata patch, so patches (garbage-collector
+//     orphaning, kubectl label) never change immutable Data.
+//   - Volume claim templates are not in Data; CloneSet records their hash in the annotation
+//     ClaimTemplatesHashAnnotation.
+//   - The hash is Kubernetes' controller history hash of Data and the collision count (FNV-32,
+//     then the count in decimal; nil counts as 0), encoded with rand.SafeEncodeString.
+//   - A revision is named <owner>-<hash> (the owner part cut to 223 bytes), labelled with the
+//     template's labels plus controller.kubernetes.io/hash=<hash>, annotated with the owner's
+//     annotations.
 //   - Revisions are matched by content (Equal), never by name: a template equal to an existing
 //     revision reuses it, renumbered to the newest when it is not; a different template that
 //     hashes to an existing name bumps the collision count instead of overwriting.

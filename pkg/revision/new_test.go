@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
+	sigsjson "sigs.k8s.io/json"
 )
 
 func TestNew(t *testing.T) {
@@ -19,7 +21,7 @@ func TestNew(t *testing.T) {
 		wantVCT   bool
 	}{
 		{name: "template only", in: Input{Template: baseTemplate()}},
-		{name: "with claim templates", in: Input{Template: baseTemplate(), VolumeClaimTemplates: claimTemplates()}, wantVCT: true},
+		{name: "with claim templates", in: Input{Template: baseTemplate(), VolumeClaimTemplates: claimTemplates(), RecordClaimTemplates: true}, wantVCT: true},
 		{name: "with collision count", in: Input{Template: baseTemplate()}, collision: ptr.To[int32](4)},
 	}
 	for _, tt := range tests {
@@ -48,18 +50,19 @@ func TestNew(t *testing.T) {
 			if err := json.Unmarshal(data.Spec["template"], &tpl); err != nil || tpl["$patch"] != "replace" {
 				t.Errorf(`spec.template = %s, want an object with "$patch":"replace" (%v)`, data.Spec["template"], err)
 			}
-			if _, has := data.Spec["volumeClaimTemplates"]; has != tt.wantVCT || len(data.Spec) != 1+btoi(tt.wantVCT) {
-				t.Errorf("spec keys = %v, want template and volumeClaimTemplates: %v", keys(data.Spec), tt.wantVCT)
+			if len(data.Spec) != 1 {
+				t.Errorf("spec keys = %v, want only template", keys(data.Spec))
+			}
+			if meta, _ := tpl["metadata"].(map[string]any); meta == nil || meta["creationTimestamp"] != nil {
+				t.Errorf("template metadata = %v, want creationTimestamp null as OpenKruise writes it", tpl["metadata"])
+			} else if _, has := meta["creationTimestamp"]; !has {
+				t.Errorf("template metadata = %v, want creationTimestamp null as OpenKruise writes it", meta)
+			}
+			if _, has := r.Annotations[ClaimTemplatesHashAnnotation]; has != tt.wantVCT {
+				t.Errorf("annotations = %v, want the claim-template hash: %v", r.Annotations, tt.wantVCT)
 			}
 		})
 	}
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func keys(m map[string]json.RawMessage) []string {
@@ -91,9 +94,9 @@ func TestName(t *testing.T) {
 		owner, hash, want string
 	}{
 		{owner: "web", hash: "5d8f9c", want: "web-5d8f9c"},
-		{owner: strings.Repeat("x", 253), hash: "5d8f9c", want: strings.Repeat("x", 246) + "-5d8f9c"},
-		// The cut falls right after the '.', which must not end the shortened owner part.
-		{owner: long, hash: "5d8f9c7b4z2", want: strings.Repeat("a", 240) + "-5d8f9c7b4z2"},
+		// Kubernetes' rule: the owner part is cut to 223 bytes.
+		{owner: strings.Repeat("x", 253), hash: "5d8f9c", want: strings.Repeat("x", 223) + "-5d8f9c"},
+		{owner: long, hash: "5d8f9c7b4z", want: strings.Repeat("a", 223) + "-5d8f9c7b4z"},
 	}
 	for _, tt := range tests {
 		got := Name(tt.owner, tt.hash)
@@ -102,6 +105,25 @@ func TestName(t *testing.T) {
 		}
 		if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
 			t.Errorf("Name(%d chars, %q) = %q is not a valid name: %v", len(tt.owner), tt.hash, got, errs)
+		}
+	}
+}
+
+// Data is already in the form the API server writes back when it re-encodes a revision (a
+// metadata patch): decoding and encoding it again gives the same bytes.
+func TestDataSurvivesReencoding(t *testing.T) {
+	for _, tpl := range []*corev1.PodTemplateSpec{baseTemplate(), mapOrderTemplate(true), {}} {
+		r := mustNew(t, Input{Template: tpl}, 1, nil)
+		var v any // as the API server decodes: integers stay int64
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(r.Data.Raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		again, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(again) != string(r.Data.Raw) {
+			t.Errorf("re-encoded data differs:\n%s\n%s", r.Data.Raw, again)
 		}
 	}
 }

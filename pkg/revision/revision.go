@@ -1,12 +1,10 @@
 package revision
 
 import (
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,54 +14,29 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 )
 
-// HashLabel is the label that carries a revision's hash on the ControllerRevision.
-const HashLabel = "controller-revision-hash"
+// HashLabel is the label that carries a revision's hash on the ControllerRevision (Kubernetes'
+// controller history key, the one OpenKruise's revisions carry).
+const HashLabel = "controller.kubernetes.io/hash"
 
-// maxNameLength is the longest valid object name (a DNS subdomain).
-const maxNameLength = 253
+// maxPrefixLength is the longest owner name a revision name keeps whole: with the hash (at most
+// 10 characters) and the dash the name stays a valid object name.
+const maxPrefixLength = 223
 
-// Input is what a revision records: the pod template and, for workloads that have them, the
-// volume claim templates. Nil and empty VolumeClaimTemplates are the same input.
+// Input is what a revision records: the pod template in Data and, for workloads that have them
+// (CloneSet), the volume claim templates as a hash in ClaimTemplatesHashAnnotation -- not in Data,
+// so a claim-template-only change makes no new revision. Nil and empty VolumeClaimTemplates are
+// the same input.
 type Input struct {
 	Template             *corev1.PodTemplateSpec
 	VolumeClaimTemplates []corev1.PersistentVolumeClaim
+	// RecordClaimTemplates sets ClaimTemplatesHashAnnotation on the revision (CloneSet's rule).
+	RecordClaimTemplates bool
 }
 
-// wireData is the JSON shape of ControllerRevision.Data: a strategic-merge patch of the owner
-// that restores the template (and volume claim templates) wholesale.
-type wireData struct {
-	Spec wireSpec `json:"spec"`
-}
-
-type wireSpec struct {
-	Template             *wireTemplate                  `json:"template"`
-	VolumeClaimTemplates []corev1.PersistentVolumeClaim `json:"volumeClaimTemplates,omitempty"`
-}
-
-type wireTemplate struct {
-	corev1.PodTemplateSpec `json:",inline"`
-	// Patch is the strategic-merge directive; "replace" makes the patch restore the template
-	// instead of merging into it.
-	Patch string `json:"$patch,omitempty"`
-}
-
-const patchReplace = "replace"
-
-// encodeData returns the JSON of Data for in. The encoding is deterministic: struct fields in
-// declaration order, map keys sorted. A nil template encodes as an empty one.
-func encodeData(in Input) ([]byte, error) {
-	t := wireTemplate{Patch: patchReplace}
-	if in.Template != nil {
-		t.PodTemplateSpec = *in.Template
-	}
-	return json.Marshal(wireData{Spec: wireSpec{Template: &t, VolumeClaimTemplates: in.VolumeClaimTemplates}})
-}
-
-// Hash returns the short, stable hash of in salted by collisionCount (nil counts as 0): the value
-// of the controller-revision-hash label and the suffix of the revision name. Equal inputs give
-// equal hashes in every process.
+// Hash returns the short, stable hash of in's pod template salted by collisionCount (nil counts as
+// 0): the value of HashLabel and the suffix of the revision name.
 func Hash(in Input, collisionCount *int32) string {
-	data, err := encodeData(in)
+	data, err := encodeData(in.Template)
 	if err != nil {
 		// Pod templates always encode; should one not, hash the failure so Hash stays total.
 		data = []byte(err.Error())
@@ -71,54 +44,73 @@ func Hash(in Input, collisionCount *int32) string {
 	return hashData(data, collisionCount)
 }
 
+// hashData is Kubernetes' controller history hash: FNV-32 (not 32a) of Data, then of the collision
+// count in decimal, encoded with rand.SafeEncodeString.
 func hashData(data []byte, collisionCount *int32) string {
-	h := fnv.New32a()
+	h := fnv.New32()
 	h.Write(data)
-	if collisionCount != nil && *collisionCount != 0 {
-		var salt [4]byte
-		binary.LittleEndian.PutUint32(salt[:], uint32(*collisionCount))
-		h.Write(salt[:])
+	var count int32
+	if collisionCount != nil {
+		count = *collisionCount
 	}
+	h.Write([]byte(strconv.FormatInt(int64(count), 10)))
 	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
 }
 
-// Name returns the revision name for an owner and a hash: <owner>-<hash>, with the owner part
-// shortened so that the name stays a valid object name.
+// Name returns the revision name for an owner and a hash: <owner>-<hash>, the owner part cut to
+// 223 bytes (Kubernetes' rule, so names match OpenKruise's for long owner names too).
 func Name(ownerName, hash string) string {
 	prefix := ownerName
-	if limit := maxNameLength - 1 - len(hash); len(prefix) > limit {
-		// A shortened prefix must not end a DNS label with '-' or '.'.
-		prefix = strings.TrimRight(prefix[:limit], "-.")
+	if len(prefix) > maxPrefixLength {
+		prefix = prefix[:maxPrefixLength]
 	}
 	return prefix + "-" + hash
 }
 
+// ShortHash returns the hash part of a revision name: what follows the last dash. Pods of a
+// CloneSet under OpenKruise's CloneSetShortHash gate carry it instead of the name, and every pod
+// carries it as pod-template-hash.
+func ShortHash(name string) string {
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] == '-' {
+			return name[i+1:]
+		}
+	}
+	return name
+}
+
 // New builds the ControllerRevision for in, owned (as controller) by owner of kind ownerGVK, with
-// the given revision number. It is named Name(owner, Hash(in, collisionCount)) and labelled with
-// the template's labels, which by validation satisfy the owner's selector, plus HashLabel. It
-// fails when in has no template.
+// the given revision number, as OpenKruise builds it: named Name(owner, Hash(in, collisionCount)),
+// labelled with the template's labels plus HashLabel, annotated with the owner's annotations (plus
+// ClaimTemplatesHashAnnotation when in records claim templates). It fails when in has no template.
 func New(owner metav1.Object, ownerGVK schema.GroupVersionKind, in Input, revision int64,
 	collisionCount *int32) (*appsv1.ControllerRevision, error) {
 	if in.Template == nil {
 		return nil, fmt.Errorf("revision of %s %s/%s: no pod template", ownerGVK.Kind,
 			owner.GetNamespace(), owner.GetName())
 	}
-	data, err := encodeData(in)
+	data, err := encodeData(in.Template)
 	if err != nil {
 		return nil, fmt.Errorf("revision of %s %s/%s: encode template: %w", ownerGVK.Kind,
 			owner.GetNamespace(), owner.GetName(), err)
 	}
 	hash := hashData(data, collisionCount)
 	labels := make(map[string]string, len(in.Template.Labels)+1)
-	for k, v := range in.Template.Labels {
-		labels[k] = v
-	}
+	maps.Copy(labels, in.Template.Labels)
 	labels[HashLabel] = hash
+	annotations := maps.Clone(owner.GetAnnotations())
+	if in.RecordClaimTemplates {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[ClaimTemplatesHashAnnotation] = ClaimTemplatesHash(in.VolumeClaimTemplates)
+	}
 	return &appsv1.ControllerRevision{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            Name(owner.GetName(), hash),
 			Namespace:       owner.GetNamespace(),
 			Labels:          labels,
+			Annotations:     annotations,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, ownerGVK)},
 		},
 		Data:     runtime.RawExtension{Raw: data},

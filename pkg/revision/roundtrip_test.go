@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -32,14 +33,31 @@ func TestTemplateOfRoundTrip(t *testing.T) {
 	}
 }
 
-func TestInputOfRoundTripWithClaimTemplates(t *testing.T) {
-	in := Input{Template: baseTemplate(), VolumeClaimTemplates: claimTemplates()}
-	got, err := InputOf(mustNew(t, in, 1, nil))
-	if err != nil {
-		t.Fatalf("InputOf: %v", err)
+// Claim templates are recorded as a hash annotation, never in Data: a claim-template-only
+// change makes the same revision.
+func TestClaimTemplatesRecordedAsHash(t *testing.T) {
+	with := mustNew(t, Input{Template: baseTemplate(), VolumeClaimTemplates: claimTemplates(), RecordClaimTemplates: true}, 1, nil)
+	without := mustNew(t, Input{Template: baseTemplate(), RecordClaimTemplates: true}, 1, nil)
+	if with.Name != without.Name || string(with.Data.Raw) != string(without.Data.Raw) {
+		t.Errorf("claim templates changed the revision: %s vs %s", with.Name, without.Name)
 	}
-	if !equality.Semantic.DeepEqual(got, in) {
-		t.Errorf("InputOf(New(in)) = %+v, want %+v", got, in)
+	if h, ok := ClaimTemplatesHashOf(with); !ok || h == "" || h != ClaimTemplatesHash(claimTemplates()) {
+		t.Errorf("claim-template hash = %q (%v), want %q", h, ok, ClaimTemplatesHash(claimTemplates()))
+	}
+	if h, ok := ClaimTemplatesHashOf(without); !ok || h != "" {
+		t.Errorf("claim-template hash without templates = %q (%v), want \"\" recorded", h, ok)
+	}
+	if !ClaimTemplatesChanged(with, without) || ClaimTemplatesChanged(with, with) {
+		t.Error("ClaimTemplatesChanged does not tell the two apart")
+	}
+	plain := mustNew(t, Input{Template: baseTemplate()}, 1, nil)
+	if _, ok := ClaimTemplatesHashOf(plain); ok || ClaimTemplatesChanged(plain, with) {
+		t.Error("a revision without the record must count as unchanged")
+	}
+	grown := claimTemplates()
+	grown[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi")
+	if ClaimTemplatesHash(grown) == ClaimTemplatesHash(claimTemplates()) {
+		t.Error("a storage request change kept the claim-template hash")
 	}
 }
 

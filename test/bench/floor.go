@@ -144,7 +144,7 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 			}
 			state := &appspub.InPlaceUpdateState{Revision: "v2", UpdateImages: true,
 				LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{"app": {ImageID: oldImageID[p.Name]}}}
-			body, err := inplace.SpecPatch(p, spec, state)
+			body, err := inplace.SpecPatch(p, spec, state, inplace.Options{PodTemplateHash: true}.RevisionLabels(spec.Revision))
 			if err != nil {
 				return err
 			}

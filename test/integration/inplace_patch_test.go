@@ -49,7 +49,7 @@ func TestInPlaceSpecPatchChecksWhatItReliesOn(t *testing.T) {
 	state := &appspub.InPlaceUpdateState{Revision: "rev-2", UpdateTimestamp: metav1.Now(), UpdateImages: true,
 		LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{"app": {ImageID: "app@sha256:old"}}}
 
-	stale, err := inplace.SpecPatch(pod, spec, state)
+	stale, err := inplace.SpecPatch(pod, spec, state, inplace.Options{}.RevisionLabels(spec.Revision))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestInPlaceSpecPatchChecksWhatItReliesOn(t *testing.T) {
 		t.Fatalf("a refused patch wrote something: image %s labels %v", got.Spec.Containers[0].Image, got.Labels)
 	}
 
-	fresh, err := inplace.SpecPatch(got, spec, state)
+	fresh, err := inplace.SpecPatch(got, spec, state, inplace.Options{}.RevisionLabels(spec.Revision))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,6 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
-	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
 	"github.com/kruise-ng/kruise/pkg/revision"
@@ -165,7 +164,7 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}
-	pod.Labels[inplace.RevisionLabel] = c.Revision
+	maps.Copy(pod.Labels, r.Engine.RevisionLabels(c.Revision))
 	pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey] = id
 	hooks := lifecycle.Hooks(cs.Spec.Lifecycle)
 	state, holdNotReady := appspub.LifecycleStateNormal, false
@@ -186,7 +185,7 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 	if !hasGate {
 		pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: appspub.InPlaceUpdateReady})
 	}
-	if err := r.ensureClaims(ctx, cs, rev, pod, id); err != nil {
+	if err := r.ensureClaims(ctx, cs, pod, id); err != nil {
 		r.event(cs, corev1.EventTypeWarning, "FailedCreate", "create the PVCs of pod %s: %v", pod.Name, err)
 		return err
 	}

@@ -7,29 +7,24 @@ import (
 	"maps"
 	"slices"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
 // The PVCs of volumeClaimTemplates: created with the pod, deleted with the pods the controller
 // deletes (apply), released with scaleStrategy.disablePVCReuse.
 
-// ensureClaims creates the PVCs of a new pod from its revision's volumeClaimTemplates, named
+// ensureClaims creates the PVCs of a new pod from the CloneSet's volumeClaimTemplates (the live
+// spec, as OpenKruise: revisions do not record them), named
 // <template>-<pod>, labelled with the CloneSet's selector and the instance ID and owned by the
 // CloneSet (an existing one, left by a pod of the same instance ID, is reused), and mounts each as
 // the pod volume named after its template.
-func (r *Reconciler) ensureClaims(ctx context.Context, cs *v1alpha1.CloneSet, rev *appsv1.ControllerRevision, pod *corev1.Pod, id string) error {
-	in, err := revision.InputOf(rev)
-	if err != nil {
-		return err
-	}
-	for _, t := range in.VolumeClaimTemplates {
+func (r *Reconciler) ensureClaims(ctx context.Context, cs *v1alpha1.CloneSet, pod *corev1.Pod, id string) error {
+	for _, t := range cs.Spec.VolumeClaimTemplates {
 		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: *t.ObjectMeta.DeepCopy(), Spec: *t.Spec.DeepCopy()}
 		pvc.Name, pvc.Namespace = t.Name+"-"+pod.Name, cs.Namespace
 		pvc.ResourceVersion, pvc.UID = "", ""

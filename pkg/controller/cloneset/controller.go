@@ -50,6 +50,10 @@ type Reconciler struct {
 	// PreDownload is the feature gate PreDownloadImageForInPlaceUpdate: an update revision with new
 	// images gets ImagePullJobs that pull them onto the nodes of the pods still to update.
 	PreDownload bool
+	// RecreateOnClaimChange is the feature gate RecreatePodWhenChangeVCTInCloneSetGate: a template
+	// change made together with a volumeClaimTemplates change recreates pods instead of updating
+	// them in place. Without it, claim templates apply to new pods only.
+	RecreateOnClaimChange bool
 
 	waits  waitReporter
 	status statusPacer

@@ -122,7 +122,7 @@ func (e *Expectations) Pending(key string, pods map[string]*corev1.Pod, now time
 		case "delete":
 			met = !seen || pod.DeletionTimestamp != nil
 		case "update":
-			met = !seen || pod.Labels[inplace.RevisionLabel] == x.revision
+			met = !seen || inplace.AtRevision(pod.Labels[inplace.RevisionLabel], x.revision)
 		case "batch":
 			met = !seen || pod.Annotations[appspub.InPlaceUpdateStateKey] != x.revision
 		case "lifecycle":

@@ -10,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +42,8 @@ type observation struct {
 	recreates []string
 	// claims are the CloneSet's PVCs by instance ID.
 	claims map[string][]*corev1.PersistentVolumeClaim
+	// inactive are the CloneSet's Failed and Succeeded pods: no replicas, left alone.
+	inactive []*corev1.Pod
 }
 
 // observe reads the CloneSet's pods and revisions from the cache and builds the snapshot.
@@ -75,7 +76,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 			obs.revisions[revList.Items[i].Name] = &revList.Items[i]
 		}
 	}
-	in := revision.Input{Template: &cs.Spec.Template, VolumeClaimTemplates: cs.Spec.VolumeClaimTemplates}
+	in := revision.Input{Template: &cs.Spec.Template, VolumeClaimTemplates: cs.Spec.VolumeClaimTemplates, RecordClaimTemplates: true}
 	dec, err := revision.Select(revs, cs, gvk, in, cs.Status.CollisionCount)
 	if err != nil {
 		return nil, err
@@ -96,15 +97,16 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 		if rev.Name == dec.Update.Name {
 			continue
 		}
-		old, err := revision.InputOf(rev)
+		old, err := revision.TemplateOf(rev)
 		if err != nil {
 			continue // an unreadable revision: its pods are recreated
 		}
-		if !sameClaimTemplates(old.VolumeClaimTemplates, cs.Spec.VolumeClaimTemplates) {
-			obs.snap.InPlace[rev.Name] = inplace.Decision{RecreateReasons: []string{"spec.volumeClaimTemplates changed: pods need new claims"}}
+		if r.RecreateOnClaimChange && revision.ClaimTemplatesChanged(rev, dec.Update) {
+			obs.snap.InPlace[rev.Name] = inplace.Decision{RecreateReasons: []string{
+				"spec.volumeClaimTemplates changed with the template (RecreatePodWhenChangeVCTInCloneSetGate): pods need new claims"}}
 			continue
 		}
-		obs.snap.InPlace[rev.Name] = r.Engine.CanUpdateInPlace(old.Template, newTemplate, dec.Update.Name)
+		obs.snap.InPlace[rev.Name] = r.Engine.CanUpdateInPlace(old, newTemplate, dec.Update.Name)
 	}
 	if rev := obs.revisions[current]; r.PartitionRollback && rev != nil && current != dec.Update.Name {
 		if old, err := revision.TemplateOf(rev); err == nil {
@@ -112,13 +114,26 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 			obs.snap.Rollback = &d
 		}
 	}
+	byHash := map[string]string{revision.ShortHash(dec.Update.Name): dec.Update.Name}
+	for name := range obs.revisions {
+		byHash[revision.ShortHash(name)] = name
+	}
 	for i := range podList.Items {
 		pod := &podList.Items[i]
 		if !metav1.IsControlledBy(pod, cs) {
 			continue
 		}
+		if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+			// Not a replica (an evicted pod, say), as in OpenKruise: not counted, not updated, not
+			// deleted -- the pod garbage collector removes it. Its instance ID stays taken.
+			obs.inactive = append(obs.inactive, pod)
+			continue
+		}
 		obs.pods[pod.Name] = pod
 		facts, progress, recreate := podFacts(pod, spec)
+		if name, ok := byHash[facts.Revision]; ok && obs.revisions[facts.Revision] == nil {
+			facts.Revision = name // a short hash (CloneSetShortHash) names its revision
+		}
 		switch progress {
 		case engine.Completed:
 			obs.completed = append(obs.completed, pod.Name)
@@ -147,6 +162,9 @@ func (r *Reconciler) observeClaims(ctx context.Context, cs *v1alpha1.CloneSet, s
 		return fmt.Errorf("list PVCs: %w", err)
 	}
 	used, terminating := map[string]bool{}, map[string]bool{}
+	for _, p := range obs.inactive {
+		used[p.Labels[v1alpha1.CloneSetInstanceIDLabelKey]] = true
+	}
 	for _, p := range obs.pods {
 		id := p.Labels[v1alpha1.CloneSetInstanceIDLabelKey]
 		used[id] = true
@@ -173,14 +191,6 @@ func (r *Reconciler) observeClaims(ctx context.Context, cs *v1alpha1.CloneSet, s
 	obs.snap.FreeInstanceIDs = slices.Sorted(maps.Keys(free))
 	obs.snap.TerminatingInstanceIDs = slices.Sorted(maps.Keys(soon))
 	return nil
-}
-
-// sameClaimTemplates compares volume claim templates; nil and empty are the same.
-func sameClaimTemplates(a, b []corev1.PersistentVolumeClaim) bool {
-	if len(a) == 0 && len(b) == 0 {
-		return true
-	}
-	return equality.Semantic.DeepEqual(a, b)
 }
 
 // podFacts summarises a pod for the planner, with where its in-place update stands and the containers

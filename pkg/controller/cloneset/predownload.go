@@ -17,6 +17,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
@@ -47,7 +48,7 @@ func PreDownloadStarts(cs *v1alpha1.CloneSet) bool {
 func PreDownloadJobs(cs *v1alpha1.CloneSet, updateRevision string, tpl *corev1.PodTemplateSpec, pods []*corev1.Pod) []*v1beta1.ImagePullJob {
 	var images []string
 	for _, p := range pods {
-		if p.Labels[revision.HashLabel] == updateRevision || p.DeletionTimestamp != nil {
+		if inplace.AtRevision(p.Labels[inplace.RevisionLabel], updateRevision) || p.DeletionTimestamp != nil {
 			continue
 		}
 		for _, c := range tpl.Spec.Containers {

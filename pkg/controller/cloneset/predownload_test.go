@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 func TestPreDownloadJobs(t *testing.T) {
@@ -17,7 +17,7 @@ func TestPreDownloadJobs(t *testing.T) {
 	tpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{ImagePullSecrets: []corev1.LocalObjectReference{{Name: "reg"}},
 		Containers: []corev1.Container{{Name: "app", Image: "app:v2"}, {Name: "side", Image: "side:v1"}}}}
 	pod := func(rev, app string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{revision.HashLabel: rev}},
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{inplace.RevisionLabel: rev}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: app}, {Name: "side", Image: "side:v1"}}}}
 	}
 	pods := []*corev1.Pod{pod("web-new", "app:v2"), pod("web-old", "app:v1"), pod("web-old", "app:v1")}

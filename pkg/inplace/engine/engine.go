@@ -42,6 +42,9 @@ type Engine interface {
 	CanUpdateInPlace(oldTemplate, newTemplate *corev1.PodTemplateSpec, newRevision string) inplace.Decision
 	// Update starts the in-place update of pod to spec.
 	Update(ctx context.Context, pod *corev1.Pod, spec *inplace.UpdateSpec, opts UpdateOptions) error
+	// RevisionLabels returns the labels that mark a pod as running revision rev (a created pod
+	// carries them too).
+	RevisionLabels(rev string) map[string]string
 	// Refresh moves an update on: it applies a deferred update whose grace period is over, and
 	// finishes the update of a pod whose containers all run again. It reports where the pod stands.
 	Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error)
@@ -77,6 +80,8 @@ type engine struct {
 func (e *engine) CanUpdateInPlace(oldTemplate, newTemplate *corev1.PodTemplateSpec, newRevision string) inplace.Decision {
 	return inplace.Plan(oldTemplate, newTemplate, newRevision, e.opts)
 }
+
+func (e *engine) RevisionLabels(rev string) map[string]string { return e.opts.RevisionLabels(rev) }
 
 func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.UpdateSpec, opts UpdateOptions) error {
 	if spec == nil {
@@ -128,12 +133,14 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 	}
 	var patch []byte
 	if changes && opts.GraceSeconds > 0 {
+		labels := e.opts.RevisionLabels(spec.Revision)
+		maps.Copy(labels, opts.Labels)
 		patch, err = inplace.DeferPatch(pod, &inplace.Deferred{UpdateSpec: *spec, GraceSeconds: opts.GraceSeconds}, state,
-			opts.Labels, opts.Annotations)
+			labels, opts.Annotations)
 	} else {
 		now := *spec.WithMetadata(opts.Labels, opts.Annotations)
 		now.ContainerImages = batch
-		patch, err = inplace.SpecPatch(pod, &now, state)
+		patch, err = inplace.SpecPatch(pod, &now, state, e.opts.RevisionLabels(spec.Revision))
 	}
 	if err != nil {
 		return err
