@@ -88,34 +88,3 @@ func Patch(s appspub.LifecycleStateType, now time.Time) ([]byte, error) {
 	l, a := Metadata(s, now)
 	return json.Marshal(map[string]any{"metadata": map[string]any{"labels": l, "annotations": a}})
 }
-
-// NotReadyReason is the reason of the KruisePodReady condition a workload sets False when a hook
-// with markPodNotReady holds a pod; the pod readiness controller keeps it False while the pod is in
-// a state a hook holds (HeldNotReady), and sets it True afterwards.
-const NotReadyReason = "LifecycleHookHold"
-
-// NotReadyMessage names the hook holding the pod, in the condition's message.
-func NotReadyMessage(s appspub.LifecycleStateType) string {
-	key := map[appspub.LifecycleStateType]string{appspub.LifecycleStatePreparingDelete: "preDeleteHook",
-		appspub.LifecycleStatePreparingUpdate: "preUpdateHook", appspub.LifecycleStatePreparingNormal: "preNormalHook"}[s]
-	b, _ := json.Marshal([]map[string]string{{"userAgent": "Lifecycle", "key": key}})
-	return string(b)
-}
-
-// HeldNotReady reports whether a workload's hook holds the pod NotReady: its KruisePodReady
-// condition is False for NotReadyReason and the pod is still in a state a hook holds (preparing, or
-// updating after PreparingUpdate).
-func HeldNotReady(pod *corev1.Pod) bool {
-	switch State(pod) {
-	case appspub.LifecycleStatePreparingDelete, appspub.LifecycleStatePreparingUpdate,
-		appspub.LifecycleStatePreparingNormal, appspub.LifecycleStateUpdating:
-	default:
-		return false
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == appspub.KruisePodReadyConditionType {
-			return c.Status == corev1.ConditionFalse && c.Reason == NotReadyReason
-		}
-	}
-	return false
-}

@@ -39,7 +39,7 @@ func TestHoldingAndReleased(t *testing.T) {
 	}
 }
 
-func TestPatchAndHold(t *testing.T) {
+func TestPatch(t *testing.T) {
 	data, err := Patch(appspub.LifecycleStatePreparingDelete, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
@@ -51,23 +51,5 @@ func TestPatchAndHold(t *testing.T) {
 	if got["metadata"]["labels"][appspub.LifecycleStateKey] != "PreparingDelete" ||
 		got["metadata"]["annotations"][appspub.LifecycleTimestampKey] != "2026-01-02T03:04:05Z" {
 		t.Errorf("patch %s", data)
-	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{appspub.LifecycleStateKey: "PreparingDelete"}},
-		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.KruisePodReadyConditionType,
-			Status: corev1.ConditionFalse, Reason: NotReadyReason, Message: NotReadyMessage(appspub.LifecycleStatePreparingDelete)}}}}
-	if !HeldNotReady(pod) {
-		t.Error("a pod in PreparingDelete held NotReady by its hook is not reported held")
-	}
-	pod.Labels[appspub.LifecycleStateKey] = "Normal"
-	if HeldNotReady(pod) {
-		t.Error("a Normal pod is reported held")
-	}
-	pod.Labels[appspub.LifecycleStateKey] = "PreparingUpdate"
-	pod.Status.Conditions[0].Reason = "SomethingElse"
-	if HeldNotReady(pod) {
-		t.Error("a condition set False by someone else is reported as the hook's hold")
-	}
-	if m := NotReadyMessage(appspub.LifecycleStatePreparingUpdate); m != `[{"key":"preUpdateHook","userAgent":"Lifecycle"}]` {
-		t.Errorf("message %s", m)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/holders"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
 	"github.com/kruise-ng/kruise/pkg/revision"
@@ -197,20 +198,17 @@ func (r *Reconciler) createPod(ctx context.Context, key string, cs *v1alpha1.Clo
 	}
 	done.add("SuccessfulCreate", "created", pod.Name, fmt.Sprintf("revision %s: %s", c.Revision, c.Reason))
 	// One status write opens the gates: InPlaceUpdateReady, and KruisePodReady when the pod
-	// webhook added it (pod is the API server's answer) and nothing of Kruise's holds the pod -- or
-	// holds it False when a preNormal hook with markPodNotReady does.
+	// webhook added it (pod is the API server's answer) -- or holds it False, listing the hook as
+	// its holder, when a preNormal hook with markPodNotReady holds the pod. No reasons, as
+	// OpenKruise writes them.
 	now := r.Clock.Now()
-	conds := []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionTrue, Reason: "PodCreated",
-		LastTransitionTime: metav1.NewTime(now)}}
+	conds := []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now)}}
 	if podreadiness.HasGate(pod) {
-		switch st, _, _ := podreadiness.Desired(pod); {
-		case holdNotReady:
-			conds = append(conds, corev1.PodCondition{Type: appspub.KruisePodReadyConditionType, Status: corev1.ConditionFalse,
-				Reason: lifecycle.NotReadyReason, Message: lifecycle.NotReadyMessage(state), LastTransitionTime: metav1.NewTime(now)})
-		case st == corev1.ConditionTrue:
-			conds = append(conds, corev1.PodCondition{Type: appspub.KruisePodReadyConditionType, Status: corev1.ConditionTrue,
-				Reason: "PodCreated", LastTransitionTime: metav1.NewTime(now)})
+		ready := corev1.PodCondition{Type: appspub.KruisePodReadyConditionType, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now)}
+		if h, ok := holders.LifecycleHook(state); ok && holdNotReady {
+			ready.Status, ready.Message = corev1.ConditionFalse, holders.Format([]holders.Holder{h})
 		}
+		conds = append(conds, ready)
 	}
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
 	if err != nil {

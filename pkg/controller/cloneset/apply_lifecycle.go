@@ -12,6 +12,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/holders"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
@@ -42,8 +43,14 @@ func (r *Reconciler) moveLifecycle(ctx context.Context, key string, cs *v1alpha1
 	if !m.MarkNotReady || !podreadiness.HasGate(pod) {
 		return nil
 	}
-	patch, err = inplace.ConditionPatch(appspub.KruisePodReadyConditionType, corev1.ConditionFalse, lifecycle.NotReadyReason,
-		lifecycle.NotReadyMessage(m.To), now)
+	h, ok := holders.LifecycleHook(m.To)
+	if !ok {
+		return nil
+	}
+	// The holder joins whatever else holds the pod (pkg/holders); the pod readiness controller
+	// drops it once the pod has left the hook's state.
+	patch, err = inplace.ConditionPatch(appspub.KruisePodReadyConditionType, corev1.ConditionFalse, "",
+		holders.Format(holders.With(holders.Of(pod), h)), now)
 	if err != nil {
 		return err
 	}

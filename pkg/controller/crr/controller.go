@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/holders"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
@@ -51,10 +53,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Named("containerrecreaterequest").
 		For(&v1alpha1.ContainerRecreateRequest{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			var reqs []reconcile.Request
 			if name := o.GetAnnotations()[v1alpha1.ContainerRecreateRequestUnreadyPodKey]; name != "" {
-				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}})
 			}
-			return nil
+			if pod, ok := o.(*corev1.Pod); ok {
+				for _, h := range holders.Of(pod) {
+					if ns, name, ok := holders.RequestOf(h); ok && ns == pod.Namespace {
+						reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+					}
+				}
+			}
+			return reqs
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
@@ -118,7 +128,27 @@ func (r *Reconciler) holdUnready(ctx context.Context, crr *v1alpha1.ContainerRec
 		}
 	}
 	// Without the gate nothing of Kruise's can hold the pod not ready: the grace period starts now.
-	return patchMetadata(ctx, r.Client, crr, "annotations", v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey, now.UTC().Format(time.RFC3339))
+	// As OpenKruise, the request keeps the unready-acquired finalizer while it holds the pod, so
+	// neither manager loses a hold the other took.
+	return r.patchAcquired(ctx, crr, now.UTC().Format(time.RFC3339), true)
+}
+
+// patchAcquired records (or drops) the request's hold on its pod: the unready-acquired annotation
+// (the daemon counts the grace period from it; set only when acquiring) and finalizer.
+func (r *Reconciler) patchAcquired(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, at string, hold bool) error {
+	key := v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey
+	finalizers := slices.DeleteFunc(slices.Clone(crr.Finalizers), func(f string) bool { return f == key })
+	meta := map[string]any{"resourceVersion": crr.ResourceVersion}
+	if hold {
+		finalizers = append(finalizers, key)
+		meta["annotations"] = map[string]any{key: at}
+	}
+	meta["finalizers"] = finalizers
+	body, err := json.Marshal(map[string]any{"metadata": meta})
+	if err != nil {
+		return err
+	}
+	return r.Client.Patch(ctx, crr, client.RawPatch(types.MergePatchType, body))
 }
 
 // complete ends a request the daemon will not finish, marking its unfinished containers failed.
@@ -170,16 +200,27 @@ func (r *Reconciler) finished(ctx context.Context, crr *v1alpha1.ContainerRecrea
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, crr, client.Preconditions{UID: &crr.UID}))
 }
 
-// releasePod drops the pod annotation that holds it not ready for this request.
+// releasePod releases the pod from this request's hold: it drops the pod annotation that asks
+// for the hold, and, once the pod readiness controller has dropped the request's holder from the
+// pod (or the pod is gone), the request's unready-acquired finalizer -- also for a request
+// OpenKruise acquired before a takeover.
 func (r *Reconciler) releasePod(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest) error {
 	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
-		return client.IgnoreNotFound(err)
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
 	}
-	if pod.Annotations[v1alpha1.ContainerRecreateRequestUnreadyPodKey] != crr.Name {
+	found := err == nil && string(pod.UID) == crr.Labels[v1alpha1.ContainerRecreateRequestPodUIDKey]
+	if found && pod.Annotations[v1alpha1.ContainerRecreateRequestUnreadyPodKey] == crr.Name {
+		return client.IgnoreNotFound(patchMetadata(ctx, r.Client, pod, "annotations", v1alpha1.ContainerRecreateRequestUnreadyPodKey, nil))
+	}
+	if !slices.Contains(crr.Finalizers, v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey) {
 		return nil
 	}
-	return client.IgnoreNotFound(patchMetadata(ctx, r.Client, pod, "annotations", v1alpha1.ContainerRecreateRequestUnreadyPodKey, nil))
+	if found && slices.Contains(holders.Of(pod), holders.ForRequest(crr.Namespace, crr.Name)) {
+		return nil // the pod readiness controller releases it; its write requeues us
+	}
+	return client.IgnoreNotFound(r.patchAcquired(ctx, crr, "", false))
 }
 
 // patchMetadata sets (or, with nil, removes) one key of obj's "labels" or "annotations".

@@ -1,7 +1,8 @@
 // Package podreadiness keeps the KruisePodReady condition of the pods that carry its readiness gate
-// (added by the pod webhook, pkg/webhook/podreadiness): True unless something of Kruise's holds the
-// pod, so that such a pod is Ready exactly when its containers are ready and nothing of Kruise's
-// holds it.
+// (added by the pod webhook, pkg/webhook/podreadiness): True unless something holds the pod, so
+// that such a pod is Ready exactly when its containers are ready and nothing holds it. The holders
+// are listed in the condition's message as OpenKruise lists them (pkg/holders); Kruise adds and
+// removes only its own.
 //
 // The workload that creates a pod opens the gate in its own first status write; this controller
 // repairs the pods whose condition is still missing (or wrong) after OwnerGrace, so the normal path
@@ -11,6 +12,7 @@ package podreadiness
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,10 +23,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/holders"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
 )
@@ -42,19 +47,47 @@ func HasGate(pod *corev1.Pod) bool {
 	return false
 }
 
-// Desired is the KruisePodReady condition the pod should have, with a reason and message when it
-// is held. A lifecycle hook with markPodNotReady holds it (pkg/lifecycle.HeldNotReady): the workload
-// sets the condition False when the hook takes the pod, and this controller sets it True again once
-// the pod has left the hook's states.
-func Desired(pod *corev1.Pod) (corev1.ConditionStatus, string, string) {
-	if lifecycle.HeldNotReady(pod) {
-		c := current(pod)
-		return corev1.ConditionFalse, c.Reason, c.Message
+// RequestChecker tells whether a ContainerRecreateRequest still holds its pod not ready.
+type RequestChecker interface {
+	// Holding reports whether request namespace/name exists, has acquired its pod
+	// (crr.apps.kruise.io/unready-acquired finalizer) and has neither completed nor been deleted.
+	Holding(namespace, name string) bool
+}
+
+// Desired returns the holders the pod's KruisePodReady condition should list (it is True when
+// there are none). From the holders it lists now it drops only Kruise's own that are over: a
+// Lifecycle holder once the pod has left the hook's state (pkg/holders.LifecycleHook), a
+// ContainerRecreateRequest holder once the pod no longer names the request in
+// crr.apps.kruise.io/unready and requests reports it released. Other agents' holders stay. The
+// workload adds Lifecycle holders itself (it moves the pod into the hook's state); a pod that names
+// a request in crr.apps.kruise.io/unready gets its holder here.
+func Desired(pod *corev1.Pod, requests RequestChecker) []holders.Holder {
+	unready := pod.Annotations[v1alpha1.ContainerRecreateRequestUnreadyPodKey]
+	held, _ := holders.LifecycleHook(lifecycle.State(pod))
+	var out []holders.Holder
+	for _, h := range holders.Of(pod) {
+		switch h.UserAgent {
+		case holders.Lifecycle:
+			if known(h.Key) && h != held {
+				continue
+			}
+		case holders.ContainerRecreateRequest:
+			ns, name, ok := holders.RequestOf(h)
+			if ok && ns == pod.Namespace && name != unready && !requests.Holding(ns, name) {
+				continue
+			}
+		}
+		out = append(out, h)
 	}
-	if name := pod.Annotations[v1alpha1.ContainerRecreateRequestUnreadyPodKey]; name != "" {
-		return corev1.ConditionFalse, "ContainerRecreateRequest", "held not ready while ContainerRecreateRequest " + name + " recreates containers"
+	if unready != "" {
+		out = holders.With(out, holders.ForRequest(pod.Namespace, unready))
 	}
-	return corev1.ConditionTrue, "NotHeld", ""
+	return out
+}
+
+// known reports whether key is one of the Lifecycle keys Kruise manages.
+func known(key string) bool {
+	return key == holders.PreDeleteKey || key == holders.PreUpdateKey || key == holders.PreNormalKey
 }
 
 // current returns the pod's KruisePodReady condition, or nil.
@@ -71,8 +104,9 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch
 
-// Reconcile sets the pod's KruisePodReady condition to Desired.
+// Reconcile sets the pod's KruisePodReady condition to its Desired holders.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pod := &corev1.Pod{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pod); err != nil {
@@ -81,30 +115,48 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !HasGate(pod) || pod.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	status, reason, msg := Desired(pod)
+	want := Desired(pod, requestChecker{ctx: ctx, c: r.Client})
 	cur := current(pod)
-	if cur != nil && cur.Status == status {
-		return ctrl.Result{}, nil
-	}
 	if cur == nil {
 		if age := r.Clock.Since(pod.CreationTimestamp.Time); age < OwnerGrace {
 			return ctrl.Result{RequeueAfter: OwnerGrace - age}, nil
 		}
+	} else if (len(want) == 0 && cur.Status == corev1.ConditionTrue) ||
+		(len(want) > 0 && cur.Status == corev1.ConditionFalse && holders.Equal(want, holders.Of(pod))) {
+		return ctrl.Result{}, nil
 	}
-	var patch []byte
-	var err error
-	if status == corev1.ConditionTrue {
-		patch, err = inplace.OpenPatch(reason, r.Clock.Now(), appspub.KruisePodReadyConditionType)
-	} else {
-		patch, err = inplace.ConditionPatch(appspub.KruisePodReadyConditionType, status, reason, msg, r.Clock.Now())
+	status, msg := corev1.ConditionFalse, holders.Format(want)
+	if len(want) == 0 {
+		// OpenKruise leaves "[]" once the last holder is gone; a condition never held has none.
+		status = corev1.ConditionTrue
+		if cur == nil || cur.Message == "" {
+			msg = ""
+		}
 	}
+	patch, err := inplace.ConditionPatch(appspub.KruisePodReadyConditionType, status, "", msg, r.Clock.Now())
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, fmt.Errorf("set %s=%s on pod %s: %w", appspub.KruisePodReadyConditionType, status, pod.Name, err)
+		return ctrl.Result{}, fmt.Errorf("set %s of pod %s (holders %s): %w", appspub.KruisePodReadyConditionType, pod.Name, holders.Format(want), err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// requestChecker reads ContainerRecreateRequests from the cache.
+type requestChecker struct {
+	ctx context.Context
+	c   client.Reader
+}
+
+func (rc requestChecker) Holding(namespace, name string) bool {
+	crr := &v1alpha1.ContainerRecreateRequest{}
+	if err := rc.c.Get(rc.ctx, client.ObjectKey{Namespace: namespace, Name: name}, crr); err != nil {
+		// Gone: released. Any other error: keep the hold, the next event retries.
+		return !apierrors.IsNotFound(err)
+	}
+	return crr.DeletionTimestamp == nil && crr.Status.Phase != v1alpha1.ContainerRecreateRequestCompleted &&
+		slices.Contains(crr.Finalizers, v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey)
 }
 
 // SetupWithManager watches the pods that carry the gate.
@@ -116,9 +168,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		pod, ok := o.(*corev1.Pod)
 		return ok && HasGate(pod)
 	})
+	// A request's end releases its holder on the pod.
+	requestPod := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		crr, ok := o.(*v1alpha1.ContainerRecreateRequest)
+		if !ok {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName}}}
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podreadiness").
 		For(&corev1.Pod{}, builder.WithPredicates(gated)).
+		Watches(&v1alpha1.ContainerRecreateRequest{}, requestPod).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
