@@ -99,3 +99,34 @@ func TestThenGoesStraightFromTheRunningContainers(t *testing.T) {
 		t.Errorf("r1→r2 pending then r2→r1 = %+v; want no container change and x removed", back)
 	}
 }
+
+// The grace annotation OpenKruise v1.9.0 wrote on a pod of the takeover fixture is read, and
+// written back byte for byte.
+func TestDeferredInOpenKruiseForm(t *testing.T) {
+	const openKruise = `{"revision":"cs-grace-7cf7bb8667","containerImages":{"app":"example.com/app:v2"},"metaDataPatch":"eyJtZXRhZGF0YSI6eyJsYWJlbHMiOnsidGllciI6ImdvbGQifX19","graceSeconds":3600}`
+	pod := gracePod()
+	pod.Annotations[appspub.InPlaceUpdateGraceKey] = openKruise
+	d, err := DeferredOf(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Deferred{UpdateSpec: UpdateSpec{Revision: "cs-grace-7cf7bb8667", ContainerImages: map[string]string{"app": "example.com/app:v2"},
+		Labels: map[string]*string{"tier": ptr.To("gold")}}, GraceSeconds: 3600}
+	if !reflect.DeepEqual(d, want) {
+		t.Fatalf("DeferredOf = %+v, want %+v", d, want)
+	}
+	raw, err := json.Marshal(d)
+	if err != nil || string(raw) != openKruise {
+		t.Errorf("written back as %s (%v), want %s", raw, err, openKruise)
+	}
+	// Earlier Kruise annotations (labels, annotations, envFromMetadataContainers) still read.
+	pod.Annotations[appspub.InPlaceUpdateGraceKey] = `{"revision":"r2","labels":{"x":"1"},"envFromMetadataContainers":["app"],"graceSeconds":5}`
+	if d, err = DeferredOf(pod); err != nil || *d.Labels["x"] != "1" || !reflect.DeepEqual(d.EnvFromMetadataContainers, []string{"app"}) {
+		t.Errorf("earlier form read as %+v (%v)", d, err)
+	}
+	env := &Deferred{UpdateSpec: UpdateSpec{Revision: "r2", EnvFromMetadataContainers: []string{"app"}}, GraceSeconds: 5}
+	raw, _ = json.Marshal(env)
+	if string(raw) != `{"revision":"r2","containerRefMetadata":{"app":{}},"updateEnvFromMetadata":true,"graceSeconds":5}` {
+		t.Errorf("env-only update written as %s", raw)
+	}
+}
