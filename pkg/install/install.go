@@ -210,6 +210,28 @@ func Apply(ctx context.Context, c client.Client, opts Options) error {
 	if err != nil {
 		return err
 	}
+	return apply(ctx, c, objs)
+}
+
+// ApplyCRDs installs Kruise's CRDs only (no RBAC, no webhooks: objects of Kruise's kinds are stored
+// as given) and waits until they are Established. A cluster taken over from OpenKruise, or a test
+// loading objects before Kruise starts, begins there.
+func ApplyCRDs(ctx context.Context, c client.Client) error {
+	objs, err := Objects(Options{})
+	if err != nil {
+		return err
+	}
+	var crds []*unstructured.Unstructured
+	for _, u := range objs {
+		if u.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, u)
+		}
+	}
+	return apply(ctx, c, crds)
+}
+
+// apply applies objs and waits until every CRD among them is Established.
+func apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {
 	for _, u := range objs {
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err)

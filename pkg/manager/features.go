@@ -1,25 +1,61 @@
 package manager
 
 import (
-	"fmt"
-	"sort"
 	"strconv"
-	"strings"
+
+	"fmt"
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/component-base/featuregate"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sort"
 )
 
 // Feature is a named switch for behaviour that can be turned on or off at start.
 type Feature string
 
-// featureDefaults lists the feature gates this build implements, with their defaults. Names are
-// OpenKruise's where the feature exists there. A gate is added here together with the code that
-// consults it: a gate that changes nothing would be a silent lie.
-var featureDefaults = map[Feature]bool{
-	CloneSetPartitionRollback:              false,
-	InPlaceWorkloadVerticalScaling:         false,
-	PreDownloadImageForInPlaceUpdate:       false,
-	InPlaceUpdateEnvFromMetadata:           false,
-	CloneSetShortHash:                      false,
-	RecreatePodWhenChangeVCTInCloneSetGate: false,
+// gate is one feature gate of OpenKruise v1.9.0: its default there, whether it is beta (AllBeta
+// turns it on) or alpha (AllAlpha), and whether Kruise implements what it switches.
+type gate struct {
+	on, beta, implemented bool
+}
+
+// gates are all of OpenKruise v1.9.0's feature gates, with OpenKruise's defaults, so that its
+// --feature-gates flag is accepted as it is. A gate Kruise does not implement is accepted and
+// reported (log and the kruise_manager_feature_gate metric), never an error; a gate is marked
+// implemented together with the code that consults it.
+var openKruiseGates = map[Feature]gate{
+	CloneSetPartitionRollback:              {implemented: true},
+	InPlaceWorkloadVerticalScaling:         {implemented: true},
+	PreDownloadImageForInPlaceUpdate:       {implemented: true},
+	InPlaceUpdateEnvFromMetadata:           {on: true, implemented: true},
+	CloneSetShortHash:                      {implemented: true},
+	RecreatePodWhenChangeVCTInCloneSetGate: {implemented: true},
+	TemplateNoDefaults:                     {implemented: true},
+
+	"PodWebhook":                                {on: true, beta: true},
+	"KruiseDaemon":                              {on: true, beta: true},
+	"DaemonWatchingPod":                         {on: true, beta: true},
+	"KruisePodReadinessGate":                    {},
+	"ResourcesDeletionProtection":               {on: true},
+	"WorkloadSpread":                            {on: true},
+	"PodUnavailableBudgetDeleteGate":            {on: true},
+	"PodUnavailableBudgetUpdateGate":            {},
+	"StatefulSetAutoDeletePVC":                  {on: true},
+	"SidecarSetPatchPodMetadataDefaultsAllowed": {},
+	"SidecarTerminator":                         {},
+	"PodProbeMarkerGate":                        {on: true},
+	"PreDownloadImageForDaemonSetUpdate":        {},
+	"CloneSetEventHandlerOptimization":          {},
+	"PreparingUpdateAsUpdate":                   {},
+	"ImagePullJobGate":                          {},
+	"ResourceDistributionGate":                  {},
+	"DeletionProtectionForCRDCascadingGate":     {},
+	"EnhancedLivenessProbe":                     {},
+	"StatefulSetStartOrdinal":                   {},
+	"PodIndexLabel":                             {on: true, beta: true},
+	"EnableExternalCerts":                       {},
+	"StatefulSetAutoResizePVCGate":              {},
 }
 
 // The feature gates.
@@ -48,6 +84,11 @@ const (
 	// volumeClaimTemplates change recreates pods (new claims) instead of updating them in place
 	// (OpenKruise's gate of that name, off by default: claim templates apply to new pods only).
 	RecreatePodWhenChangeVCTInCloneSetGate Feature = "RecreatePodWhenChangeVCTInCloneSetGate"
+	// TemplateNoDefaults: the CloneSet webhook leaves pod templates and claim templates as given
+	// (OpenKruise's gate of that name, off by default: templates are defaulted as OpenKruise
+	// defaults them, so revision names match OpenKruise's and `kubectl replace` of an unchanged
+	// template rolls nothing).
+	TemplateNoDefaults Feature = "TemplateNoDefaults"
 )
 
 // FeatureGates are the resolved gates.
@@ -56,43 +97,68 @@ type FeatureGates map[Feature]bool
 // Enabled reports whether f is on.
 func (g FeatureGates) Enabled(f Feature) bool { return g[f] }
 
-// ParseFeatureGates resolves "A=true,B=false" against the defaults. Unknown names and non-boolean
-// values are errors naming the gates this build knows.
-func ParseFeatureGates(spec string) (FeatureGates, error) {
-	gates := FeatureGates{}
-	for f, on := range featureDefaults {
-		gates[f] = on
+// Unimplemented lists, sorted, the gates set to something other than OpenKruise's default that
+// Kruise does not implement: accepted for compatibility, and changing nothing.
+func (g FeatureGates) Unimplemented() []string {
+	var out []string
+	for f, spec := range openKruiseGates {
+		if !spec.implemented && g[f] != spec.on {
+			out = append(out, fmt.Sprintf("%s=%t", f, g[f]))
+		}
 	}
-	for _, kv := range strings.Split(spec, ",") {
-		kv = strings.TrimSpace(kv)
-		if kv == "" {
-			continue
-		}
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, fmt.Errorf("--feature-gates: %q is not Name=true|false", kv)
-		}
-		f := Feature(strings.TrimSpace(name))
-		if _, known := featureDefaults[f]; !known {
-			return nil, fmt.Errorf("--feature-gates: unknown feature gate %q (this build implements: %s)", f, knownFeatures())
-		}
-		on, err := strconv.ParseBool(strings.TrimSpace(val))
-		if err != nil {
-			return nil, fmt.Errorf("--feature-gates: %s=%q is not a boolean", f, val)
-		}
-		gates[f] = on
-	}
-	return gates, nil
+	sort.Strings(out)
+	return out
 }
 
-func knownFeatures() string {
-	if len(featureDefaults) == 0 {
-		return "none yet"
+// Implemented reports whether Kruise implements gate f.
+func Implemented(f Feature) bool { return openKruiseGates[f].implemented }
+
+// ParseFeatureGates resolves "A=true,B=false" against OpenKruise's defaults with Kubernetes'
+// feature-gate rules (k8s.io/component-base/featuregate): AllAlpha and AllBeta set every alpha or
+// beta gate not named. Unknown names and non-boolean values are errors.
+func ParseFeatureGates(spec string) (FeatureGates, error) {
+	fg := featuregate.NewFeatureGate()
+	specs := map[featuregate.Feature]featuregate.FeatureSpec{}
+	for f, g := range openKruiseGates {
+		pre := featuregate.Alpha
+		if g.beta {
+			pre = featuregate.Beta
+		}
+		specs[featuregate.Feature(f)] = featuregate.FeatureSpec{Default: g.on, PreRelease: pre}
 	}
-	names := make([]string, 0, len(featureDefaults))
-	for f := range featureDefaults {
-		names = append(names, string(f))
+	if err := fg.Add(specs); err != nil {
+		return nil, err
 	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
+	if err := fg.Set(spec); err != nil {
+		return nil, fmt.Errorf("--feature-gates: %w", err)
+	}
+	out := FeatureGates{}
+	for f := range openKruiseGates {
+		out[f] = fg.Enabled(featuregate.Feature(f))
+	}
+	return out, nil
 }
+
+// featureGateMetric reports every gate: 1 when on, 0 when off, labelled with whether Kruise
+// implements it.
+var featureGateMetric = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "kruise_manager_feature_gate",
+	Help: "Feature gates of kruise-manager: 1 when on. implemented=false: accepted for compatibility with OpenKruise, changes nothing.",
+}, []string{"name", "implemented"})
+
+// reportFeatureGates publishes g on the metric and logs the gates set away from OpenKruise's
+// default that Kruise does not implement.
+func reportFeatureGates(log logr.Logger, g FeatureGates) {
+	for f, on := range g {
+		v := 0.0
+		if on {
+			v = 1
+		}
+		featureGateMetric.WithLabelValues(string(f), strconv.FormatBool(Implemented(f))).Set(v)
+	}
+	if u := g.Unimplemented(); len(u) > 0 {
+		log.Info("feature gates accepted for compatibility with OpenKruise but not implemented by Kruise: they change nothing", "gates", u)
+	}
+}
+
+func init() { ctrlmetrics.Registry.MustRegister(featureGateMetric) }

@@ -130,11 +130,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
+	reportFeatureGates(log, gates)
 	inPlace, err := inPlaceOptions(cfg, gates)
 	if err != nil {
 		return err
 	}
-	defaulting.Register(mgr.GetWebhookServer(), scheme, mgr.GetAPIReader())
+	defaulting.Register(mgr.GetWebhookServer(), scheme, mgr.GetAPIReader(), defaulting.Options{TemplateDefaults: !gates.Enabled(TemplateNoDefaults)})
 	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, inPlace)
 	podwebhook.Register(mgr.GetWebhookServer(), scheme)
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.

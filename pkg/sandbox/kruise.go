@@ -70,6 +70,8 @@ func (s *Sandbox) startKruise(ctx context.Context, binary, daemon string) error 
 	}
 	if daemon != "" {
 		args = append(args, "--feature-gates="+DaemonGates)
+	} else {
+		args = append(args, "--feature-gates="+NoDaemonGates)
 	}
 	if _, err := s.run("kruise-manager", binary, args, []string{"KUBECONFIG=" + kubeconfig}); err != nil {
 		return err
@@ -81,6 +83,33 @@ func (s *Sandbox) startKruise(ctx context.Context, binary, daemon string) error 
 		return nil
 	}
 	return s.startKruiseDaemon(ctx, daemon)
+}
+
+// InstallCRDs installs Kruise's CRDs only, so objects of its kinds can be loaded before Kruise
+// starts (StartKruise), as on a cluster taken over from OpenKruise.
+func (s *Sandbox) InstallCRDs(ctx context.Context) error {
+	cfg, err := s.RESTConfig()
+	if err != nil {
+		return err
+	}
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	return install.ApplyCRDs(ctx, c)
+}
+
+// StartKruise installs Kruise and starts kruise-manager (binary) in a sandbox started without it;
+// it returns once the manager is ready.
+func (s *Sandbox) StartKruise(ctx context.Context, binary string) error {
+	if s.Kruise {
+		return fmt.Errorf("sandbox %s already runs Kruise", s.Dir)
+	}
+	return s.startKruise(ctx, binary, "")
 }
 
 // startKruiseDaemon runs kruise-daemon for the real node, on the real node's containerd, as user
@@ -117,8 +146,12 @@ func (s *Sandbox) CrashKruiseManager(ctx context.Context) error {
 }
 
 // RestartKruiseManager stops kruise-manager (SIGTERM) and starts it again with --feature-gates=gates
-// in place of the gates it had ("" for the defaults); it returns once the new one is ready.
+// in place of the gates it had ("" for the defaults; without kruise-daemon NoDaemonGates stay unless
+// gates names them); it returns once the new one is ready.
 func (s *Sandbox) RestartKruiseManager(ctx context.Context, gates string) error {
+	if !s.hasProcess("kruise-daemon") && !strings.Contains(gates, "InPlaceUpdateEnvFromMetadata") {
+		gates = strings.Trim(NoDaemonGates+","+gates, ",")
+	}
 	stop := func(p *Process) error { return p.Stop(10 * time.Second) }
 	return s.restartKruise(ctx, "stopped", stop, func(args []string) []string {
 		var out []string
@@ -138,6 +171,20 @@ func (s *Sandbox) RestartKruiseManager(ctx context.Context, gates string) error 
 // turns on when it runs one: image pre-download for in-place updates, and in-place restarts of
 // containers whose env reads changed metadata.
 const DaemonGates = "PreDownloadImageForInPlaceUpdate=true,InPlaceUpdateEnvFromMetadata=true"
+
+// NoDaemonGates turn off what needs kruise-daemon (on by default, as in OpenKruise) in a sandbox
+// that runs none: a container whose env reads changed metadata is recreated with its pod instead.
+const NoDaemonGates = "InPlaceUpdateEnvFromMetadata=false"
+
+// hasProcess reports whether the sandbox runs a process of that name.
+func (s *Sandbox) hasProcess(name string) bool {
+	for _, p := range s.Processes {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
 
 // CrashKruiseDaemon kills kruise-daemon with SIGKILL and starts it again with the same binary,
 // flags and identity; it returns once the new one is healthy.

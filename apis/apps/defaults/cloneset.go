@@ -3,6 +3,7 @@ package defaults
 import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 )
 
@@ -14,9 +15,11 @@ import (
 //   - spec.updateStrategy.partition: 0 ("Default value is 0.")
 //   - spec.updateStrategy.maxUnavailable: "20%" ("Defaults to 20%.")
 //   - spec.updateStrategy.maxSurge: 0 ("Defaults to 0.")
+//   - spec.updateStrategy.inPlaceUpdateStrategy: {} for InPlaceIfPossible and
+//     InPlaceOnly (as OpenKruise stores it)
 //
-// The pod template, volumeClaimTemplates and scaleStrategy are left alone
-// (see the package documentation).
+// The pod template and volumeClaimTemplates are defaulted by
+// SetDefaultsCloneSetTemplate; scaleStrategy is left alone.
 func SetDefaultsCloneSet(obj *v1alpha1.CloneSet) {
 	spec := &obj.Spec
 	defaultInt32(&spec.Replicas, 1)
@@ -27,4 +30,8 @@ func SetDefaultsCloneSet(obj *v1alpha1.CloneSet) {
 	defaultIntOrString(&us.Partition, intstr.FromInt32(0))
 	defaultIntOrString(&us.MaxUnavailable, intstr.FromString("20%"))
 	defaultIntOrString(&us.MaxSurge, intstr.FromInt32(0))
+	if us.InPlaceUpdateStrategy == nil && (us.Type == v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType ||
+		us.Type == v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType) {
+		us.InPlaceUpdateStrategy = &appspub.InPlaceUpdateStrategy{}
+	}
 }

@@ -27,14 +27,28 @@
 //
 // # Pod templates
 //
-// Pod templates (CloneSet, StatefulSet, DaemonSet, BroadcastJob, the
-// templates inside UnitedDeployment and AdvancedCronJob) and the
-// corev1.Container values embedded in SidecarSet containers are left alone.
-// Kubernetes' own pod-spec defaulting (SetDefaults_PodSpec, _Container,
-// _Probe, ...) lives in k8s.io/kubernetes/pkg/apis/core/v1, which must not
-// enter go.mod; k8s.io/api carries no defaulting functions. Pods created from
-// these templates are still defaulted by the API server when they are
-// created.
+// CloneSet templates are defaulted as OpenKruise v1.9.0's CloneSet webhook
+// defaults them (SetDefaultsCloneSetTemplate, applied in addition to
+// SetDefaultsCloneSet): every container's empty imagePullPolicy becomes
+// Always (containers are updated in place, so a new image must always be
+// pulled), then Kubernetes' own pod-spec defaults are applied piecewise
+// (SetDefaultsPodTemplate) and the volume claim templates get status.phase
+// Pending and rounded quantities (SetDefaultsClaimTemplates). This matters
+// because a CloneSet's revision name is a hash of its stored template: with
+// the same defaults, a CloneSet created through Kruise gets the revision
+// names OpenKruise would give it, and a Kruise manager taking over
+// OpenKruise's CloneSets computes the names already in their status (checked
+// against objects OpenKruise wrote in test/compat). Kubernetes' defaulting
+// lives in k8s.io/kubernetes/pkg/apis/core/v1, which must not enter go.mod
+// (k8s.io/api carries no defaulting functions), so the rules are written out
+// here, as Kubernetes v1.32 (the version OpenKruise v1.9.0 builds with)
+// defines the functions OpenKruise calls.
+//
+// The other templates (StatefulSet, DaemonSet, BroadcastJob, the templates
+// inside UnitedDeployment and AdvancedCronJob) and the corev1.Container
+// values embedded in SidecarSet containers are still left alone. Pods
+// created from these templates are defaulted by the API server when they
+// are created.
 //
 // Templates of child workloads (UnitedDeployment subset templates,
 // AdvancedCronJob broadcastJob/imageListPullJob templates) are also left

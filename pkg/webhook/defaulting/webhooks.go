@@ -52,9 +52,16 @@ func (f defaulter[T]) Default(_ context.Context, obj T) error {
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-uniteddeployment,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=uniteddeployments,verbs=create;update,versions=v1alpha1,name=muniteddeployment-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-workloadspread,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=workloadspreads,verbs=create;update,versions=v1alpha1,name=mworkloadspread-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 
+// Options tune the defaulting webhooks.
+type Options struct {
+	// TemplateDefaults defaults CloneSet pod templates and claim templates as OpenKruise does
+	// (defaults.SetDefaultsCloneSetTemplate); OpenKruise's TemplateNoDefaults gate turns it off.
+	TemplateDefaults bool
+}
+
 // Register adds every defaulting webhook to srv.
-func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader) {
-	for _, h := range handlers(scheme, pods) {
+func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, opts Options) {
+	for _, h := range handlers(scheme, pods, opts) {
 		srv.Register(h.path, h.webhook)
 	}
 }
@@ -64,13 +71,20 @@ type handler struct {
 	webhook *admission.Webhook
 }
 
-func handlers(scheme *runtime.Scheme, pods client.Reader) []handler {
+func handlers(scheme *runtime.Scheme, pods client.Reader, opts Options) []handler {
+	cloneSet := defaults.SetDefaultsCloneSet
+	if opts.TemplateDefaults {
+		cloneSet = func(obj *v1alpha1.CloneSet) {
+			defaults.SetDefaultsCloneSet(obj)
+			defaults.SetDefaultsCloneSetTemplate(obj)
+		}
+	}
 	return []handler{
 		{"/mutate-apps-kruise-io-v1alpha1-advancedcronjob", admission.WithDefaulter(scheme, defaulter[*v1alpha1.AdvancedCronJob](defaults.SetDefaultsAdvancedCronJob))},
 		{"/mutate-apps-kruise-io-v1beta1-advancedcronjob", admission.WithDefaulter(scheme, defaulter[*v1beta1.AdvancedCronJob](defaults.SetDefaultsAdvancedCronJobV1beta1))},
 		{"/mutate-apps-kruise-io-v1alpha1-broadcastjob", admission.WithDefaulter(scheme, defaulter[*v1alpha1.BroadcastJob](defaults.SetDefaultsBroadcastJob))},
 		{"/mutate-apps-kruise-io-v1beta1-broadcastjob", admission.WithDefaulter(scheme, defaulter[*v1beta1.BroadcastJob](defaults.SetDefaultsBroadcastJobV1beta1))},
-		{"/mutate-apps-kruise-io-v1alpha1-cloneset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.CloneSet](defaults.SetDefaultsCloneSet))},
+		{"/mutate-apps-kruise-io-v1alpha1-cloneset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.CloneSet](cloneSet))},
 		{"/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest", admission.WithDefaulter[*v1alpha1.ContainerRecreateRequest](scheme, crrDefaulter{pods: pods})},
 		{"/mutate-apps-kruise-io-v1alpha1-daemonset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.DaemonSet](defaults.SetDefaultsDaemonSet))},
 		{"/mutate-apps-kruise-io-v1beta1-daemonset", admission.WithDefaulter(scheme, defaulter[*v1beta1.DaemonSet](defaults.SetDefaultsDaemonSetV1beta1))},
