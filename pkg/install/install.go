@@ -213,11 +213,11 @@ func Apply(ctx context.Context, c client.Client, opts Options) error {
 	return apply(ctx, c, objs)
 }
 
-// ApplyCRDs installs Kruise's CRDs only (no RBAC, no webhooks: objects of Kruise's kinds are stored
-// as given) and waits until they are Established. A cluster taken over from OpenKruise, or a test
-// loading objects before Kruise starts, begins there.
-func ApplyCRDs(ctx context.Context, c client.Client) error {
-	objs, err := Objects(Options{})
+// ApplyCRDs installs Kruise's CRDs only (no RBAC, no admission webhooks: objects of Kruise's kinds
+// are stored as given; the conversion webhooks point at opts' Service) and waits until they are
+// Established. A test loading objects before Kruise starts begins there.
+func ApplyCRDs(ctx context.Context, c client.Client, opts Options) error {
+	objs, err := Objects(opts)
 	if err != nil {
 		return err
 	}

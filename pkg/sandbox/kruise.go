@@ -46,8 +46,7 @@ func (s *Sandbox) startKruise(ctx context.Context, binary, daemon string) error 
 	if err != nil {
 		return err
 	}
-	opts := install.Options{Namespace: KruiseNamespace, WebhookService: "kruise-webhook-service",
-		Subject: rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: KruiseManagerUser}}
+	opts := installOptions()
 	if daemon != "" {
 		opts.DaemonSubject = &rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: KruiseDaemonUser}
 	}
@@ -100,7 +99,13 @@ func (s *Sandbox) InstallCRDs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return install.ApplyCRDs(ctx, c)
+	return install.ApplyCRDs(ctx, c, installOptions())
+}
+
+// installOptions are how the sandbox installs Kruise: in KruiseNamespace, for KruiseManagerUser.
+func installOptions() install.Options {
+	return install.Options{Namespace: KruiseNamespace, WebhookService: "kruise-webhook-service",
+		Subject: rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: KruiseManagerUser}}
 }
 
 // StartKruise installs Kruise and starts kruise-manager (binary) in a sandbox started without it;

@@ -94,7 +94,7 @@ func run(n, nodes int, floor bool, jsonOut, profileDir string) error {
 // measure runs fn and returns its figures: wall time, the writes of users in the audit log during
 // fn, and the CPU and peak RSS of the process pid.
 func measure(sb *sandbox.Sandbox, scenario, writer string, n, pid int, users func(string) bool, fn func() error) (result, error) {
-	offset := auditSize(sb.AuditLog)
+	offset := harness.AuditSize(sb.AuditLog)
 	cpu0, err := cpuSeconds(pid)
 	if err != nil {
 		return result{}, err

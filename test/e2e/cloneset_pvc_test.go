@@ -45,6 +45,9 @@ func TestCloneSetVolumeClaimTemplates(t *testing.T) {
 	ns := namespace(t)
 	staticVolumes(t, ns, 12)
 	clone := newCloneSet(ns, "data", 2, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+	// The container mounts its claim template's volume, the usual way to use one (the webhook
+	// validates the template with the claims' volumes added, as the pods get them).
+	clone.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
 	clone.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
 		Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To(""), AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}}}
@@ -114,17 +117,41 @@ func TestCloneSetVolumeClaimTemplates(t *testing.T) {
 	waitCloneSet(t, c, ns, "data", "1 ready", ready(1))
 	harness.Eventually(t, 30*time.Second, "the scaled-in pod's claim deleted", gone("data-"+victim))
 
-	// A claim template change recreates the pod, with a new claim.
+	// A claim-template-only change (as in OpenKruise) makes no new revision and touches no pod: the
+	// pod keeps its claim; claims made from now on follow the live spec.
+	rev := waitCloneSet(t, c, ns, "data", "1 ready", ready(1)).Status.UpdateRevision
+	uid := podsByName(t, ns, "app=data")[other].UID
 	patchCloneSet(t, c, clone, `{"spec":{"volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"storageClassName":"","accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"2Mi"}}}}]}}`)
-	waitCloneSet(t, c, ns, "data", "recreated with the new claim template", ready(1))
+	got := waitCloneSet(t, c, ns, "data", "the claim-template change observed", ready(1))
+	if got.Status.UpdateRevision != rev || podsByName(t, ns, "app=data")[other].UID != uid {
+		t.Errorf("a claim-template-only change made revision %s (was %s) or replaced pod %s", got.Status.UpdateRevision, rev, other)
+	}
+	if pvc := claim("data-" + other); pvc == nil || pvc.Spec.Resources.Requests.Storage().String() != "1Mi" {
+		t.Errorf("pod %s: claim %+v, want its 1Mi claim kept", other, pvc)
+	}
+
+	// With RecreatePodWhenChangeVCTInCloneSetGate, a template change made with a claim template
+	// change recreates the pod, with a new claim.
+	if err := sb.RestartKruiseManager(ctx, "RecreatePodWhenChangeVCTInCloneSetGate=true"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sb.RestartKruiseManager(context.Background(), ""); err != nil {
+			t.Errorf("restore the manager's gates: %v", err)
+		}
+	})
+	patchCloneSet(t, c, clone, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}},"volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"storageClassName":"","accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"3Mi"}}}}]}}`)
+	waitCloneSet(t, c, ns, "data", "recreated with the new claim template", func(cs *appsv1alpha1.CloneSet) bool {
+		return ready(1)(cs) && cs.Status.UpdatedReplicas == 1 && cs.Status.UpdateRevision != rev
+	})
 	after := podsByName(t, ns, "app=data")
 	if _, ok := after[other]; ok || len(after) != 1 {
 		t.Fatalf("pods %v: %s was not recreated", after, other)
 	}
 	harness.Eventually(t, 30*time.Second, "the recreated pod's old claim deleted", gone("data-"+other))
 	for name := range after {
-		if pvc := claim("data-" + name); pvc == nil || pvc.Spec.Resources.Requests.Storage().String() != "2Mi" {
-			t.Errorf("pod %s: claim %+v, want 2Mi", name, pvc)
+		if pvc := claim("data-" + name); pvc == nil || pvc.Spec.Resources.Requests.Storage().String() != "3Mi" {
+			t.Errorf("pod %s: claim %+v, want 3Mi", name, pvc)
 		}
 		other = name
 	}

@@ -117,11 +117,23 @@ func BuildCommand(name string) (string, error) {
 // this checkout, in a fresh temporary folder; progress goes to log (nil discards it). Stop it with
 // Down.
 func StartSandbox(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
-	if err := requireBinaries("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"); err != nil {
-		return nil, err
-	}
 	managerBin, err := BuildManager()
 	if err != nil {
+		return nil, err
+	}
+	return startKwokSandbox(nodes, log, managerBin)
+}
+
+// StartSandboxWithoutKruise is StartSandbox without Kruise: objects of any kind (Kruise's CRDs
+// installed with Sandbox.InstallCRDs) can be loaded before kruise-manager starts
+// (Sandbox.StartKruise), as on a cluster taken over from OpenKruise.
+func StartSandboxWithoutKruise(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
+	return startKwokSandbox(nodes, log, "")
+}
+
+// startKwokSandbox starts a sandbox of kwok nodes, with kruise-manager when managerBin is set.
+func startKwokSandbox(nodes int, log io.Writer, managerBin string) (*sandbox.Sandbox, error) {
+	if err := requireBinaries("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "kruise-e2e-")

@@ -37,9 +37,23 @@ const (
 )
 
 // PreDownloadStarts reports whether new pre-download jobs may be created: as many updated pods are
-// ready as the min-updated-ready-pods annotation asks (jobs already made are kept regardless).
+// ready as the min-updated-ready-pods annotation asks -- a number, or a percentage of
+// spec.replicas rounded up, as OpenKruise reads it (jobs already made are kept regardless).
 func PreDownloadStarts(cs *v1alpha1.CloneSet) bool {
-	return cs.Status.UpdatedReadyReplicas >= int32(annotationInt(cs, v1alpha1.ImagePreDownloadMinUpdatedReadyPods, 0))
+	v, ok := cs.Annotations[v1alpha1.ImagePreDownloadMinUpdatedReadyPods]
+	if !ok {
+		return true
+	}
+	replicas := 1
+	if cs.Spec.Replicas != nil {
+		replicas = int(*cs.Spec.Replicas)
+	}
+	minReady := intstr.Parse(v)
+	n, err := intstr.GetScaledValueFromIntOrPercent(&minReady, replicas, true)
+	if err != nil || n < 0 {
+		return true // refused by the webhook; a stored one asks for nothing
+	}
+	return int(cs.Status.UpdatedReadyReplicas) >= n
 }
 
 // PreDownloadJobs are the ImagePullJobs that pre-download, onto the nodes of cs's pods, the images

@@ -44,3 +44,22 @@ func TestPreDownloadJobs(t *testing.T) {
 		t.Errorf("%d jobs when every pod is updated", len(none))
 	}
 }
+
+// min-updated-ready-pods is a number or a percentage of spec.replicas, rounded up (OpenKruise's
+// reading).
+func TestPreDownloadStartsPercent(t *testing.T) {
+	replicas := int32(5)
+	for _, tc := range []struct {
+		value   string
+		ready   int32
+		started bool
+	}{
+		{"50%", 2, false}, {"50%", 3, true}, {"0%", 0, true}, {"100%", 4, false}, {"100%", 5, true}, {"2", 1, false}, {"2", 2, true},
+	} {
+		cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{v1alpha1.ImagePreDownloadMinUpdatedReadyPods: tc.value}},
+			Spec: v1alpha1.CloneSetSpec{Replicas: &replicas}, Status: v1alpha1.CloneSetStatus{UpdatedReadyReplicas: tc.ready}}
+		if got := PreDownloadStarts(cs); got != tc.started {
+			t.Errorf("%s of 5 with %d updated ready: starts %v, want %v", tc.value, tc.ready, got, tc.started)
+		}
+	}
+}

@@ -69,8 +69,15 @@ func ValidateCloneSet(obj *v1alpha1.CloneSet) field.ErrorList {
 // 1 for parallelism and timeout, at least 0 for min-updated-ready-pods.
 func validatePreDownloadAnnotations(annotations map[string]string) field.ErrorList {
 	var errs field.ErrorList
-	for key, least := range map[string]int{v1alpha1.ImagePreDownloadParallelismKey: 1,
-		v1alpha1.ImagePreDownloadTimeoutSecondsKey: 1, v1alpha1.ImagePreDownloadMinUpdatedReadyPods: 0} {
+	if v, ok := annotations[v1alpha1.ImagePreDownloadMinUpdatedReadyPods]; ok {
+		// A number or a percentage of the replicas, as OpenKruise reads it.
+		minReady := intstr.Parse(v)
+		if n, err := intstr.GetScaledValueFromIntOrPercent(&minReady, 100, true); err != nil || n < 0 || (n > 100 && minReady.Type == intstr.String) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(v1alpha1.ImagePreDownloadMinUpdatedReadyPods), v,
+				"must be a whole number of at least 0 or a percentage from 0% to 100%"))
+		}
+	}
+	for key, least := range map[string]int{v1alpha1.ImagePreDownloadParallelismKey: 1, v1alpha1.ImagePreDownloadTimeoutSecondsKey: 1} {
 		v, ok := annotations[key]
 		if !ok {
 			continue

@@ -320,3 +320,20 @@ func TestValidateCloneSetUpdateAcceptsMetadataOnlyChanges(t *testing.T) {
 	cs.Spec.Replicas = ptr.To[int32](4)
 	checkErrors(t, ValidateCloneSetUpdate(cs, old, inplace.Options{}), []want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxUnavailable"}})
 }
+
+// The pre-download annotations: min-updated-ready-pods is a number or a percentage (OpenKruise's
+// reading); parallelism and timeout are positive numbers.
+func TestValidatePreDownloadMinUpdatedReadyPods(t *testing.T) {
+	key := v1alpha1.ImagePreDownloadMinUpdatedReadyPods
+	path := "metadata.annotations[" + key + "]"
+	for value, bad := range map[string]bool{"0": false, "3": false, "50%": false, "0%": false, "100%": false,
+		"150%": true, "-1": true, "x": true, "1.5": true} {
+		var expect []want
+		if bad {
+			expect = []want{{field.ErrorTypeInvalid, path}}
+		}
+		t.Run(value, func(t *testing.T) { checkErrors(t, validatePreDownloadAnnotations(map[string]string{key: value}), expect) })
+	}
+	checkErrors(t, validatePreDownloadAnnotations(map[string]string{v1alpha1.ImagePreDownloadParallelismKey: "0"}),
+		[]want{{field.ErrorTypeInvalid, "metadata.annotations[" + v1alpha1.ImagePreDownloadParallelismKey + "]"}})
+}

@@ -3,6 +3,7 @@ package validating
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 )
 
 // PodTemplateChecker validates a workload's pod template as the API server validates pods.
@@ -65,4 +68,20 @@ func causeError(path *field.Path, c metav1.StatusCause) *field.Error {
 		typ, detail = field.ErrorTypeInvalid, c.Message
 	}
 	return &field.Error{Type: typ, Field: path.String() + "." + c.Field, BadValue: field.OmitValueType{}, Detail: detail}
+}
+
+// withClaimVolumes returns the CloneSet's template as its pods get it: with a volume for each of its
+// volumeClaimTemplates (the controller mounts each claim as the volume named after its template,
+// replacing a template volume of that name), so containers may mount them.
+func withClaimVolumes(cs *v1alpha1.CloneSet) *corev1.PodTemplateSpec {
+	if len(cs.Spec.VolumeClaimTemplates) == 0 {
+		return &cs.Spec.Template
+	}
+	tmpl := cs.Spec.Template.DeepCopy()
+	for _, c := range cs.Spec.VolumeClaimTemplates {
+		tmpl.Spec.Volumes = slices.DeleteFunc(tmpl.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == c.Name })
+		tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, corev1.Volume{Name: c.Name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Name + "-" + cs.Name}}})
+	}
+	return tmpl
 }

@@ -44,7 +44,7 @@ type cloneSetValidator struct {
 func (v cloneSetValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.CloneSet) (admission.Warnings, error) {
 	errs := ValidateCloneSet(obj)
 	if len(errs) == 0 && v.templates != nil {
-		errs = v.templates.Check(ctx, obj.Namespace, &obj.Spec.Template, field.NewPath("spec", "template"))
+		errs = v.templates.Check(ctx, obj.Namespace, withClaimVolumes(obj), field.NewPath("spec", "template"))
 	}
 	return nil, invalid("CloneSet", obj.Name, errs)
 }
@@ -54,7 +54,7 @@ func (v cloneSetValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.Clo
 func (v cloneSetValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v1alpha1.CloneSet) (admission.Warnings, error) {
 	errs := ValidateCloneSetUpdate(newObj, oldObj, v.inPlace)
 	if len(errs) == 0 && v.templates != nil && !apiequality.Semantic.DeepEqual(oldObj.Spec.Template, newObj.Spec.Template) {
-		errs = v.templates.Check(ctx, newObj.Namespace, &newObj.Spec.Template, field.NewPath("spec", "template"))
+		errs = v.templates.Check(ctx, newObj.Namespace, withClaimVolumes(newObj), field.NewPath("spec", "template"))
 	}
 	return nil, invalid("CloneSet", newObj.Name, errs)
 }
