@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -97,6 +98,7 @@ func TestManagerServesDefaultingWebhooks(t *testing.T) {
 		t.Errorf("CloneSet not defaulted like OpenKruise: replicas %v, revisionHistoryLimit %v, updateStrategy %+v",
 			cs.Spec.Replicas, cs.Spec.RevisionHistoryLimit, us)
 	}
+	checkTemplateDefaults(t, admin, cs, template)
 	sts := &appsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns.Name},
 		Spec: appsv1beta1.StatefulSetSpec{Selector: selector, Template: template}}
 	if err := admin.Create(ctx, sts); err != nil {
@@ -158,5 +160,36 @@ func checkConversion(t *testing.T, c client.Client, ns string, selector *metav1.
 	}
 	if got := pairs[2].again.(*appsv1alpha1.SidecarSet).Spec.Namespace; got != "team-a" {
 		t.Errorf("v1alpha1-only SidecarSet.spec.namespace = %q after a v1beta1 round trip; want team-a", got)
+	}
+}
+
+// checkTemplateDefaults: the webhook defaults a CloneSet's pod template as OpenKruise's does (so
+// revision names match OpenKruise's), and replacing the CloneSet with the template as first written
+// changes nothing (no new generation, so no rollout).
+func checkTemplateDefaults(t *testing.T, c client.Client, cs *appsv1alpha1.CloneSet, written corev1.PodTemplateSpec) {
+	t.Helper()
+	spec := cs.Spec.Template.Spec
+	if ctr := spec.Containers[0]; ctr.ImagePullPolicy != corev1.PullAlways || ctr.TerminationMessagePath != "/dev/termination-log" ||
+		spec.DNSPolicy != corev1.DNSClusterFirst || spec.SchedulerName != "default-scheduler" || spec.SecurityContext == nil {
+		t.Errorf("pod template not defaulted like OpenKruise's: %+v", spec)
+	}
+	generation := cs.Generation
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &appsv1alpha1.CloneSet{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(cs), cur); err != nil {
+			return err
+		}
+		cur.Spec.Template = *written.DeepCopy()
+		return c.Update(context.Background(), cur)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &appsv1alpha1.CloneSet{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(cs), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Generation != generation {
+		t.Errorf("replacing the CloneSet with its template as written made generation %d (was %d): pods would roll", got.Generation, generation)
 	}
 }

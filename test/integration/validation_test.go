@@ -61,6 +61,18 @@ func checkCloneSetValidation(t *testing.T, c client.Client, ns string, selector 
 		}
 	}
 
+	// A container may mount its claim template's volume, the usual way to use one.
+	mounted := cloneSet("mounts-claim", func(s *appsv1alpha1.CloneSetSpec) {
+		s.Replicas = ptr.To[int32](0)
+		s.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		s.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}}}
+	})
+	if err := c.Create(ctx, mounted); err != nil {
+		t.Errorf("a CloneSet mounting its claim template's volume was refused: %v", err)
+	}
+
 	valid := cloneSet("inplace-only", func(s *appsv1alpha1.CloneSetSpec) {
 		s.Replicas = ptr.To[int32](0)
 		s.UpdateStrategy.Type = appsv1alpha1.InPlaceOnlyCloneSetUpdateStrategyType

@@ -97,6 +97,7 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	errs.Scale = errors.Join(errs.Scale, parallel(plan.ReleaseInstanceIDs, func(id string) error {
 		return r.deleteClaims(ctx, cs, obs.claims[id], "scaleStrategy.disablePVCReuse: no pod has instance "+id, done)
 	}))
+	errs.Scale = errors.Join(errs.Scale, r.applyOwnership(ctx, cs, obs, done))
 	r.pruneRevisions(ctx, cs, obs)
 	return errs
 }

@@ -10,12 +10,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
@@ -23,7 +30,7 @@ import (
 )
 
 // The controller's permissions, generated into config/rbac.
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
@@ -60,6 +67,8 @@ type Reconciler struct {
 	// rolloutStarts holds when this manager saw each CloneSet's update revision change (key
 	// namespace/name → time.Time), for the rollout duration metric.
 	rolloutStarts sync.Map
+	// ownerIndexed says the client's cache indexes pods by controlling CloneSet (ownerIndex).
+	ownerIndexed bool
 }
 
 // SetupWithManager registers the controller with workers parallel reconciles.
@@ -73,12 +82,36 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if r.Engine == nil {
 		r.Engine = engine.New(r.Client, r.Clock, inplace.Options{})
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, ownerIndex, controllerUID); err != nil {
+		return fmt.Errorf("index pods by CloneSet: %w", err)
+	}
+	r.ownerIndexed = true
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.CloneSet{}).
 		Owns(&corev1.Pod{}).
 		Owns(&appsv1.ControllerRevision{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.orphanOwners), builder.WithPredicates(orphanPods)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
+}
+
+// orphanPods passes events of pods without a controller: a CloneSet may adopt them.
+var orphanPods = predicate.NewPredicateFuncs(func(o client.Object) bool { return metav1.GetControllerOfNoCopy(o) == nil })
+
+// orphanOwners are the CloneSets of the pod's namespace whose selector matches it.
+func (r *Reconciler) orphanOwners(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.CloneSetList
+	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, cs := range list.Items {
+		sel, err := metav1.LabelSelectorAsSelector(cs.Spec.Selector)
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(o.GetLabels())) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: cs.Namespace, Name: cs.Name}})
+		}
+	}
+	return reqs
 }
 
 // expectationTimeout bounds how long the controller trusts its own writes over the cache.

@@ -44,6 +44,8 @@ type observation struct {
 	claims map[string][]*corev1.PersistentVolumeClaim
 	// inactive are the CloneSet's Failed and Succeeded pods: no replicas, left alone.
 	inactive []*corev1.Pod
+	// adopt are orphans that match the selector; release are pods it controls that no longer do.
+	adopt, release []*corev1.Pod
 }
 
 // observe reads the CloneSet's pods and revisions from the cache and builds the snapshot.
@@ -148,6 +150,9 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 	}
 	sort.Slice(obs.snap.Pods, func(i, j int) bool { return obs.snap.Pods[i].Name < obs.snap.Pods[j].Name })
 	if err := r.observeClaims(ctx, cs, sel, obs); err != nil {
+		return nil, err
+	}
+	if err := r.observeOwnership(ctx, cs, sel, podList.Items, obs); err != nil {
 		return nil, err
 	}
 	return obs, nil

@@ -94,12 +94,13 @@ func computeCounters(snap *Snapshot, now time.Time) v1alpha1.CloneSetStatus {
 }
 
 // computeCurrentRevision moves the current revision to the update revision once every active pod is
-// at it and the CloneSet has its full count; an empty current revision starts at the update revision.
+// at it and there are exactly spec.replicas of them (OpenKruise's rule: not while scaling in); an
+// empty current revision starts at the update revision.
 func computeCurrentRevision(snap *Snapshot, st v1alpha1.CloneSetStatus, replicas int) string {
 	if snap.CurrentRevision == "" {
 		return snap.UpdateRevision
 	}
-	if st.UpdatedReplicas == st.Replicas && int(st.Replicas) >= replicas {
+	if st.UpdatedReplicas == st.Replicas && int(st.Replicas) == replicas {
 		return snap.UpdateRevision
 	}
 	return snap.CurrentRevision
