@@ -332,7 +332,9 @@ func TestValidatePreDownloadMinUpdatedReadyPods(t *testing.T) {
 		if bad {
 			expect = []want{{field.ErrorTypeInvalid, path}}
 		}
-		t.Run(value, func(t *testing.T) { checkErrors(t, validatePreDownloadAnnotations(map[string]string{key: value}), expect) })
+		t.Run(value, func(t *testing.T) {
+			checkErrors(t, validatePreDownloadAnnotations(map[string]string{key: value}), expect)
+		})
 	}
 	checkErrors(t, validatePreDownloadAnnotations(map[string]string{v1alpha1.ImagePreDownloadParallelismKey: "0"}),
 		[]want{{field.ErrorTypeInvalid, "metadata.annotations[" + v1alpha1.ImagePreDownloadParallelismKey + "]"}})
