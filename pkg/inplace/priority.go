@@ -95,13 +95,14 @@ func StartBatch(pod *corev1.Pod, state *appspub.InPlaceUpdateState, batch, next 
 // it checks the state annotation is still the one read, sets the batch's images and the new state.
 func NextBatchPatch(pod *corev1.Pod, state *appspub.InPlaceUpdateState, now time.Time) ([]byte, error) {
 	raw, ok := pod.Annotations[appspub.InPlaceUpdateStateKey]
-	if !ok || len(state.NextContainerImages) == 0 {
+	if !ok || (len(state.NextContainerImages) == 0 && len(state.NextContainerRefMetadata) == 0) {
 		return nil, fmt.Errorf("pod %s/%s has no next batch to apply", pod.Namespace, pod.Name)
 	}
 	batch, next := SplitByPriority(pod, state.NextContainerImages)
 	st := *state
 	st.ContainerBatchesRecord = slices.Clone(state.ContainerBatchesRecord)
 	StartBatch(pod, &st, batch, next, now)
+	startEnvBatch(pod, &st, state.NextContainerRefMetadata, next)
 	stateJSON, err := json.Marshal(&st)
 	if err != nil {
 		return nil, err
@@ -115,6 +116,29 @@ func NextBatchPatch(pod *corev1.Pod, state *appspub.InPlaceUpdateState, now time
 	ops = append(ops, images...)
 	ops = append(ops, jsonPatchOp{Op: "replace", Path: key, Value: string(stateJSON)})
 	return json.Marshal(ops)
+}
+
+// startEnvBatch restarts, with the last image batch, the containers of later batches whose env
+// reads changed metadata (nextContainerRefMetadata, as OpenKruise records them): they are recorded
+// by container ID for kruise-daemon to restart (a ContainerRecreateRequest). While image batches
+// remain they wait.
+func startEnvBatch(pod *corev1.Pod, state *appspub.InPlaceUpdateState, refs map[string]metav1.ObjectMeta, nextImages map[string]string) {
+	if len(refs) == 0 || len(nextImages) > 0 {
+		state.NextContainerRefMetadata = refs
+		return
+	}
+	state.NextContainerRefMetadata = nil
+	for name := range refs {
+		if _, restarts := state.LastContainerStatuses[name]; restarts {
+			continue // restarts anyway, for its image
+		}
+		state.UpdateEnvFromMetadata = true
+		for _, c := range pod.Status.ContainerStatuses {
+			if c.Name == name {
+				state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ContainerID: c.ContainerID}
+			}
+		}
+	}
 }
 
 // RuntimeMeta is kruise-daemon's report of what the runtime runs for the pod

@@ -88,3 +88,38 @@ func TestBatchesRecordedAndNextPatch(t *testing.T) {
 		t.Errorf("a single batch is recorded: %+v", single)
 	}
 }
+
+// A later batch of env-only restarts that OpenKruise recorded (nextContainerRefMetadata) is carried
+// on: with the last image batch its containers are recorded for kruise-daemon to restart.
+func TestNextBatchRestartsEnvContainersOpenKruiseRecorded(t *testing.T) {
+	pod := priorityPod("Ordered", "", "", "")
+	pod.Status.ContainerStatuses[1].ContainerID = "containerd://b1"
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	state := &appspub.InPlaceUpdateState{Revision: "r2", UpdateImages: true,
+		LastContainerStatuses:    map[string]appspub.InPlaceUpdateContainerStatus{"a": {ImageID: "id-a-old"}},
+		NextContainerImages:      map[string]string{"c": "img:2"},
+		NextContainerRefMetadata: map[string]metav1.ObjectMeta{"b": {Labels: map[string]string{"tier": "gold"}}}}
+	raw, _ := json.Marshal(state)
+	pod.Annotations[appspub.InPlaceUpdateStateKey] = string(raw)
+	data, err := NextBatchPatch(pod, state, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []struct{ Op, Path, Value string }
+	_ = json.Unmarshal(data, &ops)
+	var next appspub.InPlaceUpdateState
+	if err := json.Unmarshal([]byte(ops[len(ops)-1].Value), &next); err != nil {
+		t.Fatal(err)
+	}
+	if !next.UpdateEnvFromMetadata || next.LastContainerStatuses["b"].ContainerID != "containerd://b1" ||
+		next.NextContainerRefMetadata != nil || next.NextContainerImages != nil {
+		t.Errorf("state after the last batch: %+v", next)
+	}
+	// Only env restarts left: they are the next batch.
+	state.NextContainerImages = nil
+	raw, _ = json.Marshal(state)
+	pod.Annotations[appspub.InPlaceUpdateStateKey] = string(raw)
+	if _, err := NextBatchPatch(pod, state, now); err != nil {
+		t.Errorf("env-only next batch: %v", err)
+	}
+}

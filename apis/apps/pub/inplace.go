@@ -56,6 +56,9 @@ type InPlaceUpdateState struct {
 	NextContainerImages map[string]string `json:"nextContainerImages,omitempty"`
 	// NextContainerResources are resources of containers in later batches, still to apply.
 	NextContainerResources map[string]v1.ResourceRequirements `json:"nextContainerResources,omitempty"`
+	// NextContainerRefMetadata are containers of later batches to restart for the metadata their env
+	// reads (the metadata as it was, by container name), still to restart.
+	NextContainerRefMetadata map[string]metav1.ObjectMeta `json:"nextContainerRefMetadata,omitempty"`
 	// PreCheckBeforeNext lists what must hold before the next batch is applied.
 	PreCheckBeforeNext *InPlaceUpdatePreCheckBeforeNext `json:"preCheckBeforeNext,omitempty"`
 	// ContainerBatchesRecord lists the batches applied so far.

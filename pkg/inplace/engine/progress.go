@@ -66,7 +66,7 @@ func Inspect(pod *corev1.Pod) (Progress, []string) {
 	if !restarted(pod, state) || (state.UpdateResources && !resized(pod)) {
 		return Updating, recreates(pod, state)
 	}
-	if len(state.NextContainerImages) > 0 {
+	if len(state.NextContainerImages) > 0 || len(state.NextContainerRefMetadata) > 0 {
 		if state.PreCheckBeforeNext != nil && !ready(pod, state.PreCheckBeforeNext.ContainersRequiredReady) {
 			return Updating, nil
 		}
