@@ -2,15 +2,14 @@ package cloneset
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"slices"
-	"strconv"
+	"maps"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,144 +21,201 @@ import (
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=patch
 
-// Pre-download defaults: OpenKruise's (parallelism 1, 600 s per pull); the job gives up after an
-// hour. It has no TTL: the CloneSet deletes it when the rollout no longer needs it (a TTL would
-// only make the controller create it again while the rollout lasts).
+// Image pre-download for in-place updates (gate PreDownloadImageForInPlaceUpdate), as OpenKruise
+// does it, so that either manager continues what the other started:
+//   - once per update revision, while it differs from the current revision and as many updated
+//     pods are ready as apps.kruise.io/image-predownload-min-updated-ready-pods asks; the revision
+//     is then labelled PreDownloadCreatedLabel (or PreDownloadIgnoredLabel when skipped) and never
+//     considered again;
+//   - skipped for ReCreate, for 3 replicas or fewer, when every pod updates in one batch (partition
+//     0 and maxUnavailable at least replicas), and when the update cannot be in place;
+//   - one ImagePullJob per container whose image the update changes, named
+//     <update revision>-<container>, for the nodes of the CloneSet's pods not at the update
+//     revision; owned by the CloneSet;
+//   - every such job is deleted once the current revision is the update revision.
+
+// The labels OpenKruise puts on a revision whose pre-download it has decided.
 const (
-	preDownloadParallelism      = 1
-	preDownloadTimeoutSeconds   = 600
-	preDownloadDeadlineSeconds  = 3600
-	preDownloadBackoffLimit     = 3
-	preDownloadMaxJobNameLength = 253
-	// PreDownloadRevisionLabel on a pre-download job names the revision it pulls for.
-	PreDownloadRevisionLabel = "apps.kruise.io/pre-download-revision"
+	PreDownloadCreatedLabel = "apps.kruise.io/pre-predownload-created"
+	PreDownloadIgnoredLabel = "apps.kruise.io/image-predownload-ignored"
 )
 
-// PreDownloadStarts reports whether new pre-download jobs may be created: as many updated pods are
-// ready as the min-updated-ready-pods annotation asks -- a number, or a percentage of
-// spec.replicas rounded up, as OpenKruise reads it (jobs already made are kept regardless).
-func PreDownloadStarts(cs *v1alpha1.CloneSet) bool {
+// Pre-download defaults, OpenKruise's: one node at a time, 300 s per pull, one retry, the job
+// deleted 600 s after it finished.
+const (
+	preDownloadParallelism    = 1
+	preDownloadTimeoutSeconds = 300
+	preDownloadBackoffLimit   = 1
+	preDownloadTTLSeconds     = 600
+	// preDownloadMinReplicas: a CloneSet of this many pods or fewer pre-downloads nothing.
+	preDownloadMinReplicas = 3
+)
+
+// PreDownloadStarts reports whether the pre-download of the update revision may be decided: as
+// many updated pods are ready as the min-updated-ready-pods annotation asks -- a number, or a
+// percentage of spec.replicas rounded up, as OpenKruise reads it. Status counts of an older update
+// revision count as none.
+func PreDownloadStarts(cs *v1alpha1.CloneSet, updateRevision string) bool {
 	v, ok := cs.Annotations[v1alpha1.ImagePreDownloadMinUpdatedReadyPods]
 	if !ok {
 		return true
 	}
-	replicas := 1
-	if cs.Spec.Replicas != nil {
-		replicas = int(*cs.Spec.Replicas)
-	}
 	minReady := intstr.Parse(v)
-	n, err := intstr.GetScaledValueFromIntOrPercent(&minReady, replicas, true)
+	n, err := intstr.GetScaledValueFromIntOrPercent(&minReady, int(replicasOf(cs)), true)
 	if err != nil || n < 0 {
 		return true // refused by the webhook; a stored one asks for nothing
 	}
-	return int(cs.Status.UpdatedReadyReplicas) >= n
+	ready := cs.Status.UpdatedReadyReplicas
+	if cs.Status.UpdateRevision != updateRevision {
+		ready = 0
+	}
+	return int(ready) >= n
 }
 
-// PreDownloadJobs are the ImagePullJobs that pre-download, onto the nodes of cs's pods, the images
-// of the update revision (template tpl) that pods not yet on it do not run: one job per image,
-// named after the revision and the image. None once no pod needs a new image.
-func PreDownloadJobs(cs *v1alpha1.CloneSet, updateRevision string, tpl *corev1.PodTemplateSpec, pods []*corev1.Pod) []*v1beta1.ImagePullJob {
-	var images []string
-	for _, p := range pods {
-		if inplace.AtRevision(p.Labels[inplace.RevisionLabel], updateRevision) || p.DeletionTimestamp != nil {
-			continue
-		}
-		for _, c := range tpl.Spec.Containers {
-			i := slices.IndexFunc(p.Spec.Containers, func(pc corev1.Container) bool { return pc.Name == c.Name })
-			if (i < 0 || p.Spec.Containers[i].Image != c.Image) && !slices.Contains(images, c.Image) {
-				images = append(images, c.Image)
-			}
-		}
+func replicasOf(cs *v1alpha1.CloneSet) int32 {
+	if cs.Spec.Replicas != nil {
+		return *cs.Spec.Replicas
+	}
+	return 1
+}
+
+// PreDownloadSkip is why the pre-download of an update is skipped; "" when it is not.
+func PreDownloadSkip(spec *v1alpha1.CloneSetSpec, inPlace bool) string {
+	replicas := int32(1)
+	if spec.Replicas != nil {
+		replicas = *spec.Replicas
+	}
+	b := ComputeBounds(spec)
+	switch {
+	case spec.UpdateStrategy.Type == v1alpha1.RecreateCloneSetUpdateStrategyType:
+		return "the update type is ReCreate"
+	case replicas <= preDownloadMinReplicas:
+		return fmt.Sprintf("%d replicas, not more than %d", replicas, preDownloadMinReplicas)
+	case b.Partition == 0 && b.MaxUnavailable >= int(replicas):
+		return "every pod updates in one batch"
+	case !inPlace:
+		return "the update cannot be made in place"
+	}
+	return ""
+}
+
+// PreDownloadJobs are the ImagePullJobs of an update from current to update (their templates):
+// one per container whose image changes.
+func PreDownloadJobs(cs *v1alpha1.CloneSet, update *appsv1.ControllerRevision, current, next *corev1.PodTemplateSpec) []*v1beta1.ImagePullJob {
+	was := map[string]string{}
+	for _, c := range current.Spec.Containers {
+		was[c.Name] = c.Image
 	}
 	var secrets []string
-	for _, s := range tpl.Spec.ImagePullSecrets {
+	for _, s := range next.Spec.ImagePullSecrets {
 		secrets = append(secrets, s.Name)
 	}
+	hash := update.Labels[revision.HashLabel]
+	selector := cs.Spec.Selector.DeepCopy()
+	selector.MatchExpressions = append(selector.MatchExpressions, metav1.LabelSelectorRequirement{
+		Key: inplace.RevisionLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{update.Name, hash}})
+	labels := maps.Clone(next.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[revision.HashLabel] = hash
 	var jobs []*v1beta1.ImagePullJob
-	for _, image := range images {
-		sum := sha256.Sum256([]byte(image))
-		name := updateRevision + "-" + hex.EncodeToString(sum[:5])
-		if len(name) > preDownloadMaxJobNameLength {
-			name = name[len(name)-preDownloadMaxJobNameLength:]
+	for _, c := range next.Spec.Containers {
+		if image, ok := was[c.Name]; ok && image == c.Image {
+			continue
 		}
 		jobs = append(jobs, &v1beta1.ImagePullJob{
-			ObjectMeta: metav1.ObjectMeta{Namespace: cs.Namespace, Name: name,
-				Labels:          map[string]string{PreDownloadRevisionLabel: revisionLabelValue(updateRevision)},
-				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cs, v1alpha1.GroupVersion.WithKind("CloneSet"))}},
-			Spec: v1beta1.ImagePullJobSpec{Image: image, ImagePullJobTemplate: v1beta1.ImagePullJobTemplate{
+			ObjectMeta: metav1.ObjectMeta{Namespace: cs.Namespace, Name: update.Name + "-" + c.Name, Labels: maps.Clone(labels),
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cs, gvk)}},
+			Spec: v1beta1.ImagePullJobSpec{Image: c.Image, ImagePullJobTemplate: v1beta1.ImagePullJobTemplate{
 				PullSecrets: secrets,
-				PodSelector: &v1beta1.ImagePullJobPodSelector{LabelSelector: *cs.Spec.Selector.DeepCopy()},
+				PodSelector: &v1beta1.ImagePullJobPodSelector{LabelSelector: *selector.DeepCopy()},
 				Parallelism: ptr.To(intstr.FromInt(annotationInt(cs, v1alpha1.ImagePreDownloadParallelismKey, preDownloadParallelism))),
 				PullPolicy: &v1beta1.ImagePullJobPullPolicy{BackoffLimit: ptr.To[int32](preDownloadBackoffLimit),
 					TimeoutSeconds: ptr.To(int32(annotationInt(cs, v1alpha1.ImagePreDownloadTimeoutSecondsKey, preDownloadTimeoutSeconds)))},
 				CompletionPolicy: v1beta1.ImagePullJobCompletionPolicy{Type: v1beta1.ImagePullJobCompletionAlways,
-					ActiveDeadlineSeconds: ptr.To[int64](preDownloadDeadlineSeconds)},
-				ImagePullPolicy: v1beta1.ImagePullJobPullIfNotPresent,
+					TTLSecondsAfterFinished: ptr.To[int32](preDownloadTTLSeconds)},
+				SandboxConfig: &v1beta1.ImagePullJobSandboxConfig{Labels: maps.Clone(labels), Annotations: maps.Clone(next.Annotations)},
 			}},
 		})
 	}
 	return jobs
 }
 
-// revisionLabelValue fits a revision name into a label value (63 characters at most).
-func revisionLabelValue(rev string) string {
-	if len(rev) <= 63 {
-		return rev
-	}
-	return rev[len(rev)-63:]
-}
-
 // annotationInt is cs's annotation key as a positive integer, or def when it is unset (the
 // webhook rejects values that are not positive integers).
 func annotationInt(cs *v1alpha1.CloneSet, key string, def int) int {
-	if v, err := strconv.Atoi(cs.Annotations[key]); err == nil && v >= 0 {
+	var v int
+	if _, err := fmt.Sscanf(cs.Annotations[key], "%d", &v); err == nil && v >= 0 {
 		return v
 	}
 	return def
 }
 
-// syncPreDownload creates the pre-download jobs the rollout needs and deletes the CloneSet's
-// others (the rollout moved on or is done).
+// syncPreDownload decides the update revision's pre-download once, or deletes the CloneSet's
+// pre-download jobs once the rollout is done.
 func (r *Reconciler) syncPreDownload(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation) error {
-	var want []*v1beta1.ImagePullJob
-	if rev := obs.updateRevision; rev != nil && obs.newRevision == nil {
-		tpl, err := revision.TemplateOf(rev)
-		if err != nil {
-			return err
-		}
-		pods := make([]*corev1.Pod, 0, len(obs.pods))
-		for _, p := range obs.pods {
-			pods = append(pods, p)
-		}
-		want = PreDownloadJobs(cs, rev.Name, tpl, pods)
+	update, current := obs.updateRevision, obs.revisions[obs.snap.CurrentRevision]
+	if update == nil || obs.newRevision != nil || current == nil {
+		return nil
 	}
+	if current.Name == update.Name {
+		return r.deletePreDownloadJobs(ctx, cs)
+	}
+	_, created := update.Labels[PreDownloadCreatedLabel]
+	_, ignored := update.Labels[PreDownloadIgnoredLabel]
+	if created || ignored || !PreDownloadStarts(cs, update.Name) {
+		return nil
+	}
+	d, known := obs.snap.InPlace[current.Name]
+	if why := PreDownloadSkip(&obs.snap.Spec, known && d.Spec != nil); why != "" {
+		r.event(cs, corev1.EventTypeNormal, "PreDownloadSkipped", "revision %s: no image pre-download: %s", update.Name, why)
+		return r.labelRevision(ctx, update, PreDownloadIgnoredLabel)
+	}
+	curTpl, err := revision.TemplateOf(current)
+	if err != nil {
+		return err
+	}
+	nextTpl, err := revision.TemplateOf(update)
+	if err != nil {
+		return err
+	}
+	for _, j := range PreDownloadJobs(cs, update, curTpl, nextTpl) {
+		if err := r.Client.Create(ctx, j); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create pre-download job %s: %w", j.Name, err)
+		}
+		r.event(cs, corev1.EventTypeNormal, "CreatedImagePullJob", "pre-downloading %s onto the nodes of the pods (ImagePullJob %s)", j.Spec.Image, j.Name)
+	}
+	return r.labelRevision(ctx, update, PreDownloadCreatedLabel)
+}
+
+// labelRevision records the pre-download decision on the revision (a metadata patch: Data, in
+// canonical form, is left as it is).
+func (r *Reconciler) labelRevision(ctx context.Context, rev *appsv1.ControllerRevision, key string) error {
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, key)
+	ref := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: rev.Namespace, Name: rev.Name}}
+	if err := r.Client.Patch(ctx, ref, client.RawPatch(types.StrategicMergePatchType, []byte(patch))); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("label revision %s %s: %w", rev.Name, key, err)
+	}
+	return nil
+}
+
+// deletePreDownloadJobs deletes the ImagePullJobs the CloneSet controls.
+func (r *Reconciler) deletePreDownloadJobs(ctx context.Context, cs *v1alpha1.CloneSet) error {
 	have := &v1beta1.ImagePullJobList{}
 	if err := r.Client.List(ctx, have, client.InNamespace(cs.Namespace)); err != nil {
 		return err
 	}
-	existing := map[string]bool{}
 	for i := range have.Items {
 		j := &have.Items[i]
-		if ref := metav1.GetControllerOf(j); ref == nil || ref.UID != cs.UID {
-			continue
-		}
-		if slices.ContainsFunc(want, func(w *v1beta1.ImagePullJob) bool { return w.Name == j.Name }) {
-			existing[j.Name] = true
+		if ref := metav1.GetControllerOf(j); ref == nil || ref.UID != cs.UID || j.DeletionTimestamp != nil {
 			continue
 		}
 		if err := r.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("delete pre-download job %s: %w", j.Name, err)
 		}
-	}
-	for _, j := range want {
-		if existing[j.Name] || !PreDownloadStarts(cs) {
-			continue
-		}
-		if err := r.Client.Create(ctx, j); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create pre-download job for %s: %w", j.Spec.Image, err)
-		}
-		r.event(cs, corev1.EventTypeNormal, "PreDownloadImage", "pre-downloading %s onto the nodes of the pods (ImagePullJob %s)", j.Spec.Image, j.Name)
 	}
 	return nil
 }
