@@ -83,8 +83,8 @@ func TestCloneSetProgressDeadline(t *testing.T) {
 	resumed := waitCloneSet(t, c, ns, "stuck", "resumed", func(cs *appsv1alpha1.CloneSet) bool {
 		return progressing(cs).Reason != cloneset.ReasonProgressPaused
 	})
-	if p := progressing(resumed); p.Reason != cloneset.ReasonProgressUpdated || p.Message != "CloneSet is resumed" {
-		t.Errorf("after resuming: %+v; want %s, CloneSet is resumed", p, cloneset.ReasonProgressUpdated)
+	if p := progressing(resumed); p.Reason != cloneset.ReasonProgressUpdated || p.Message != "CloneSet is progressing" {
+		t.Errorf("after resuming: %+v; want %s, CloneSet is progressing", p, cloneset.ReasonProgressUpdated)
 	}
 
 	patchCloneSet(t, c, clone, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
