@@ -2,7 +2,6 @@ package updateorder
 
 import (
 	"cmp"
-	"math"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,14 +11,17 @@ import (
 )
 
 // Priority returns the comparison of two pods' labels under s: negative when a is updated before
-// b. It is nil when s sets no terms.
+// b, 0 when s does not tell them apart. Callers sort stably with it, so that pods it ties keep the
+// order they had (OpenKruise v1.9.0 sorts stably since openkruise/kruise#2107). It is nil when s
+// sets no terms.
 //
 //   - weightPriority: a pod's priority is the sum of the weights of the terms whose selector
-//     matches it; higher first. A term with an invalid selector matches nothing (the validating
-//     webhook rejects it).
-//   - orderPriority: a pod ranks by the first listed key it carries (pods with an earlier key
-//     first), then by the integer at the end of that label's value, higher first ("sts-10" → 10;
-//     a value without trailing digits counts as 0). Pods that carry none of the keys go last.
+//     matches it; higher first. An empty selector matches every pod and an invalid one matches
+//     none (the validating webhook rejects both).
+//   - orderPriority: pods that carry none of the listed keys come first. The others rank by the
+//     first listed key they carry (an earlier key first), then by the integer formed by the
+//     digits at the end of that label's value, higher first ("sts-10" → 10, "o-05" → 5; a value
+//     without trailing digits, or whose digits overflow int64, counts as 0).
 //
 // With both set (the validating webhook forbids it) weightPriority is used.
 func Priority(s *appspub.UpdatePriorityStrategy) func(a, b map[string]string) int {
@@ -42,7 +44,7 @@ func weights(terms []appspub.UpdatePriorityWeightTerm) func(a, b map[string]stri
 	var ts []term
 	for i := range terms {
 		sel, err := metav1.LabelSelectorAsSelector(&terms[i].MatchSelector)
-		if err != nil || sel.Empty() {
+		if err != nil {
 			continue
 		}
 		ts = append(ts, term{sel, int64(terms[i].Weight)})
@@ -66,7 +68,7 @@ func orders(terms []appspub.UpdatePriorityOrderTerm) func(a, b map[string]string
 				return i, trailingInt(v)
 			}
 		}
-		return math.MaxInt, 0
+		return -1, 0 // none of the keys: before every pod that has one
 	}
 	return func(a, b map[string]string) int {
 		la, va := rank(a)

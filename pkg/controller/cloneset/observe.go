@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -219,12 +218,11 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, engine.Pr
 			f.SpecifiedDelete = true
 		}
 	}
-	if v, err := strconv.Atoi(pod.Annotations[corev1.PodDeletionCost]); err == nil {
-		f.DeletionCost = int32(v)
-	}
+	f.DeletionCost = deletionCost(pod.Annotations[corev1.PodDeletionCost])
 	for _, c := range pod.Status.ContainerStatuses {
 		f.RestartCount += c.RestartCount
 	}
+	f.MaxRestarts, f.SidecarRestarts = maxRestarts(pod)
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 			f.Ready, f.ReadySince = true, c.LastTransitionTime.Time

@@ -61,7 +61,9 @@ func (pl *planner) planLifecycle() {
 				pl.move(p, appspub.LifecycleStateNormal, false, "preNormal hook satisfied")
 			}
 		case appspub.LifecycleStateUpdating:
-			if !pl.isOld(p) && !p.InPlaceUpdating {
+			// Finished, whatever revision is now the update revision (a newer one updates it
+			// again from Normal, as in OpenKruise).
+			if !p.InPlaceUpdating {
 				pl.move(p, afterUpdate(p), false, "in-place update completed")
 			}
 		case appspub.LifecycleStateUpdated:
@@ -69,8 +71,13 @@ func (pl *planner) planLifecycle() {
 				pl.move(p, appspub.LifecycleStateNormal, false, "inPlaceUpdate hook satisfied after the update")
 			}
 		case appspub.LifecycleStatePreparingUpdate:
-			if !pl.isOld(p) { // the template went back to the pod's revision: nothing to update
+			switch {
+			case !pl.isOld(p): // the template went back to the pod's revision: nothing to update
 				pl.move(p, afterUpdate(p), false, "no update needed any more")
+			case pl.oldKeepCount() <= pl.b.Partition:
+				// A raised partition keeps every old pod: the update will not come (OpenKruise
+				// leaves such a pod held; Kruise lets it serve again).
+				pl.move(p, appspub.LifecycleStateNormal, false, "the partition keeps it at its revision")
 			}
 		case appspub.LifecycleStatePreparingDelete:
 			if !p.SpecifiedDelete {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,7 +22,7 @@ func (pl *planner) planScaleIn() {
 		return
 	}
 	alive := pl.alive()
-	sortForDeletion(alive)
+	pl.sortForDeletion(alive)
 	for _, p := range alive {
 		if excess == 0 {
 			return
@@ -142,54 +143,75 @@ func (pl *planner) planCreates() {
 	}
 }
 
-// sortForDeletion orders pods, first to delete first (the documented CloneSet deletion sequence):
-// unscheduled, then Pending < Unknown < Running, not ready, lower pod-deletion-cost, more pods of
-// this CloneSet on the same node, ready for a shorter time, more restarts, newer; then by name. Pods
-// already in PreparingDelete come first.
-func sortForDeletion(pods []*PodFacts) {
-	perNode := map[string]int{}
-	for _, p := range pods {
-		if p.NodeName != "" {
-			perNode[p.NodeName]++
-		}
-	}
-	slices.SortStableFunc(pods, func(a, b *PodFacts) int {
-		// A pod already held for deletion is the one to delete: choices stay stable while hooks hold.
-		if c := cmpBool(a.Lifecycle == appspub.LifecycleStatePreparingDelete, b.Lifecycle == appspub.LifecycleStatePreparingDelete); c != 0 {
-			return c
-		}
-		if c := cmpDisruption(a, b); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.DeletionCost, b.DeletionCost); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(perNode[b.NodeName], perNode[a.NodeName]); c != 0 {
-			return c
-		}
-		if c := cmpTimeNewerFirst(a.ReadySince, b.ReadySince); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.RestartCount, a.RestartCount); c != 0 {
-			return c
-		}
-		if c := cmpTimeNewerFirst(a.CreationTime, b.CreationTime); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Name, b.Name)
+// sortForDeletion orders pods, first to delete first, choosing the pods OpenKruise v1.9.0 chooses
+// when replicas go down (choosePodsToDelete in pkg/controller/cloneset/sync/cloneset_scale.go,
+// its ranking in pkg/controller/cloneset/utils/pod_sorter.go; the "Deletion Sequence" of the
+// CloneSet user manual):
+//
+//  1. pods already in PreparingDelete: OpenKruise deletes them all before choosing any other pod;
+//  2. among the other pods, those not at the update revision before updated ones: OpenKruise
+//     takes the old pods to remove first and then chooses within each group;
+//  3. cmpDeletion, with the spread ranks of spreadRanks;
+//  4. then by name, for determinism where OpenKruise's unstable sort leaves the order open.
+//
+// Specified pods are taken first by planScaleIn itself.
+func (pl *planner) sortForDeletion(pods []*PodFacts) {
+	rank := pl.spreadRanks(pods)
+	avail := func(p *PodFacts) bool { return p.Phase == corev1.PodRunning && pl.avail[p.Name] }
+	preparing := func(p *PodFacts) bool { return p.Lifecycle == appspub.LifecycleStatePreparingDelete }
+	oldFirst := func(p *PodFacts) bool { return !preparing(p) && pl.isOld(p) }
+	slices.SortFunc(pods, func(a, b *PodFacts) int {
+		return cmp.Or(cmpBool(preparing(a), preparing(b)), cmpBool(oldFirst(a), oldFirst(b)),
+			cmpDeletion(a, b, avail, rank), cmp.Compare(a.Name, b.Name))
 	})
 }
 
-// cmpDisruption orders pods whose loss hurts least first: unscheduled, Pending < Unknown <
-// Running, not ready. Both the deletion and the update order start with it.
-func cmpDisruption(a, b *PodFacts) int {
-	if c := cmpBool(a.NodeName == "", b.NodeName == ""); c != 0 {
-		return c
+// spreadRanks ranks pods for spreading a scale-in over nodes, as OpenKruise's same-node ranker
+// does: within each revision group (at the update revision or not), the pods sharing a node are
+// ordered by cmpDeletion (no availability, no ranks; then by name) and, k of them, get ranks k−1,
+// k−2, …, 0 in that order. A pod alone on its node, or unscheduled, has rank 0. Pods OpenKruise
+// deletes before it chooses (specified, or in PreparingDelete) are not counted.
+func (pl *planner) spreadRanks(pods []*PodFacts) map[string]int {
+	type place struct {
+		old  bool
+		node string
 	}
-	if c := cmp.Compare(phaseRank(a.Phase), phaseRank(b.Phase)); c != 0 {
-		return c
+	onNode := map[place][]*PodFacts{}
+	for _, p := range pods {
+		if p.NodeName != "" && !p.SpecifiedDelete && p.Lifecycle != appspub.LifecycleStatePreparingDelete {
+			at := place{pl.isOld(p), p.NodeName}
+			onNode[at] = append(onNode[at], p)
+		}
 	}
-	return cmpBool(!a.Ready, !b.Ready)
+	rank := map[string]int{}
+	for _, ps := range onNode {
+		slices.SortFunc(ps, func(a, b *PodFacts) int { return cmp.Or(cmpDeletion(a, b, nil, nil), cmp.Compare(a.Name, b.Name)) })
+		for i, p := range ps {
+			rank[p.Name] = len(ps) - 1 - i
+		}
+	}
+	return rank
+}
+
+// cmpDeletion is OpenKruise's ranking of pods to delete (ActivePodsWithRanks), negative when a
+// goes first:
+//
+//  1. unscheduled before scheduled;
+//  2. Pending (or no phase) < Unknown < Running;
+//  3. not available before available (avail; skipped when nil), then not ready before ready;
+//  4. lower controller.kubernetes.io/pod-deletion-cost first;
+//  5. higher spread rank first (rank; all 0 when nil);
+//  6. when both are ready, ready for a shorter time first (an unknown ready time first);
+//  7. a higher MaxRestarts first (regular containers only);
+//  8. newer first (an unknown creation time first).
+func cmpDeletion(a, b *PodFacts, avail func(*PodFacts) bool, rank map[string]int) int {
+	c := cmp.Or(cmpBool(a.NodeName == "", b.NodeName == ""), cmp.Compare(phaseRank(a.Phase), phaseRank(b.Phase)))
+	if c == 0 && avail != nil {
+		c = cmpBool(!avail(a), !avail(b))
+	}
+	return cmp.Or(c, cmpBool(!a.Ready, !b.Ready), cmp.Compare(a.DeletionCost, b.DeletionCost),
+		cmp.Compare(rank[b.Name], rank[a.Name]), cmpReadyTime(a, b), cmp.Compare(b.MaxRestarts, a.MaxRestarts),
+		cmpTimeNewerFirst(a.CreationTime, b.CreationTime))
 }
 
 // cmpBool orders true first.
@@ -204,17 +226,26 @@ func cmpBool(a, b bool) int {
 	}
 }
 
+// phaseRank is Kubernetes' pod phase ordinal: Pending 0, Unknown 1, Running 2, and 0 for any
+// other phase (none yet, say).
 func phaseRank(p corev1.PodPhase) int {
 	switch p {
-	case corev1.PodPending:
-		return 0
 	case corev1.PodUnknown:
 		return 1
 	case corev1.PodRunning:
 		return 2
 	default:
-		return 3
+		return 0
 	}
+}
+
+// cmpReadyTime orders two ready pods by how long they have been ready, the shorter first (an
+// unknown ready time first); 0 unless both are ready.
+func cmpReadyTime(a, b *PodFacts) int {
+	if !a.Ready || !b.Ready {
+		return 0
+	}
+	return cmpTimeNewerFirst(a.ReadySince, b.ReadySince)
 }
 
 // cmpTimeNewerFirst orders a zero time first, then later times before earlier ones.
@@ -223,6 +254,37 @@ func cmpTimeNewerFirst(a, b time.Time) int {
 		return c
 	}
 	return b.Compare(a)
+}
+
+// deletionCost parses a controller.kubernetes.io/pod-deletion-cost value as Kubernetes and
+// OpenKruise v1.9.0 do: "0", or a base-10 int32 starting with '-' or a digit 1-9 (so no plus sign
+// and no leading zero); anything else, an out-of-range value included, counts as 0.
+func deletionCost(v string) int32 {
+	if v == "" || (v[0] == '0' && v != "0") || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return 0
+	}
+	return int32(n)
+}
+
+// maxRestarts returns the highest restart count among pod's regular containers and among its
+// sidecar containers (init containers with restartPolicy Always), as Kubernetes' pod orders read
+// them.
+func maxRestarts(pod *corev1.Pod) (regular, sidecar int32) {
+	for _, c := range pod.Status.ContainerStatuses {
+		regular = max(regular, c.RestartCount)
+	}
+	for _, c := range pod.Status.InitContainerStatuses {
+		for _, ic := range pod.Spec.InitContainers {
+			if ic.Name == c.Name && ic.RestartPolicy != nil && *ic.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+				sidecar = max(sidecar, c.RestartCount)
+			}
+		}
+	}
+	return regular, sidecar
 }
 
 // freeInstanceIDs are the instance IDs new pods reuse: none with scaleStrategy.disablePVCReuse,

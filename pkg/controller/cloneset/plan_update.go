@@ -107,7 +107,8 @@ func (pl *planner) planRollback() {
 	}
 	var candidates []*PodFacts
 	for _, p := range pl.keep() {
-		if !pl.isOld(p) && !pl.touched[p.Name] {
+		// A pod held for deletion is not moved back (as in OpenKruise): it is going anyway.
+		if !pl.isOld(p) && !pl.touched[p.Name] && p.Lifecycle != appspub.LifecycleStatePreparingDelete {
 			candidates = append(candidates, p)
 		}
 	}
@@ -141,40 +142,47 @@ func (pl *planner) planRollback() {
 	}
 }
 
-// sortForUpdate orders pods, first to update first: by updateStrategy.priorityStrategy when set,
-// then unscheduled, Pending < Unknown < Running, not ready, then by name (pkg/updateorder). The
-// priority comes first because users set it to choose which pods a partial rollout (partition)
-// updates.
+// sortForUpdate orders pods, first to update first, as OpenKruise v1.9.0 orders the pods waiting
+// for an update or a rollback (SortUpdateIndexes in pkg/controller/cloneset/sync/cloneset_update.go):
 //
-// With updateStrategy.scatterStrategy the order is the scattered order of all the CloneSet's kept
-// pods, updated ones included, by priority then name: computed over the remaining candidates
-// alone, the spread would start afresh after every step of a rollout.
+//  1. Kubernetes' ActivePods order (cmpActive), then by name: OpenKruise's sort is unstable, so the
+//     name only settles what it leaves open;
+//  2. updateStrategy.priorityStrategy (pkg/updateorder.Priority), stably;
+//  3. updateStrategy.scatterStrategy (pkg/updateorder.Scatter), with the density of matching pods
+//     among all the alive pods;
+//  4. pods in lifecycle state PreparingUpdate first, stably: their update has begun.
 func (pl *planner) sortForUpdate(pods []*PodFacts) {
 	us := &pl.snap.Spec.UpdateStrategy
-	priority := updateorder.Priority(us.PriorityStrategy)
-	byPriority := func(a, b *PodFacts) int {
-		if priority != nil {
-			return priority(a.Labels, b.Labels)
-		}
-		return 0
+	slices.SortFunc(pods, func(a, b *PodFacts) int { return cmp.Or(cmpActive(a, b), cmp.Compare(a.Name, b.Name)) })
+	if priority := updateorder.Priority(us.PriorityStrategy); priority != nil {
+		slices.SortStableFunc(pods, func(a, b *PodFacts) int { return priority(a.Labels, b.Labels) })
 	}
 	if len(us.ScatterStrategy) > 0 {
-		all := pl.keep()
-		slices.SortStableFunc(all, func(a, b *PodFacts) int {
-			return cmp.Or(byPriority(a, b), cmp.Compare(a.Name, b.Name))
-		})
 		terms := make([]updateorder.Term, len(us.ScatterStrategy))
 		for i, t := range us.ScatterStrategy {
 			terms[i] = updateorder.Term{Key: t.Key, Value: t.Value}
 		}
-		rank := map[string]int{}
-		for i, p := range updateorder.Scatter(all, terms, func(p *PodFacts) map[string]string { return p.Labels }) {
-			rank[p.Name] = i
+		var population []map[string]string
+		for _, p := range pl.alive() {
+			population = append(population, p.Labels)
 		}
-		slices.SortStableFunc(pods, func(a, b *PodFacts) int { return cmp.Compare(rank[a.Name], rank[b.Name]) })
-		return
+		copy(pods, updateorder.Scatter(pods, population, terms, func(p *PodFacts) map[string]string { return p.Labels }))
 	}
-	slices.SortStableFunc(pods, func(a, b *PodFacts) int {
-		return cmp.Or(byPriority(a, b), cmpDisruption(a, b), cmpBool(!pl.avail[a.Name], !pl.avail[b.Name]), cmp.Compare(a.Name, b.Name))
-	})
+	preparing := func(p *PodFacts) bool { return p.Lifecycle == appspub.LifecycleStatePreparingUpdate }
+	slices.SortStableFunc(pods, func(a, b *PodFacts) int { return cmpBool(preparing(a), preparing(b)) })
+}
+
+// cmpActive is Kubernetes' ActivePods order (pkg/controller in k8s.io/kubernetes v1.32, the
+// version OpenKruise v1.9.0 builds with), negative when a goes first:
+//
+//  1. unscheduled before scheduled;
+//  2. Pending (or no phase) < Unknown < Running;
+//  3. not ready before ready;
+//  4. when both are ready, ready for a shorter time first (an unknown ready time first);
+//  5. a higher MaxRestarts first, then a higher SidecarRestarts first;
+//  6. newer first (an unknown creation time first).
+func cmpActive(a, b *PodFacts) int {
+	return cmp.Or(cmpBool(a.NodeName == "", b.NodeName == ""), cmp.Compare(phaseRank(a.Phase), phaseRank(b.Phase)),
+		cmpBool(!a.Ready, !b.Ready), cmpReadyTime(a, b), cmp.Compare(b.MaxRestarts, a.MaxRestarts),
+		cmp.Compare(b.SidecarRestarts, a.SidecarRestarts), cmpTimeNewerFirst(a.CreationTime, b.CreationTime))
 }

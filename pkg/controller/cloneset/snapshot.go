@@ -61,14 +61,22 @@ type PodFacts struct {
 	// SpecifiedDelete is true when the pod is named in scaleStrategy.podsToDelete or carries the
 	// apps.kruise.io/specified-delete label.
 	SpecifiedDelete bool
-	// DeletionCost is the controller.kubernetes.io/pod-deletion-cost annotation (0 when absent).
+	// DeletionCost is the controller.kubernetes.io/pod-deletion-cost annotation, parsed as OpenKruise
+	// v1.9.0 and Kubernetes do (deletionCost): a base-10 int32 without a plus sign or leading zeros;
+	// 0 when absent, malformed or out of range.
 	DeletionCost int32
 	// NodeName is the node the pod is bound to; empty while unscheduled.
 	NodeName string
 	// CreationTime is the pod's creationTimestamp; zero when unknown.
 	CreationTime time.Time
-	// RestartCount is the sum of the restart counts of the pod's containers.
+	// RestartCount is the sum of the restart counts of the pod's containers. The pod orders compare
+	// MaxRestarts and SidecarRestarts instead, as Kubernetes and OpenKruise do.
 	RestartCount int32
+	// MaxRestarts is the highest restart count among the pod's regular containers.
+	MaxRestarts int32
+	// SidecarRestarts is the highest restart count among the pod's sidecar containers (init
+	// containers with restartPolicy Always).
+	SidecarRestarts int32
 	// InPlaceUpdating is true while an in-place update of the pod has not completed.
 	InPlaceUpdating bool
 	// Lifecycle is the pod's lifecycle state (label lifecycle.apps.kruise.io/state).
