@@ -20,42 +20,49 @@ type gate struct {
 	on, beta, implemented bool
 }
 
-// gates are all of OpenKruise v1.9.0's feature gates, with OpenKruise's defaults, so that its
+// openKruiseGates are all of OpenKruise v1.9.0's feature gates (pkg/features of its v1.9.0 tag), with
+// OpenKruise's defaults and maturity, so that its
 // --feature-gates flag is accepted as it is. A gate Kruise does not implement is accepted and
 // reported (log and the kruise_manager_feature_gate metric), never an error; a gate is marked
 // implemented together with the code that consults it.
 var openKruiseGates = map[Feature]gate{
-	CloneSetPartitionRollback:              {implemented: true},
-	InPlaceWorkloadVerticalScaling:         {implemented: true},
-	PreDownloadImageForInPlaceUpdate:       {implemented: true},
-	InPlaceUpdateEnvFromMetadata:           {on: true, implemented: true},
-	CloneSetShortHash:                      {implemented: true},
-	RecreatePodWhenChangeVCTInCloneSetGate: {implemented: true},
-	TemplateNoDefaults:                     {implemented: true},
+	CloneSetPartitionRollback:                 {implemented: true},
+	InPlaceWorkloadVerticalScaling:            {implemented: true},
+	PreDownloadImageForInPlaceUpdate:          {implemented: true},
+	InPlaceUpdateEnvFromMetadata:              {on: true, beta: true, implemented: true},
+	CloneSetShortHash:                         {implemented: true},
+	RecreatePodWhenChangeVCTInCloneSetGate:    {implemented: true},
+	TemplateNoDefaults:                        {implemented: true},
+	PreparingUpdateAsUpdate:                   {implemented: true},
+	DefaultHostNetworkHostPortsInPodTemplates: {implemented: true},
 
 	"PodWebhook":                                {on: true, beta: true},
 	"KruiseDaemon":                              {on: true, beta: true},
 	"DaemonWatchingPod":                         {on: true, beta: true},
 	"KruisePodReadinessGate":                    {},
-	"ResourcesDeletionProtection":               {on: true},
-	"WorkloadSpread":                            {on: true},
-	"PodUnavailableBudgetDeleteGate":            {on: true},
+	"ResourcesDeletionProtection":               {beta: true},
+	"WorkloadSpread":                            {on: true, beta: true},
+	"PodUnavailableBudgetDeleteGate":            {on: true, beta: true},
 	"PodUnavailableBudgetUpdateGate":            {},
-	"StatefulSetAutoDeletePVC":                  {on: true},
+	"StatefulSetAutoDeletePVC":                  {on: true, beta: true},
 	"SidecarSetPatchPodMetadataDefaultsAllowed": {},
 	"SidecarTerminator":                         {},
-	"PodProbeMarkerGate":                        {on: true},
+	"PodProbeMarkerGate":                        {on: true, beta: true},
 	"PreDownloadImageForDaemonSetUpdate":        {},
 	"CloneSetEventHandlerOptimization":          {},
-	"PreparingUpdateAsUpdate":                   {},
 	"ImagePullJobGate":                          {},
-	"ResourceDistributionGate":                  {},
+	"ResourceDistributionGate":                  {beta: true},
 	"DeletionProtectionForCRDCascadingGate":     {},
 	"EnhancedLivenessProbe":                     {},
 	"StatefulSetStartOrdinal":                   {},
 	"PodIndexLabel":                             {on: true, beta: true},
 	"EnableExternalCerts":                       {},
 	"StatefulSetAutoResizePVCGate":              {},
+	"ForceDeleteTimeoutExpectationGate":         {},
+	"EnablePodProbeMarkerOnServerless":          {},
+	"EnableSortSidecarContainerByName":          {},
+	"InPlacePodVerticalScaling":                 {},
+	"DaemonSetPruneIneligibleNodes":             {},
 }
 
 // The feature gates.
@@ -89,6 +96,13 @@ const (
 	// defaults them, so revision names match OpenKruise's and `kubectl replace` of an unchanged
 	// template rolls nothing).
 	TemplateNoDefaults Feature = "TemplateNoDefaults"
+	// PreparingUpdateAsUpdate: when a CloneSet scales, a pod held in PreparingUpdate by an
+	// inPlaceUpdate hook counts as updated (OpenKruise's gate of that name, off by default).
+	PreparingUpdateAsUpdate Feature = "PreparingUpdateAsUpdate"
+	// DefaultHostNetworkHostPortsInPodTemplates: the CloneSet webhook defaults each container port's
+	// hostPort to its containerPort in a hostNetwork pod template, as Kubernetes did before 1.28
+	// (OpenKruise's gate of that name, off by default).
+	DefaultHostNetworkHostPortsInPodTemplates Feature = "DefaultHostNetworkHostPortsInPodTemplates"
 )
 
 // FeatureGates are the resolved gates.

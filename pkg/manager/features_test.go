@@ -11,8 +11,8 @@ func TestParseFeatureGates(t *testing.T) {
 	if err != nil || g.Enabled(CloneSetPartitionRollback) || !g.Enabled(InPlaceUpdateEnvFromMetadata) || !g.Enabled("PodWebhook") {
 		t.Fatalf("defaults: %v, %v; want OpenKruise's (CloneSetPartitionRollback off, InPlaceUpdateEnvFromMetadata and PodWebhook on)", g, err)
 	}
-	if len(g) != 30 || len(g.Unimplemented()) != 0 {
-		t.Errorf("%d gates (want OpenKruise v1.9.0's 30), unimplemented at defaults: %v", len(g), g.Unimplemented())
+	if len(g) != 36 || len(g.Unimplemented()) != 0 {
+		t.Errorf("%d gates (want OpenKruise v1.9.0's 36), unimplemented at defaults: %v", len(g), g.Unimplemented())
 	}
 	g, err = ParseFeatureGates(" CloneSetPartitionRollback=true ")
 	if err != nil || !g.Enabled(CloneSetPartitionRollback) {
@@ -32,8 +32,8 @@ func TestParseFeatureGates(t *testing.T) {
 		t.Errorf("AllAlpha=true: %v, %v", g, err)
 	}
 	g, err = ParseFeatureGates("AllBeta=false")
-	if err != nil || g.Enabled("PodWebhook") || !g.Enabled(InPlaceUpdateEnvFromMetadata) {
-		t.Errorf("AllBeta=false: %v, %v (beta gates off, alpha defaults kept)", g, err)
+	if err != nil || g.Enabled("PodWebhook") || g.Enabled(InPlaceUpdateEnvFromMetadata) {
+		t.Errorf("AllBeta=false: %v, %v (beta gates off)", g, err)
 	}
 	for spec, want := range map[string]string{
 		"Nope=true":                       `unrecognized feature gate: Nope`,

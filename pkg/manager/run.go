@@ -135,7 +135,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	defaulting.Register(mgr.GetWebhookServer(), scheme, mgr.GetAPIReader(), defaulting.Options{TemplateDefaults: !gates.Enabled(TemplateNoDefaults)})
+	defaulting.Register(mgr.GetWebhookServer(), scheme, mgr.GetAPIReader(), defaulting.Options{TemplateDefaults: !gates.Enabled(TemplateNoDefaults),
+		HostNetworkHostPorts: gates.Enabled(DefaultHostNetworkHostPortsInPodTemplates)})
 	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, inPlace)
 	podwebhook.Register(mgr.GetWebhookServer(), scheme)
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
@@ -147,8 +148,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	cloneSetInPlace.PodTemplateHash, cloneSetInPlace.ShortRevisionHash = true, gates.Enabled(CloneSetShortHash)
 	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"),
 		Engine: engine.New(mgr.GetClient(), nil, cloneSetInPlace), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
-		PreDownload:           gates.Enabled(PreDownloadImageForInPlaceUpdate),
-		RecreateOnClaimChange: gates.Enabled(RecreatePodWhenChangeVCTInCloneSetGate)}
+		PreDownload:             gates.Enabled(PreDownloadImageForInPlaceUpdate),
+		RecreateOnClaimChange:   gates.Enabled(RecreatePodWhenChangeVCTInCloneSetGate),
+		PreparingUpdateAsUpdate: gates.Enabled(PreparingUpdateAsUpdate)}
 	if err := cloneSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
 	}

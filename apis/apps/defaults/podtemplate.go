@@ -19,6 +19,24 @@ func SetDefaultsCloneSetTemplate(obj *v1alpha1.CloneSet) {
 	SetDefaultsClaimTemplates(obj.Spec.VolumeClaimTemplates)
 }
 
+// SetDefaultsHostNetworkPorts gives every container and init container port of a hostNetwork pod
+// spec without a hostPort its containerPort as hostPort, as Kubernetes defaulted pod templates
+// before 1.28 (OpenKruise's gate DefaultHostNetworkHostPortsInPodTemplates).
+func SetDefaultsHostNetworkPorts(spec *corev1.PodSpec) {
+	if !spec.HostNetwork {
+		return
+	}
+	for _, cs := range [][]corev1.Container{spec.Containers, spec.InitContainers} {
+		for i := range cs {
+			for j := range cs[i].Ports {
+				if p := &cs[i].Ports[j]; p.HostPort == 0 {
+					p.HostPort = p.ContainerPort
+				}
+			}
+		}
+	}
+}
+
 // SetDefaultsPodTemplate defaults the pod spec of a workload template whose
 // containers are updated in place (OpenKruise's SetDefaultPodSpec):
 //

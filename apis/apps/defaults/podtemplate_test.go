@@ -304,3 +304,18 @@ func TestSetDefaultsCloneSetTemplate(t *testing.T) {
 	run(t, []tcase[v1alpha1.CloneSet]{{name: "template and claim templates", in: in, want: want}},
 		SetDefaultsCloneSetTemplate, (*v1alpha1.CloneSet).DeepCopy)
 }
+
+func TestSetDefaultsHostNetworkPorts(t *testing.T) {
+	spec := &corev1.PodSpec{HostNetwork: true,
+		Containers:     []corev1.Container{{Name: "a", Ports: []corev1.ContainerPort{{ContainerPort: 80}, {ContainerPort: 81, HostPort: 9081}}}},
+		InitContainers: []corev1.Container{{Name: "i", Ports: []corev1.ContainerPort{{ContainerPort: 90}}}}}
+	SetDefaultsHostNetworkPorts(spec)
+	if p := spec.Containers[0].Ports; p[0].HostPort != 80 || p[1].HostPort != 9081 || spec.InitContainers[0].Ports[0].HostPort != 90 {
+		t.Errorf("host ports %+v %+v", p, spec.InitContainers[0].Ports)
+	}
+	plain := &corev1.PodSpec{Containers: []corev1.Container{{Name: "a", Ports: []corev1.ContainerPort{{ContainerPort: 80}}}}}
+	SetDefaultsHostNetworkPorts(plain)
+	if plain.Containers[0].Ports[0].HostPort != 0 {
+		t.Error("a pod without hostNetwork got a host port")
+	}
+}

@@ -61,6 +61,8 @@ type Reconciler struct {
 	// change made together with a volumeClaimTemplates change recreates pods instead of updating
 	// them in place. Without it, claim templates apply to new pods only.
 	RecreateOnClaimChange bool
+	// PreparingUpdateAsUpdate is the feature gate PreparingUpdateAsUpdate (Options.PreparingUpdateAsUpdate).
+	PreparingUpdateAsUpdate bool
 
 	waits  waitReporter
 	status statusPacer
@@ -142,7 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if wait := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout); wait {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	plan := Compute(obs.snap, now, Options{PartitionRollback: r.PartitionRollback})
+	plan := Compute(obs.snap, now, Options{PartitionRollback: r.PartitionRollback, PreparingUpdateAsUpdate: r.PreparingUpdateAsUpdate})
 	errs := r.apply(ctx, cs, obs, plan)
 	var preDownloadErr error
 	if r.PreDownload {

@@ -19,6 +19,10 @@ type Options struct {
 	// when the partition rises during a rollout, pods beyond replicas − partition at the update
 	// revision go back to the current revision. Without it a higher partition only stops the rollout.
 	PartitionRollback bool
+	// PreparingUpdateAsUpdate (feature gate PreparingUpdateAsUpdate, off by default as in OpenKruise):
+	// when scaling, a pod held in PreparingUpdate counts as at the update revision (its update is
+	// under way), so the partition is kept with it counted as updated.
+	PreparingUpdateAsUpdate bool
 }
 
 // DeleteKind says why a pod is deleted.
@@ -304,6 +308,21 @@ func (pl *planner) oldKeepCount() int {
 	for _, p := range pl.keep() {
 		if (pl.isOld(p) && !pl.touched[p.Name]) || pl.rolled[p.Name] {
 			n++
+		}
+	}
+	return n
+}
+
+// scaleOldKeepCount is oldKeepCount as scaling counts it: with Options.PreparingUpdateAsUpdate a
+// pod held in PreparingUpdate counts as updated.
+func (pl *planner) scaleOldKeepCount() int {
+	n := pl.oldKeepCount()
+	if !pl.opts.PreparingUpdateAsUpdate {
+		return n
+	}
+	for _, p := range pl.keep() {
+		if p.Lifecycle == appspub.LifecycleStatePreparingUpdate && pl.isOld(p) && !pl.touched[p.Name] {
+			n--
 		}
 	}
 	return n

@@ -32,8 +32,8 @@ func (pl *planner) planScaleIn() {
 			excess--
 		}
 	}
-	oldExcess := pl.oldKeepCount() - pl.b.Partition
-	newExcess := len(pl.keep()) - pl.oldKeepCount() - pl.b.ExpectedUpdated
+	oldExcess := pl.scaleOldKeepCount() - pl.b.Partition
+	newExcess := len(pl.keep()) - pl.scaleOldKeepCount() - pl.b.ExpectedUpdated
 	for _, p := range alive {
 		if excess == 0 {
 			return
@@ -124,7 +124,7 @@ func (pl *planner) planCreates() {
 	}
 	oldNeeded := 0
 	if pl.snap.CurrentRevision != "" && pl.snap.CurrentRevision != pl.snap.UpdateRevision {
-		oldNeeded = max(0, pl.b.Partition-pl.oldKeepCount())
+		oldNeeded = max(0, pl.b.Partition-pl.scaleOldKeepCount())
 	}
 	free := pl.freeInstanceIDs()
 	for i := 0; i < n; i++ {

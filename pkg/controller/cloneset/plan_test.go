@@ -346,3 +346,18 @@ func TestPlanClaimReuse(t *testing.T) {
 		t.Errorf("creates %+v, notes %v; want x reused and one creation waiting for t", p.Creates, p.Notes)
 	}
 }
+
+// PreparingUpdateAsUpdate (OpenKruise's gate): scaling counts a pod held in PreparingUpdate as
+// updated, so a new pod keeps the partition at the current revision.
+func TestPlanPreparingUpdateAsUpdate(t *testing.T) {
+	ip := v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType
+	held := hooks(appspub.Lifecycle{InPlaceUpdate: &appspub.LifecycleHook{LabelsHandler: map[string]string{"hold": "true"}}})
+	s := cs(5, updateType(ip), partition("3"), held, pods("a", "v1", 2), pods("p", "v1", 1, state(appspub.LifecycleStatePreparingUpdate), updateHeld),
+		pods("b", "v2", 1))
+	if p := Compute(s, t0, Options{}); p.creates("v2") != 1 || p.creates("v1") != 0 {
+		t.Errorf("without the gate: creates v1 %d v2 %d; want the new pod at v2 (3 old pods keep partition 3)", p.creates("v1"), p.creates("v2"))
+	}
+	if p := Compute(s, t0, Options{PreparingUpdateAsUpdate: true}); p.creates("v1") != 1 || p.creates("v2") != 0 {
+		t.Errorf("with the gate: creates v1 %d v2 %d; want the new pod at v1 (the held pod counts as updated)", p.creates("v1"), p.creates("v2"))
+	}
+}

@@ -57,6 +57,9 @@ type Options struct {
 	// TemplateDefaults defaults CloneSet pod templates and claim templates as OpenKruise does
 	// (defaults.SetDefaultsCloneSetTemplate); OpenKruise's TemplateNoDefaults gate turns it off.
 	TemplateDefaults bool
+	// HostNetworkHostPorts also defaults a hostNetwork template's host ports to its container ports
+	// (OpenKruise's gate DefaultHostNetworkHostPortsInPodTemplates).
+	HostNetworkHostPorts bool
 }
 
 // Register adds every defaulting webhook to srv.
@@ -76,6 +79,9 @@ func handlers(scheme *runtime.Scheme, pods client.Reader, opts Options) []handle
 	if opts.TemplateDefaults {
 		cloneSet = func(obj *v1alpha1.CloneSet) {
 			defaults.SetDefaultsCloneSet(obj)
+			if opts.HostNetworkHostPorts {
+				defaults.SetDefaultsHostNetworkPorts(&obj.Spec.Template.Spec)
+			}
 			defaults.SetDefaultsCloneSetTemplate(obj)
 		}
 	}
