@@ -34,15 +34,7 @@ func (s *Sandbox) startKruise(ctx context.Context, binary, daemon string) error 
 	if err != nil {
 		return err
 	}
-	cfg, err := s.RESTConfig()
-	if err != nil {
-		return err
-	}
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := s.kruiseClient()
 	if err != nil {
 		return err
 	}
@@ -87,19 +79,24 @@ func (s *Sandbox) startKruise(ctx context.Context, binary, daemon string) error 
 // InstallCRDs installs Kruise's CRDs only, so objects of its kinds can be loaded before Kruise
 // starts (StartKruise), as on a cluster taken over from OpenKruise.
 func (s *Sandbox) InstallCRDs(ctx context.Context) error {
-	cfg, err := s.RESTConfig()
-	if err != nil {
-		return err
-	}
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := s.kruiseClient()
 	if err != nil {
 		return err
 	}
 	return install.ApplyCRDs(ctx, c, installOptions())
+}
+
+// kruiseClient is an admin client of the sandbox that knows Kruise's kinds.
+func (s *Sandbox) kruiseClient() (client.Client, error) {
+	cfg, err := s.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
 // installOptions are how the sandbox installs Kruise: in KruiseNamespace, for KruiseManagerUser.
