@@ -1,0 +1,77 @@
+package cloneset
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/revision"
+)
+
+// What observe reads from objects OpenKruise left: a Failed (evicted) pod is no replica but keeps
+// its instance ID (its claims are not free); a pod labelled with the short hash
+// (CloneSetShortHash) is at the revision of that hash; an orphan that matches is to adopt.
+func TestObserveTakesOverOpenKruisePods(t *testing.T) {
+	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "cs-uid"},
+		Spec: v1alpha1.CloneSetSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}}}}}
+	rev, err := revision.New(cs, gvk, revision.Input{Template: &cs.Spec.Template}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := []metav1.OwnerReference{*metav1.NewControllerRef(cs, gvk)}
+	pod := func(name, id, label string, phase corev1.PodPhase, owners []metav1.OwnerReference) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, OwnerReferences: owners,
+			Labels: map[string]string{"app": "web", v1alpha1.CloneSetInstanceIDLabelKey: id, inplace.RevisionLabel: label}},
+			Status: corev1.PodStatus{Phase: phase}}
+	}
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "data-web-gone", OwnerReferences: owned,
+		Labels: map[string]string{"app": "web", v1alpha1.CloneSetInstanceIDLabelKey: "gone"}}}
+	objs := []client.Object{cs, rev, claim,
+		pod("web-a", "a", rev.Name, corev1.PodRunning, owned),
+		pod("web-b", "b", revision.ShortHash(rev.Name), corev1.PodRunning, owned),
+		pod("web-c", "c", rev.Name, corev1.PodRunning, owned),
+		pod("web-gone", "gone", rev.Name, corev1.PodFailed, owned),
+		pod("stray", "", "", corev1.PodRunning, nil)}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	r := &Reconciler{Client: c, Engine: engine.New(c, nil, inplace.Options{})}
+	obs, err := r.observe(context.Background(), cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range obs.snap.Pods {
+		names = append(names, p.Name)
+		if p.Revision != rev.Name {
+			t.Errorf("pod %s at revision %q, want %s", p.Name, p.Revision, rev.Name)
+		}
+	}
+	if len(names) != 3 || obs.snap.UpdateRevision != rev.Name || obs.newRevision != nil {
+		t.Errorf("pods %v, update revision %s (new %v); want the 3 running pods at OpenKruise's revision %s", names,
+			obs.snap.UpdateRevision, obs.newRevision != nil, rev.Name)
+	}
+	if len(obs.snap.FreeInstanceIDs) != 0 || len(obs.inactive) != 1 {
+		t.Errorf("free instance IDs %v, inactive %d: the Failed pod's claims are not free", obs.snap.FreeInstanceIDs, len(obs.inactive))
+	}
+	if len(obs.adopt) != 1 || obs.adopt[0].Name != "stray" {
+		t.Errorf("to adopt: %v, want the matching orphan", obs.adopt)
+	}
+}
