@@ -39,8 +39,10 @@ func checkCloneSetValidation(t *testing.T, c client.Client, ns string, selector 
 			s.UpdateStrategy.Type = appsv1alpha1.InPlaceOnlyCloneSetUpdateStrategyType
 			s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(1))
 		}},
-		{"unavailable-120", "spec.updateStrategy.maxUnavailable", func(s *appsv1alpha1.CloneSetSpec) {
-			s.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString("120%"))
+		// OpenKruise's rule: an update must be able to progress (maxUnavailable or maxSurge ≥ 1).
+		{"unavailable-0-no-surge", "spec.updateStrategy.maxUnavailable", func(s *appsv1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString("0%"))
+			s.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(0))
 		}},
 		// Found by the API server's pod validation (a dry-run pod create), reported at the template.
 		{"request-above-limit", "spec.template.spec.containers[0].resources.requests", func(s *appsv1alpha1.CloneSetSpec) {

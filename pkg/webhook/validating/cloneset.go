@@ -1,7 +1,12 @@
 package validating
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,109 +17,155 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
-// ValidateCloneSet reports every problem of a CloneSet as it would be stored (after defaulting).
+// ValidateCloneSet reports every problem of a new CloneSet as it would be stored (after defaulting),
+// each at the path of the offending field. It answers as OpenKruise v1.9.0's CloneSet webhook
+// does (pkg/webhook/cloneset/validating/validation.go, validateCloneSetSpec and what it calls); the
+// pod template itself is checked as a pod by the webhook's dry run (podtemplate.go), which stands
+// for OpenKruise's call of Kubernetes' ValidatePodTemplateSpec.
 //
-// Rules, each reported at the path of the offending field:
-//   - spec.selector is required, non-empty and a valid label selector, and it must select the
+// An absent field is validated as the value the defaulting webhook gives it (replicas 1, type
+// ReCreate, partition 0, maxUnavailable 20%, maxSurge 0), as OpenKruise's defaulting webhook runs
+// before its validating one.
+//
+// The rules:
+//   - spec.selector is required, not empty and a valid label selector, and it selects the
 //     template's labels (reported at spec.template.metadata.labels);
-//   - spec.replicas, spec.revisionHistoryLimit and spec.minReadySeconds are ≥ 0;
-//   - spec.progressDeadlineSeconds, when set, is greater than spec.minReadySeconds;
-//   - spec.updateStrategy.partition, .maxUnavailable, .maxSurge and spec.scaleStrategy.maxUnavailable
-//     are an integer ≥ 0 or a percentage "N%" with 0 ≤ N ≤ 100;
-//   - spec.updateStrategy.type is empty (defaulted to ReCreate), ReCreate, InPlaceIfPossible or
-//     InPlaceOnly, and maxSurge must be 0 with InPlaceOnly (no surge pod can be updated in place);
-//   - the template has at least one container, unique container names that are DNS labels, and a
-//     non-empty image for each container;
-//   - spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds is ≥ 0;
-//   - spec.updateStrategy.priorityStrategy sets weightPriority or orderPriority, not both, with
-//     weights in [0, 100], non-empty valid selectors and non-empty ordered keys;
-//     spec.updateStrategy.scatterStrategy terms have a key and are not repeated;
-//   - spec.scaleStrategy.podsToDelete entries are valid pod names;
-//   - lifecycle hooks use valid label keys and values and valid (qualified) finalizer names.
+//   - spec.replicas ≥ 0;
+//   - spec.progressDeadlineSeconds, when set, is ≥ 0 and, unless it is 2147483647, greater than
+//     spec.minReadySeconds;
+//   - spec.updateStrategy.type is ReCreate, InPlaceIfPossible or InPlaceOnly;
+//   - spec.updateStrategy.partition, .maxUnavailable and .maxSurge are an integer or "N%", resolved
+//     against replicas rounding up; partition must not resolve below 0; maxSurge must resolve to 0
+//     with InPlaceOnly; with replicas > 0 maxUnavailable and maxSurge must not both resolve below 1.
+//     There is no upper bound ("120%" and partition > replicas are accepted) and negative
+//     maxUnavailable or maxSurge are accepted when the other one lets the update progress;
+//   - spec.updateStrategy.priorityStrategy: weightPriority or orderPriority, not both; weights in
+//     [0, 100] with a non-empty valid selector; non-empty ordered keys;
+//   - spec.updateStrategy.scatterStrategy: every term has a key, no key:value is listed twice;
+//   - spec.scaleStrategy.podsToDelete has no duplicates, and names only pods of this CloneSet: a new
+//     CloneSet has none, so every entry of a new CloneSet is refused (see ValidatePodsToDelete for
+//     an update);
+//   - the template has containers with names and images, restartPolicy Always (or unset) and no
+//     activeDeadlineSeconds;
+//   - each spec.volumeClaimTemplates entry becomes a pod volume of its name: the name is a DNS
+//     label that no template volume and no other claim template has, and every volumeMount and
+//     volumeDevice of the template names a volume or a claim template.
 //
-// maxUnavailable and maxSurge may both be 0: OpenKruise documents no such restriction for CloneSet.
-// The pod template is not validated as a whole (that would take Kubernetes' full pod-spec validation):
-// only the basics above, so a template the API server would reject as a pod is accepted here and its
-// pods fail to be created, reported by the controller.
+// Not checked, as OpenKruise does not check them: revisionHistoryLimit, minReadySeconds,
+// scaleStrategy.maxUnavailable and disablePVCReuse, updateStrategy.paused and
+// inPlaceUpdateStrategy.gracePeriodSeconds, the lifecycle hooks, and the image pre-download
+// annotations (Kruise's controller reads an out-of-range value of these as OpenKruise's does, or
+// as harmlessly).
+//
+// One deliberate difference: a percentage must be a whole number ("50%", not "50.5%", "1e1%" or
+// "1_0%"), which OpenKruise's webhook accepts: Kruise's controller, like Kubernetes, reads
+// percentages as whole numbers and would silently replace such a value by the default (a partition
+// of 0: every pod updated).
 func ValidateCloneSet(obj *v1alpha1.CloneSet) field.ErrorList {
+	return validateCloneSet(obj, nil)
+}
+
+// validateCloneSet checks obj; old is the stored CloneSet for an update, nil for a create.
+func validateCloneSet(obj, old *v1alpha1.CloneSet) field.ErrorList {
 	spec := &obj.Spec
 	path := field.NewPath("spec")
+	replicas := 1
+	if spec.Replicas != nil {
+		replicas = int(*spec.Replicas)
+	}
 	var errs field.ErrorList
 	errs = append(errs, validateSelector(spec.Selector, spec.Template.Labels, path)...)
-	errs = append(errs, nonNegative(spec.Replicas, path.Child("replicas"))...)
-	errs = append(errs, nonNegative(spec.RevisionHistoryLimit, path.Child("revisionHistoryLimit"))...)
-	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), path.Child("minReadySeconds"))...)
-	if d := spec.ProgressDeadlineSeconds; d != nil && *d <= spec.MinReadySeconds {
-		errs = append(errs, field.Invalid(path.Child("progressDeadlineSeconds"), *d,
-			fmt.Sprintf("must be greater than minReadySeconds (%d)", spec.MinReadySeconds)))
+	if spec.Replicas != nil {
+		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(*spec.Replicas), path.Child("replicas"))...)
 	}
-	errs = append(errs, validateUpdateStrategy(&spec.UpdateStrategy, path.Child("updateStrategy"))...)
-	errs = append(errs, validateScaleStrategy(&spec.ScaleStrategy, path.Child("scaleStrategy"))...)
+	errs = append(errs, validateProgressDeadline(spec, path.Child("progressDeadlineSeconds"))...)
+	errs = append(errs, validateUpdateStrategy(&spec.UpdateStrategy, replicas, path.Child("updateStrategy"))...)
+	var oldPodsToDelete []string
+	if old != nil {
+		oldPodsToDelete = old.Spec.ScaleStrategy.PodsToDelete
+	}
+	errs = append(errs, validatePodsToDelete(spec.ScaleStrategy.PodsToDelete, oldPodsToDelete, old == nil,
+		path.Child("scaleStrategy", "podsToDelete"))...)
 	errs = append(errs, validateTemplateBasics(&spec.Template, path.Child("template"))...)
-	errs = append(errs, validateLifecycle(spec.Lifecycle, path.Child("lifecycle"))...)
-	errs = append(errs, validatePreDownloadAnnotations(obj.Annotations)...)
+	errs = append(errs, validateClaimTemplates(spec, path)...)
 	return errs
 }
 
-// validatePreDownloadAnnotations checks the image pre-download annotations: whole numbers, at least
-// 1 for parallelism and timeout, at least 0 for min-updated-ready-pods.
-func validatePreDownloadAnnotations(annotations map[string]string) field.ErrorList {
-	var errs field.ErrorList
-	if v, ok := annotations[v1alpha1.ImagePreDownloadMinUpdatedReadyPods]; ok {
-		// A number or a percentage of the replicas, as OpenKruise reads it.
-		minReady := intstr.Parse(v)
-		if n, err := intstr.GetScaledValueFromIntOrPercent(&minReady, 100, true); err != nil || n < 0 || (n > 100 && minReady.Type == intstr.String) {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(v1alpha1.ImagePreDownloadMinUpdatedReadyPods), v,
-				"must be a whole number of at least 0 or a percentage from 0% to 100%"))
-		}
-	}
-	for key, least := range map[string]int{v1alpha1.ImagePreDownloadParallelismKey: 1, v1alpha1.ImagePreDownloadTimeoutSecondsKey: 1} {
-		v, ok := annotations[key]
-		if !ok {
-			continue
-		}
-		if n, err := strconv.Atoi(v); err != nil || n < least {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(key), v,
-				fmt.Sprintf("must be a whole number of at least %d", least)))
-		}
-	}
-	return errs
-}
-
-// ValidateCloneSetUpdate validates obj as ValidateCloneSet does and checks the changes from old:
-//   - spec.selector is immutable;
-//   - with updateStrategy.type InPlaceOnly, a template change must be possible in place (as
-//     pkg/inplace.Plan decides for the controller, with the controller's options inPlace);
-//     otherwise it is forbidden at spec.template with Plan's reasons.
+// ValidateCloneSetUpdate validates obj as ValidateCloneSet does and checks the changes from old, as
+// OpenKruise v1.9.0 does (validation.go, validateCloneSetUpdate, and
+// pkg/controller/cloneset/core/cloneset_core.go, ValidateCloneSetUpdate):
+//   - spec.selector is immutable (every other spec field may change);
+//   - spec.scaleStrategy.podsToDelete: only the names not listed before are checked (see also
+//     ValidatePodsToDelete);
+//   - with updateStrategy.type InPlaceOnly, the template's spec may change in nothing but the
+//     images of its containers (same containers, same order); its labels and annotations may change.
 //
-// An update that leaves the spec unchanged (metadata only: labels, annotations, finalizers) is always
-// accepted, so an object stored before this validation existed can still be relabelled or deleted.
-// spec.volumeClaimTemplates may change: OpenKruise documents such changes (they take effect on
-// recreated pods).
-func ValidateCloneSetUpdate(obj, old *v1alpha1.CloneSet, inPlace inplace.Options) field.ErrorList {
+// An update that leaves the spec unchanged (metadata only: labels, annotations, finalizers) is
+// accepted even when the stored spec would now be refused, so an object stored before a rule
+// existed can still be relabelled or finalized (OpenKruise refuses it).
+//
+// inPlace is not consulted: OpenKruise allows exactly image changes under InPlaceOnly, whatever
+// the controller could do in place.
+func ValidateCloneSetUpdate(obj, old *v1alpha1.CloneSet) field.ErrorList {
+	path := field.NewPath("spec")
+	var errs field.ErrorList
+	if obj.Spec.UpdateStrategy.Type == v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType {
+		if changed := templateSpecChangesBesidesImages(&old.Spec.Template.Spec, &obj.Spec.Template.Spec); len(changed) > 0 {
+			errs = append(errs, field.Forbidden(path.Child("template"), fmt.Sprintf(
+				"updateStrategy.type is InPlaceOnly, which allows no change of the template's spec but container images "+
+					"(labels and annotations may change); changed: %s", strings.Join(changed, ", "))))
+		}
+	}
 	if apiequality.Semantic.DeepEqual(obj.Spec, old.Spec) {
+		return errs
+	}
+	errs = append(errs, validateCloneSet(obj, old)...)
+	errs = append(errs, apivalidation.ValidateImmutableField(obj.Spec.Selector, old.Spec.Selector, path.Child("selector"))...)
+	return errs
+}
+
+// ValidatePodsToDelete checks, for an update, that each name added to spec.scaleStrategy.podsToDelete
+// is a pod of this CloneSet that is not terminating, reading pods with c; names listed before are
+// not checked again. It is OpenKruise's check (validation.go, validateScaleStrategy) that needs the
+// API: the webhook calls it after ValidateCloneSetUpdate. For a create, ValidateCloneSet already
+// refuses every entry; for duplicates or invalid names it reports nothing (ValidateCloneSetUpdate does).
+func ValidatePodsToDelete(ctx context.Context, c client.Reader, obj, old *v1alpha1.CloneSet) field.ErrorList {
+	if old == nil {
 		return nil
 	}
-	path := field.NewPath("spec")
-	errs := ValidateCloneSet(obj)
-	errs = append(errs, apivalidation.ValidateImmutableField(obj.Spec.Selector, old.Spec.Selector, path.Child("selector"))...)
-	if obj.Spec.UpdateStrategy.Type == v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType &&
-		!apiequality.Semantic.DeepEqual(obj.Spec.Template, old.Spec.Template) {
-		// The same options as the controller's: an in-place change it would refuse is refused here.
-		d := inplace.Plan(&old.Spec.Template, &obj.Spec.Template, "", inPlace)
-		if !d.InPlace() {
-			errs = append(errs, field.Forbidden(path.Child("template"), fmt.Sprintf(
-				"updateStrategy.type is InPlaceOnly, and this change cannot be made in place: %s",
-				strings.Join(d.RecreateReasons, "; "))))
+	names := obj.Spec.ScaleStrategy.PodsToDelete
+	if len(duplicates(names)) > 0 {
+		return nil
+	}
+	before := map[string]bool{}
+	for _, n := range old.Spec.ScaleStrategy.PodsToDelete {
+		before[n] = true
+	}
+	p := field.NewPath("spec", "scaleStrategy", "podsToDelete")
+	var errs field.ErrorList
+	for i, name := range names {
+		if before[name] || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			continue
+		}
+		pod := &corev1.Pod{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: name}, pod); err != nil {
+			errs = append(errs, field.Invalid(p.Index(i), name, fmt.Sprintf("cannot read pod %s: %v", name, err)))
+			continue
+		}
+		if pod.DeletionTimestamp != nil {
+			errs = append(errs, field.Invalid(p.Index(i), name, fmt.Sprintf("pod %s is already terminating", name)))
+		} else if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != obj.UID {
+			errs = append(errs, field.Invalid(p.Index(i), name, fmt.Sprintf("pod %s is not controlled by this CloneSet", name)))
 		}
 	}
 	return errs
@@ -143,17 +194,31 @@ func validateSelector(sel *metav1.LabelSelector, templateLabels map[string]strin
 	return nil
 }
 
-func nonNegative(v *int32, p *field.Path) field.ErrorList {
-	if v == nil {
+// validateProgressDeadline: ≥ 0 and, unless it is math.MaxInt32, greater than minReadySeconds.
+func validateProgressDeadline(spec *v1alpha1.CloneSetSpec, p *field.Path) field.ErrorList {
+	d := spec.ProgressDeadlineSeconds
+	if d == nil {
 		return nil
 	}
-	return apivalidation.ValidateNonnegativeField(int64(*v), p)
+	errs := apivalidation.ValidateNonnegativeField(int64(*d), p)
+	if *d != math.MaxInt32 && *d <= spec.MinReadySeconds {
+		errs = append(errs, field.Invalid(p, *d, fmt.Sprintf("must be greater than minReadySeconds (%d)", spec.MinReadySeconds)))
+	}
+	return errs
 }
 
-func validateUpdateStrategy(s *v1alpha1.CloneSetUpdateStrategy, p *field.Path) field.ErrorList {
+// The defaults of the int-or-percent fields, as the defaulting webhook sets them.
+var (
+	defaultPartition      = intstr.FromInt32(0)
+	defaultMaxUnavailable = intstr.FromString("20%")
+	defaultMaxSurge       = intstr.FromInt32(0)
+)
+
+func validateUpdateStrategy(s *v1alpha1.CloneSetUpdateStrategy, replicas int, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch s.Type {
-	case "", v1alpha1.RecreateCloneSetUpdateStrategyType, v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType,
+	case "", // defaulted to ReCreate
+		v1alpha1.RecreateCloneSetUpdateStrategyType, v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType,
 		v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType:
 	default:
 		errs = append(errs, field.NotSupported(p.Child("type"), s.Type, []string{
@@ -161,25 +226,75 @@ func validateUpdateStrategy(s *v1alpha1.CloneSetUpdateStrategy, p *field.Path) f
 			string(v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType),
 			string(v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType)}))
 	}
-	errs = append(errs, intOrPercent(s.Partition, p.Child("partition"))...)
-	errs = append(errs, intOrPercent(s.MaxUnavailable, p.Child("maxUnavailable"))...)
-	surgeErrs := intOrPercent(s.MaxSurge, p.Child("maxSurge"))
-	errs = append(errs, surgeErrs...)
-	if len(surgeErrs) == 0 && s.Type == v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType && positive(s.MaxSurge) {
-		errs = append(errs, field.Forbidden(p.Child("maxSurge"),
-			"must be 0 when updateStrategy.type is InPlaceOnly: surge pods are created, never updated in place"))
+
+	if partition, err := resolveIntOrPercent(s.Partition, defaultPartition, replicas); err != nil {
+		errs = append(errs, field.Invalid(p.Child("partition"), intOrPercentValue(s.Partition, defaultPartition), err.Error()))
+	} else if partition < 0 {
+		errs = append(errs, field.Invalid(p.Child("partition"), intOrPercentValue(s.Partition, defaultPartition),
+			fmt.Sprintf("must not be negative (it is %d pods of %d replicas)", partition, replicas)))
 	}
+
+	maxUnavailable, unavailableErr := resolveIntOrPercent(s.MaxUnavailable, defaultMaxUnavailable, replicas)
+	if unavailableErr != nil {
+		errs = append(errs, field.Invalid(p.Child("maxUnavailable"), intOrPercentValue(s.MaxUnavailable, defaultMaxUnavailable), unavailableErr.Error()))
+	}
+	maxSurge, surgeErr := resolveIntOrPercent(s.MaxSurge, defaultMaxSurge, replicas)
+	if surgeErr != nil {
+		errs = append(errs, field.Invalid(p.Child("maxSurge"), intOrPercentValue(s.MaxSurge, defaultMaxSurge), surgeErr.Error()))
+	} else if s.Type == v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType && maxSurge > 0 {
+		errs = append(errs, field.Forbidden(p.Child("maxSurge"), fmt.Sprintf(
+			"must be 0 when updateStrategy.type is InPlaceOnly (it is %d pods of %d replicas): surge pods are created, never updated in place",
+			maxSurge, replicas)))
+	}
+	if unavailableErr == nil && surgeErr == nil && replicas > 0 && maxUnavailable < 1 && maxSurge < 1 {
+		errs = append(errs, field.Invalid(p.Child("maxUnavailable"), intOrPercentValue(s.MaxUnavailable, defaultMaxUnavailable), fmt.Sprintf(
+			"maxUnavailable and maxSurge must not both be less than 1 pod (they are %d and %d of %d replicas): no pod could ever be updated",
+			maxUnavailable, maxSurge, replicas)))
+	}
+
 	errs = append(errs, validatePriority(s.PriorityStrategy, p.Child("priorityStrategy"))...)
 	errs = append(errs, validateScatter(s.ScatterStrategy, p.Child("scatterStrategy"))...)
-	if ips := s.InPlaceUpdateStrategy; ips != nil {
-		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(ips.GracePeriodSeconds),
-			p.Child("inPlaceUpdateStrategy", "gracePeriodSeconds"))...)
-	}
 	return errs
 }
 
-// validatePriority: weightPriority or orderPriority, not both; weights in [0, 100] (OpenKruise
-// accepts 0) with a non-empty, valid selector; non-empty ordered keys.
+// resolveIntOrPercent returns v (def when nil) as a number of pods out of total, as OpenKruise's
+// webhook resolves it: an integer as it is, "N%" as ⌈N·total/100⌉. N must be a whole number (see
+// ValidateCloneSet for this deliberate difference).
+func resolveIntOrPercent(v *intstr.IntOrString, def intstr.IntOrString, total int) (int, error) {
+	if v == nil {
+		v = &def
+	}
+	switch v.Type {
+	case intstr.Int:
+		return int(v.IntVal), nil
+	case intstr.String:
+	default:
+		return 0, errors.New("must be an integer or a percentage such as '10%'")
+	}
+	digits, isPercent := strings.CutSuffix(v.StrVal, "%")
+	if !isPercent {
+		return 0, errors.New("must be an integer or a percentage such as '10%' (a string without '%' is not read as a number)")
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil {
+		if _, ferr := strconv.ParseFloat(digits, 64); ferr == nil {
+			return 0, errors.New("must be a whole-number percentage such as '10%': Kruise reads percentages as whole numbers")
+		}
+		return 0, errors.New("must be an integer or a percentage such as '10%'")
+	}
+	return int(math.Ceil(float64(n) * float64(total) / 100)), nil
+}
+
+// intOrPercentValue is v (def when nil) for an error message.
+func intOrPercentValue(v *intstr.IntOrString, def intstr.IntOrString) string {
+	if v == nil {
+		return def.String()
+	}
+	return v.String()
+}
+
+// validatePriority: weightPriority or orderPriority, not both; weights in [0, 100] with a
+// non-empty, valid selector; non-empty ordered keys.
 func validatePriority(s *appspub.UpdatePriorityStrategy, p *field.Path) field.ErrorList {
 	if s == nil {
 		return nil
@@ -194,12 +309,16 @@ func validatePriority(s *appspub.UpdatePriorityStrategy, p *field.Path) field.Er
 			errs = append(errs, field.Invalid(tp.Child("weight"), t.Weight, "must be between 0 and 100"))
 		}
 		sel := t.MatchSelector
+		sp := tp.Child("matchSelector")
 		if len(sel.MatchLabels)+len(sel.MatchExpressions) == 0 {
-			errs = append(errs, field.Required(tp.Child("matchSelector"), "an empty selector would match every pod"))
+			errs = append(errs, field.Required(sp, "an empty selector would match every pod"))
 			continue
 		}
-		errs = append(errs, metav1validation.ValidateLabelSelector(&sel, metav1validation.LabelSelectorValidationOptions{},
-			tp.Child("matchSelector"))...)
+		selErrs := metav1validation.ValidateLabelSelector(&sel, metav1validation.LabelSelectorValidationOptions{}, sp)
+		if _, err := metav1.LabelSelectorAsSelector(&sel); err != nil && len(selErrs) == 0 {
+			selErrs = field.ErrorList{field.Invalid(sp, sel, err.Error())}
+		}
+		errs = append(errs, selErrs...)
 	}
 	for i, t := range s.OrderPriority {
 		if t.OrderedKey == "" {
@@ -209,78 +328,75 @@ func validatePriority(s *appspub.UpdatePriorityStrategy, p *field.Path) field.Er
 	return errs
 }
 
-// validateScatter: every term has a key, and no key/value pair is listed twice.
+// validateScatter: every term has a key, and no "key:value" is listed twice (OpenKruise compares
+// terms by that joined string, so {a:b, c} and {a, b:c} are the same term).
 func validateScatter(s v1alpha1.UpdateScatterStrategy, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	seen := map[v1alpha1.UpdateScatterTerm]bool{}
+	seen := map[string]bool{}
 	for i, t := range s {
 		if t.Key == "" {
 			errs = append(errs, field.Required(p.Index(i).Child("key"), ""))
 		}
-		if seen[t] {
-			errs = append(errs, field.Duplicate(p.Index(i), fmt.Sprintf("%s=%s", t.Key, t.Value)))
+		id := t.Key + ":" + t.Value
+		if seen[id] {
+			errs = append(errs, field.Duplicate(p.Index(i), id))
 		}
-		seen[t] = true
+		seen[id] = true
 	}
 	return errs
 }
 
-func validateScaleStrategy(s *v1alpha1.CloneSetScaleStrategy, p *field.Path) field.ErrorList {
-	errs := intOrPercent(s.MaxUnavailable, p.Child("maxUnavailable"))
-	for i, name := range s.PodsToDelete {
-		for _, msg := range validation.IsDNS1123Subdomain(name) {
-			errs = append(errs, field.Invalid(p.Child("podsToDelete").Index(i), name, "not a pod name: "+msg))
+// validatePodsToDelete: no name twice; on a create no name at all (a new CloneSet controls no pod);
+// on an update, every name not listed before is a valid pod name (whether that pod is one of the
+// CloneSet's is ValidatePodsToDelete's check).
+func validatePodsToDelete(names, before []string, create bool, p *field.Path) field.ErrorList {
+	if dups := duplicates(names); len(dups) > 0 {
+		var errs field.ErrorList
+		for _, i := range dups {
+			errs = append(errs, field.Duplicate(p.Index(i), names[i]))
+		}
+		return errs
+	}
+	listed := map[string]bool{}
+	for _, n := range before {
+		listed[n] = true
+	}
+	var errs field.ErrorList
+	for i, name := range names {
+		switch {
+		case listed[name]:
+		case create:
+			errs = append(errs, field.Invalid(p.Index(i), name,
+				"a new CloneSet controls no pods yet: podsToDelete may only name pods of this CloneSet"))
+		default:
+			for _, msg := range validation.IsDNS1123Subdomain(name) {
+				errs = append(errs, field.Invalid(p.Index(i), name, "not a pod name: "+msg))
+			}
 		}
 	}
 	return errs
 }
 
-// intOrPercent checks an absolute number or percentage of replicas: an integer ≥ 0, or "N%" with N
-// an integer from 0 to 100. Nil is valid (defaulted).
-func intOrPercent(v *intstr.IntOrString, p *field.Path) field.ErrorList {
-	if v == nil {
-		return nil
+// duplicates returns the indexes of the names listed before.
+func duplicates(names []string) []int {
+	seen := map[string]bool{}
+	var dups []int
+	for i, n := range names {
+		if seen[n] {
+			dups = append(dups, i)
+		}
+		seen[n] = true
 	}
-	if v.Type == intstr.Int {
-		return apivalidation.ValidateNonnegativeField(int64(v.IntValue()), p)
-	}
-	n, ok := percent(v.StrVal)
-	switch {
-	case !ok:
-		return field.ErrorList{field.Invalid(p, v.StrVal, "must be an integer or a percentage such as '10%'")}
-	case n > 100:
-		return field.ErrorList{field.Invalid(p, v.StrVal, "must not be greater than 100%")}
-	}
-	return nil
+	return dups
 }
 
-// percent parses "N%" with N a non-negative decimal integer.
-func percent(s string) (int, bool) {
-	digits, found := strings.CutSuffix(s, "%")
-	if !found || digits == "" || strings.Trim(digits, "0123456789") != "" {
-		return 0, false
-	}
-	n, err := strconv.Atoi(digits)
-	return n, err == nil
-}
-
-// positive reports whether a valid int-or-percent is above zero.
-func positive(v *intstr.IntOrString) bool {
-	if v == nil {
-		return false
-	}
-	if v.Type == intstr.Int {
-		return v.IntValue() > 0
-	}
-	n, _ := percent(v.StrVal)
-	return n > 0
-}
-
+// validateTemplateBasics checks what OpenKruise checks of the template beyond Kubernetes' pod
+// template validation, and the basics of that validation (the dry run checks the rest).
 func validateTemplateBasics(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorList {
 	errs := metav1validation.ValidateLabels(t.Labels, p.Child("metadata", "labels"))
 	cp := p.Child("spec", "containers")
 	if len(t.Spec.Containers) == 0 {
-		return append(errs, field.Required(cp, "a pod needs at least one container"))
+		errs = append(errs, field.Required(cp, "a pod needs at least one container"))
 	}
 	seen := map[string]bool{}
 	for i, c := range t.Spec.Containers {
@@ -296,7 +412,8 @@ func validateTemplateBasics(t *corev1.PodTemplateSpec, p *field.Path) field.Erro
 			}
 		}
 		seen[c.Name] = true
-		if strings.TrimSpace(c.Image) == "" {
+		// Kubernetes' template validation only requires an image (" " is accepted in a template).
+		if c.Image == "" {
 			errs = append(errs, field.Required(ip.Child("image"), ""))
 		}
 	}
@@ -311,40 +428,164 @@ func validateTemplateBasics(t *corev1.PodTemplateSpec, p *field.Path) field.Erro
 	return errs
 }
 
-func validateLifecycle(l *appspub.Lifecycle, p *field.Path) field.ErrorList {
-	if l == nil {
-		return nil
-	}
+// validateClaimTemplates checks the volumes the claim templates become: OpenKruise validates the
+// template with one PVC volume per claim template appended, named after it. The dry run of a
+// changed template sees them too (withClaimVolumes), but an update changing only the claim
+// templates is not dry-run, hence these checks of the names and of the mounts that need them.
+func validateClaimTemplates(spec *v1alpha1.CloneSetSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, validateHook(l.PreDelete, p.Child("preDelete"))...)
-	errs = append(errs, validateHook(l.InPlaceUpdate, p.Child("inPlaceUpdate"))...)
-	errs = append(errs, validateHook(l.PreNormal, p.Child("preNormal"))...)
+	volumes := map[string]bool{}
+	for _, v := range spec.Template.Spec.Volumes {
+		volumes[v.Name] = true
+	}
+	claims := map[string]bool{}
+	for i, c := range spec.VolumeClaimTemplates {
+		np := path.Child("volumeClaimTemplates").Index(i).Child("metadata", "name")
+		switch {
+		case c.Name == "":
+			errs = append(errs, field.Required(np, "each claim template becomes the pod volume of its name"))
+		case claims[c.Name]:
+			errs = append(errs, field.Duplicate(np, c.Name))
+		case volumes[c.Name]:
+			e := field.Duplicate(np, c.Name)
+			e.Detail = "spec.template.spec.volumes has a volume of this name, and each claim template becomes the pod volume of its name"
+			errs = append(errs, e)
+		default:
+			for _, msg := range validation.IsDNS1123Label(c.Name) {
+				errs = append(errs, field.Invalid(np, c.Name, "each claim template becomes the pod volume of its name: "+msg))
+			}
+		}
+		claims[c.Name] = true
+	}
+	tp := path.Child("template", "spec")
+	for _, list := range []struct {
+		name       string
+		containers []corev1.Container
+	}{{"initContainers", spec.Template.Spec.InitContainers}, {"containers", spec.Template.Spec.Containers}} {
+		for i, c := range list.containers {
+			cp := tp.Child(list.name).Index(i)
+			for j, m := range c.VolumeMounts {
+				if m.Name != "" && !volumes[m.Name] && !claims[m.Name] {
+					errs = append(errs, volumeNotFound(cp.Child("volumeMounts").Index(j).Child("name"), m.Name))
+				}
+			}
+			for j, d := range c.VolumeDevices {
+				if d.Name != "" && !volumes[d.Name] && !claims[d.Name] {
+					errs = append(errs, volumeNotFound(cp.Child("volumeDevices").Index(j).Child("name"), d.Name))
+				}
+			}
+		}
+	}
 	return errs
 }
 
-// validateHook checks that the hook's labels and finalizers could be put on a pod.
-func validateHook(h *appspub.LifecycleHook, p *field.Path) field.ErrorList {
-	if h == nil {
-		return nil
+func volumeNotFound(p *field.Path, name string) *field.Error {
+	e := field.NotFound(p, name)
+	e.Detail = "no volume of this name in spec.template.spec.volumes or spec.volumeClaimTemplates"
+	return e
+}
+
+// templateSpecChangesBesidesImages returns the paths at which cur differs from old other than the
+// image of a container that has one in both (same index): OpenKruise's InPlaceOnly rule, which
+// allows a JSON patch of the template spec made only of replacements of /containers/N/image.
+// Both are compared in their JSON form, as OpenKruise compares them (so "1Gi" and "1073741824"
+// differ). At most maxChangedPaths paths are listed.
+func templateSpecChangesBesidesImages(old, cur *corev1.PodSpec) []string {
+	restored := cur.DeepCopy()
+	for i := range restored.Containers {
+		if i < len(old.Containers) && old.Containers[i].Image != "" && restored.Containers[i].Image != "" {
+			restored.Containers[i].Image = old.Containers[i].Image
+		}
 	}
+	a, errA := jsonValue(old)
+	b, errB := jsonValue(restored)
+	if errA != nil || errB != nil {
+		return []string{"spec.template.spec (not comparable as JSON)"}
+	}
+	var paths []string
+	jsonDiff(a, b, "spec.template.spec", &paths)
+	return paths
+}
+
+const maxChangedPaths = 5
+
+func jsonValue(v any) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	err = json.Unmarshal(raw, &out)
+	return out, err
+}
+
+// jsonDiff appends to paths the paths at which the decoded JSON values a and b differ.
+func jsonDiff(a, b any, path string, paths *[]string) {
+	if len(*paths) > maxChangedPaths || reflect.DeepEqual(a, b) {
+		return
+	}
+	add := func(p string) {
+		if len(*paths) == maxChangedPaths {
+			p = "…"
+		}
+		*paths = append(*paths, p)
+	}
+	switch av := a.(type) {
+	case map[string]any:
+		bv, ok := b.(map[string]any)
+		if !ok {
+			add(path)
+			return
+		}
+		keys := make([]string, 0, len(av)+len(bv))
+		for k := range av {
+			keys = append(keys, k)
+		}
+		for k := range bv {
+			if _, ok := av[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			jsonDiff(av[k], bv[k], path+"."+k, paths)
+		}
+	case []any:
+		bv, ok := b.([]any)
+		if !ok || len(av) != len(bv) {
+			add(path)
+			return
+		}
+		for i := range av {
+			jsonDiff(av[i], bv[i], fmt.Sprintf("%s[%d]", path, i), paths)
+		}
+	default:
+		add(path)
+	}
+}
+
+// validatePreDownloadAnnotations checks the image pre-download annotations: whole numbers, at least
+// 1 for parallelism and timeout, a number or a percentage for min-updated-ready-pods.
+//
+// ValidateCloneSet no longer calls it: OpenKruise does not validate these annotations on a
+// v1alpha1 CloneSet, and Kruise's controller falls back to its defaults for a value it cannot use.
+// It remains for the ImagePullJob tests that call it.
+func validatePreDownloadAnnotations(annotations map[string]string) field.ErrorList {
 	var errs field.ErrorList
-	keys := make([]string, 0, len(h.LabelsHandler))
-	for k := range h.LabelsHandler {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		kp := p.Child("labelsHandler").Key(k)
-		for _, msg := range validation.IsQualifiedName(k) {
-			errs = append(errs, field.Invalid(kp, k, "invalid label key: "+msg))
-		}
-		for _, msg := range validation.IsValidLabelValue(h.LabelsHandler[k]) {
-			errs = append(errs, field.Invalid(kp, h.LabelsHandler[k], "invalid label value: "+msg))
+	if v, ok := annotations[v1alpha1.ImagePreDownloadMinUpdatedReadyPods]; ok {
+		minReady := intstr.Parse(v)
+		if n, err := intstr.GetScaledValueFromIntOrPercent(&minReady, 100, true); err != nil || n < 0 || (n > 100 && minReady.Type == intstr.String) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(v1alpha1.ImagePreDownloadMinUpdatedReadyPods), v,
+				"must be a whole number of at least 0 or a percentage from 0% to 100%"))
 		}
 	}
-	for i, f := range h.FinalizersHandler {
-		for _, msg := range validation.IsQualifiedName(f) {
-			errs = append(errs, field.Invalid(p.Child("finalizersHandler").Index(i), f, "invalid finalizer name: "+msg))
+	for _, key := range []string{v1alpha1.ImagePreDownloadParallelismKey, v1alpha1.ImagePreDownloadTimeoutSecondsKey} {
+		v, ok := annotations[key]
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(v); err != nil || n < 1 {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(key), v, "must be a whole number of at least 1"))
 		}
 	}
 	return errs

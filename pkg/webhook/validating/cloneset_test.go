@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -13,7 +14,6 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 // validCloneSet is a defaulted CloneSet every rule accepts.
@@ -94,10 +94,10 @@ func TestValidateCloneSet(t *testing.T) {
 		{"negative replicas", func(s *v1alpha1.CloneSetSpec) { s.Replicas = ptr.To[int32](-1) },
 			[]want{{field.ErrorTypeInvalid, "spec.replicas"}}},
 		{"zero replicas", func(s *v1alpha1.CloneSetSpec) { s.Replicas = ptr.To[int32](0) }, nil},
-		{"negative revisionHistoryLimit", func(s *v1alpha1.CloneSetSpec) { s.RevisionHistoryLimit = ptr.To[int32](-1) },
-			[]want{{field.ErrorTypeInvalid, "spec.revisionHistoryLimit"}}},
-		{"negative minReadySeconds", func(s *v1alpha1.CloneSetSpec) { s.MinReadySeconds = -5 },
-			[]want{{field.ErrorTypeInvalid, "spec.minReadySeconds"}}},
+		// OpenKruise checks neither; Kruise's controller reads a negative limit as 0 and a negative
+		// minReadySeconds as 0.
+		{"negative revisionHistoryLimit", func(s *v1alpha1.CloneSetSpec) { s.RevisionHistoryLimit = ptr.To[int32](-1) }, nil},
+		{"negative minReadySeconds", func(s *v1alpha1.CloneSetSpec) { s.MinReadySeconds = -5 }, nil},
 		{"progressDeadlineSeconds not above minReadySeconds", func(s *v1alpha1.CloneSetSpec) {
 			s.MinReadySeconds, s.ProgressDeadlineSeconds = 30, ptr.To[int32](30)
 		}, []want{{field.ErrorTypeInvalid, "spec.progressDeadlineSeconds"}}},
@@ -114,10 +114,10 @@ func TestValidateCloneSet(t *testing.T) {
 		{"negative partition", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.Partition = intOrStr("-1") },
 			[]want{{field.ErrorTypeInvalid, "spec.updateStrategy.partition"}}},
 		{"partition 100%", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.Partition = intOrStr("100%") }, nil},
-		{"partition above 100%", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.Partition = intOrStr("101%") },
+		{"partition above 100% keeps every pod", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.Partition = intOrStr("101%") }, nil},
+		{"maxUnavailable 120%", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.MaxUnavailable = intOrStr("120%") }, nil},
+		{"partition a fractional percentage", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.Partition = intOrStr("50.5%") },
 			[]want{{field.ErrorTypeInvalid, "spec.updateStrategy.partition"}}},
-		{"maxUnavailable 120%", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.MaxUnavailable = intOrStr("120%") },
-			[]want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxUnavailable"}}},
 		{"maxUnavailable a word", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.MaxUnavailable = intOrStr("half") },
 			[]want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxUnavailable"}}},
 		{"maxUnavailable a negative percentage", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.MaxUnavailable = intOrStr("-5%") },
@@ -147,16 +147,18 @@ func TestValidateCloneSet(t *testing.T) {
 				{Key: "", Value: "x"}, {Key: "zone", Value: "a"}}
 		}, []want{{field.ErrorTypeRequired, "spec.updateStrategy.scatterStrategy[2].key"},
 			{field.ErrorTypeDuplicate, "spec.updateStrategy.scatterStrategy[3]"}}},
-		{"negative grace period", func(s *v1alpha1.CloneSetSpec) {
+		{"negative grace period means none", func(s *v1alpha1.CloneSetSpec) {
 			s.UpdateStrategy.InPlaceUpdateStrategy = &appspub.InPlaceUpdateStrategy{GracePeriodSeconds: -1}
-		}, []want{{field.ErrorTypeInvalid, "spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds"}}},
+		}, nil},
 		{"grace period", func(s *v1alpha1.CloneSetSpec) {
 			s.UpdateStrategy.InPlaceUpdateStrategy = &appspub.InPlaceUpdateStrategy{GracePeriodSeconds: 10}
 		}, nil},
-		{"negative maxSurge", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.MaxSurge = intOrStr("-2") },
-			[]want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxSurge"}}},
+		{"negative maxSurge with maxUnavailable 1", func(s *v1alpha1.CloneSetSpec) { s.UpdateStrategy.MaxSurge = intOrStr("-2") }, nil},
 		{"maxSurge and maxUnavailable both 0", func(s *v1alpha1.CloneSetSpec) {
 			s.UpdateStrategy.MaxSurge, s.UpdateStrategy.MaxUnavailable = intOrStr("0"), intOrStr("0%")
+		}, []want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxUnavailable"}}},
+		{"maxSurge 1 and maxUnavailable 0", func(s *v1alpha1.CloneSetSpec) {
+			s.UpdateStrategy.MaxSurge, s.UpdateStrategy.MaxUnavailable = intOrStr("1"), intOrStr("0")
 		}, nil},
 		{"InPlaceOnly with maxSurge", func(s *v1alpha1.CloneSetSpec) {
 			s.UpdateStrategy.Type, s.UpdateStrategy.MaxSurge = v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType, intOrStr("1")
@@ -172,13 +174,17 @@ func TestValidateCloneSet(t *testing.T) {
 		}, nil},
 
 		// scale strategy
-		{"scale maxUnavailable above 100%", func(s *v1alpha1.CloneSetSpec) { s.ScaleStrategy.MaxUnavailable = intOrStr("200%") },
-			[]want{{field.ErrorTypeInvalid, "spec.scaleStrategy.maxUnavailable"}}},
-		{"scale maxUnavailable negative", func(s *v1alpha1.CloneSetSpec) { s.ScaleStrategy.MaxUnavailable = intOrStr("-1") },
-			[]want{{field.ErrorTypeInvalid, "spec.scaleStrategy.maxUnavailable"}}},
-		{"podsToDelete with an invalid name", func(s *v1alpha1.CloneSetSpec) {
+		// OpenKruise does not check scaleStrategy.maxUnavailable: both controllers read a value they
+		// cannot use as 0.
+		{"scale maxUnavailable above 100%", func(s *v1alpha1.CloneSetSpec) { s.ScaleStrategy.MaxUnavailable = intOrStr("200%") }, nil},
+		{"scale maxUnavailable negative", func(s *v1alpha1.CloneSetSpec) { s.ScaleStrategy.MaxUnavailable = intOrStr("-1") }, nil},
+		{"podsToDelete in a new CloneSet", func(s *v1alpha1.CloneSetSpec) {
 			s.ScaleStrategy.PodsToDelete = []string{"web-abcde", "Web_1"}
-		}, []want{{field.ErrorTypeInvalid, "spec.scaleStrategy.podsToDelete[1]"}}},
+		}, []want{{field.ErrorTypeInvalid, "spec.scaleStrategy.podsToDelete[0]"},
+			{field.ErrorTypeInvalid, "spec.scaleStrategy.podsToDelete[1]"}}},
+		{"podsToDelete duplicated", func(s *v1alpha1.CloneSetSpec) {
+			s.ScaleStrategy.PodsToDelete = []string{"web-abcde", "web-abcde"}
+		}, []want{{field.ErrorTypeDuplicate, "spec.scaleStrategy.podsToDelete[1]"}}},
 
 		// template basics
 		{"no container", func(s *v1alpha1.CloneSetSpec) { s.Template.Spec.Containers = nil },
@@ -190,8 +196,9 @@ func TestValidateCloneSet(t *testing.T) {
 			[]want{{field.ErrorTypeRequired, "spec.template.spec.containers[0].name"}}},
 		{"container name not a DNS label", func(s *v1alpha1.CloneSetSpec) { s.Template.Spec.Containers[0].Name = "Main" },
 			[]want{{field.ErrorTypeInvalid, "spec.template.spec.containers[0].name"}}},
-		{"container without an image", func(s *v1alpha1.CloneSetSpec) { s.Template.Spec.Containers[0].Image = " " },
+		{"container without an image", func(s *v1alpha1.CloneSetSpec) { s.Template.Spec.Containers[0].Image = "" },
 			[]want{{field.ErrorTypeRequired, "spec.template.spec.containers[0].image"}}},
+		{"container image blank: a template may have it (pods may not)", func(s *v1alpha1.CloneSetSpec) { s.Template.Spec.Containers[0].Image = " " }, nil},
 		{"invalid template label value", func(s *v1alpha1.CloneSetSpec) { s.Template.Labels["tier"] = "front end" },
 			[]want{{field.ErrorTypeInvalid, "spec.template.metadata.labels"}}},
 		{"restartPolicy Always is fine", func(s *v1alpha1.CloneSetSpec) { s.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways }, nil},
@@ -200,25 +207,34 @@ func TestValidateCloneSet(t *testing.T) {
 		{"activeDeadlineSeconds", func(s *v1alpha1.CloneSetSpec) { s.Template.Spec.ActiveDeadlineSeconds = ptr.To[int64](60) },
 			[]want{{field.ErrorTypeForbidden, "spec.template.spec.activeDeadlineSeconds"}}},
 
-		// lifecycle
+		// lifecycle: OpenKruise does not check the hooks (a label or finalizer no pod can carry never
+		// matches: the hook holds nothing, or never releases, in both)
 		{"valid hooks", func(s *v1alpha1.CloneSetSpec) {
 			h := &appspub.LifecycleHook{LabelsHandler: map[string]string{"example.io/block": "true"}, FinalizersHandler: []string{"example.io/unready-blocker"}}
 			s.Lifecycle = &appspub.Lifecycle{PreDelete: h, InPlaceUpdate: h, PreNormal: h}
 		}, nil},
-		{"hook label key invalid", func(s *v1alpha1.CloneSetSpec) {
-			s.Lifecycle = &appspub.Lifecycle{PreDelete: &appspub.LifecycleHook{LabelsHandler: map[string]string{"a/b/c": "true"}}}
-		}, []want{{field.ErrorTypeInvalid, "spec.lifecycle.preDelete.labelsHandler[a/b/c]"}}},
-		{"hook label value invalid", func(s *v1alpha1.CloneSetSpec) {
-			s.Lifecycle = &appspub.Lifecycle{InPlaceUpdate: &appspub.LifecycleHook{LabelsHandler: map[string]string{"example.io/block": "not ok"}}}
-		}, []want{{field.ErrorTypeInvalid, "spec.lifecycle.inPlaceUpdate.labelsHandler[example.io/block]"}}},
-		{"hook finalizer invalid", func(s *v1alpha1.CloneSetSpec) {
-			s.Lifecycle = &appspub.Lifecycle{PreNormal: &appspub.LifecycleHook{FinalizersHandler: []string{"example.io/ok", "bad finalizer"}}}
-		}, []want{{field.ErrorTypeInvalid, "spec.lifecycle.preNormal.finalizersHandler[1]"}}},
+		{"hook label key and finalizer not valid names", func(s *v1alpha1.CloneSetSpec) {
+			s.Lifecycle = &appspub.Lifecycle{PreDelete: &appspub.LifecycleHook{LabelsHandler: map[string]string{"a/b/c": "not ok"},
+				FinalizersHandler: []string{"bad finalizer"}}}
+		}, nil},
+
+		// volumeClaimTemplates
+		{"claim template mounted", func(s *v1alpha1.CloneSetSpec) {
+			s.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
+			s.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		}, nil},
+		{"claim template named like a template volume", func(s *v1alpha1.CloneSetSpec) {
+			s.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
+			s.Template.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		}, []want{{field.ErrorTypeDuplicate, "spec.volumeClaimTemplates[0].metadata.name"}}},
+		{"mount of no volume", func(s *v1alpha1.CloneSetSpec) {
+			s.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		}, []want{{field.ErrorTypeNotFound, "spec.template.spec.containers[0].volumeMounts[0].name"}}},
 
 		// several problems are all reported
 		{"several problems", func(s *v1alpha1.CloneSetSpec) {
 			s.Replicas = ptr.To[int32](-1)
-			s.UpdateStrategy.MaxUnavailable = intOrStr("120%")
+			s.UpdateStrategy.MaxUnavailable = intOrStr("half")
 			s.Template.Spec.Containers[0].Image = ""
 		}, []want{
 			{field.ErrorTypeInvalid, "spec.replicas"},
@@ -249,8 +265,8 @@ func TestValidateCloneSetUpdate(t *testing.T) {
 		{"selector changed", nil, func(s *v1alpha1.CloneSetSpec) {
 			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "front"}}
 		}, []want{{field.ErrorTypeInvalid, "spec.selector"}}},
-		{"new object invalid", nil, func(s *v1alpha1.CloneSetSpec) { s.MinReadySeconds = -1 },
-			[]want{{field.ErrorTypeInvalid, "spec.minReadySeconds"}}},
+		{"new object invalid", nil, func(s *v1alpha1.CloneSetSpec) { s.Replicas = ptr.To[int32](-1) },
+			[]want{{field.ErrorTypeInvalid, "spec.replicas"}}},
 		{"volumeClaimTemplates changed", nil, func(s *v1alpha1.CloneSetSpec) {
 			s.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
 		}, nil},
@@ -261,6 +277,9 @@ func TestValidateCloneSetUpdate(t *testing.T) {
 		}, nil},
 		{"InPlaceOnly: env change cannot be made in place", inPlaceOnly, func(s *v1alpha1.CloneSetSpec) {
 			s.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
+		}, []want{{field.ErrorTypeForbidden, "spec.template"}}},
+		{"InPlaceOnly: resources cannot change, even where the controller could resize in place", inPlaceOnly, func(s *v1alpha1.CloneSetSpec) {
+			s.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 		}, []want{{field.ErrorTypeForbidden, "spec.template"}}},
 		{"InPlaceOnly: added container cannot be made in place", inPlaceOnly, func(s *v1alpha1.CloneSetSpec) {
 			s.Template.Spec.Containers = append(s.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "envoy"})
@@ -287,7 +306,7 @@ func TestValidateCloneSetUpdate(t *testing.T) {
 			}
 			cs := old.DeepCopy()
 			tc.mutate(&cs.Spec)
-			checkErrors(t, ValidateCloneSetUpdate(cs, old, inplace.Options{}), tc.want)
+			checkErrors(t, ValidateCloneSetUpdate(cs, old), tc.want)
 		})
 	}
 }
@@ -302,9 +321,9 @@ func TestValidateCloneSetUpdateInPlaceOnlyGivesReasons(t *testing.T) {
 	inPlaceOnly(&old.Spec)
 	cs := old.DeepCopy()
 	cs.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
-	errs := ValidateCloneSetUpdate(cs, old, inplace.Options{})
-	if len(errs) != 1 || !strings.Contains(errs[0].Detail, "spec.containers[main].env") {
-		t.Fatalf("want one error naming spec.containers[main].env, got %v", errs)
+	errs := ValidateCloneSetUpdate(cs, old)
+	if len(errs) != 1 || !strings.Contains(errs[0].Detail, "spec.template.spec.containers[0].env") {
+		t.Fatalf("want one error naming spec.template.spec.containers[0].env, got %v", errs)
 	}
 }
 
@@ -312,30 +331,20 @@ func TestValidateCloneSetUpdateInPlaceOnlyGivesReasons(t *testing.T) {
 // before this validation existed), so such objects can still be relabelled and finalized.
 func TestValidateCloneSetUpdateAcceptsMetadataOnlyChanges(t *testing.T) {
 	old := validCloneSet()
-	old.Spec.UpdateStrategy.MaxUnavailable = intOrStr("120%")
+	old.Spec.UpdateStrategy.MaxUnavailable = intOrStr("half")
 	cs := old.DeepCopy()
 	cs.Labels = map[string]string{"team": "a"}
 	cs.Finalizers = nil
-	checkErrors(t, ValidateCloneSetUpdate(cs, old, inplace.Options{}), nil)
+	checkErrors(t, ValidateCloneSetUpdate(cs, old), nil)
 	cs.Spec.Replicas = ptr.To[int32](4)
-	checkErrors(t, ValidateCloneSetUpdate(cs, old, inplace.Options{}), []want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxUnavailable"}})
+	checkErrors(t, ValidateCloneSetUpdate(cs, old), []want{{field.ErrorTypeInvalid, "spec.updateStrategy.maxUnavailable"}})
 }
 
-// The pre-download annotations: min-updated-ready-pods is a number or a percentage (OpenKruise's
-// reading); parallelism and timeout are positive numbers.
-func TestValidatePreDownloadMinUpdatedReadyPods(t *testing.T) {
-	key := v1alpha1.ImagePreDownloadMinUpdatedReadyPods
-	path := "metadata.annotations[" + key + "]"
-	for value, bad := range map[string]bool{"0": false, "3": false, "50%": false, "0%": false, "100%": false,
-		"150%": true, "-1": true, "x": true, "1.5": true} {
-		var expect []want
-		if bad {
-			expect = []want{{field.ErrorTypeInvalid, path}}
-		}
-		t.Run(value, func(t *testing.T) {
-			checkErrors(t, validatePreDownloadAnnotations(map[string]string{key: value}), expect)
-		})
-	}
-	checkErrors(t, validatePreDownloadAnnotations(map[string]string{v1alpha1.ImagePreDownloadParallelismKey: "0"}),
-		[]want{{field.ErrorTypeInvalid, "metadata.annotations[" + v1alpha1.ImagePreDownloadParallelismKey + "]"}})
+// The pre-download annotations are not validated on a CloneSet (OpenKruise does not validate them on
+// a v1alpha1 CloneSet; Kruise's controller falls back to its defaults for a value it cannot use).
+func TestValidateCloneSetIgnoresPreDownloadAnnotations(t *testing.T) {
+	cs := validCloneSet()
+	cs.Annotations = map[string]string{v1alpha1.ImagePreDownloadMinUpdatedReadyPods: "150%",
+		v1alpha1.ImagePreDownloadParallelismKey: "0", v1alpha1.ImagePreDownloadTimeoutSecondsKey: "ten"}
+	checkErrors(t, ValidateCloneSet(cs), nil)
 }

@@ -7,11 +7,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 // CloneSetPath is where the CloneSet validating webhook is served.
@@ -24,10 +24,10 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-cloneset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=clonesets,verbs=create;update,versions=v1alpha1,name=vcloneset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 
 // Register adds every validating webhook to srv; templates checks pod templates (nil: not checked
-// beyond the rules of this package); inPlace are the controllers' in-place options (what
-// InPlaceOnly may change).
-func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, inPlace inplace.Options) {
-	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, inPlace: inPlace}))
+// beyond the rules of this package); pods reads the pods a CloneSet's podsToDelete names (nil: not
+// looked up).
+func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, pods client.Reader) {
+	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: pods}))
 	registerPullJobs(srv, scheme)
 	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
 		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
@@ -37,7 +37,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateC
 // checks the pod template as the API server would check its pods.
 type cloneSetValidator struct {
 	templates PodTemplateChecker
-	inPlace   inplace.Options
+	pods      client.Reader
 }
 
 // ValidateCreate rejects an invalid new CloneSet.
@@ -52,7 +52,10 @@ func (v cloneSetValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.Clo
 // ValidateUpdate rejects an invalid CloneSet or a forbidden change; the template is checked again
 // only when it changed.
 func (v cloneSetValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v1alpha1.CloneSet) (admission.Warnings, error) {
-	errs := ValidateCloneSetUpdate(newObj, oldObj, v.inPlace)
+	errs := ValidateCloneSetUpdate(newObj, oldObj)
+	if len(errs) == 0 && v.pods != nil {
+		errs = ValidatePodsToDelete(ctx, v.pods, newObj, oldObj)
+	}
 	if len(errs) == 0 && v.templates != nil && !apiequality.Semantic.DeepEqual(oldObj.Spec.Template, newObj.Spec.Template) {
 		errs = v.templates.Check(ctx, newObj.Namespace, withClaimVolumes(newObj), field.NewPath("spec", "template"))
 	}
