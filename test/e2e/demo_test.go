@@ -116,7 +116,7 @@ func TestDemoBadInput(t *testing.T) {
 	}{
 		{"port taken", []string{"--api-port", fmt.Sprint(port)},
 			[]string{fmt.Sprintf("port %d for the API server is taken", port)}},
-		{"invalid maxUnavailable", []string{"--max-unavailable", "150%"},
+		{"invalid maxUnavailable", []string{"--max-unavailable", "0%"},
 			[]string{"spec.updateStrategy.maxUnavailable", "was torn down"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

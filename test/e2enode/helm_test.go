@@ -104,7 +104,7 @@ daemon:
 	ns := harness.Namespace(t, cs)
 	// The validating webhook answers through the Service.
 	bad := harness.NewCloneSet(ns, "bad", 1, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType, realPod("app", sb.Image("app:v1")).Spec)
-	bad.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString("150%"))
+	bad.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString("0%")) // and no surge: it could never progress
 	if err := c.Create(ctx, bad); err == nil || !strings.Contains(err.Error(), "spec.updateStrategy.maxUnavailable") {
 		t.Fatalf("an invalid CloneSet: got %v, want a refusal naming spec.updateStrategy.maxUnavailable", err)
 	}
