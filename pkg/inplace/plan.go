@@ -3,9 +3,10 @@ package inplace
 import (
 	"fmt"
 	"maps"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
 // Options tunes what may change in place.
@@ -30,7 +31,7 @@ type Options struct {
 // RevisionLabels returns the labels that mark a pod as running revision rev under o: RevisionLabel,
 // and PodTemplateHashLabel with PodTemplateHash.
 func (o Options) RevisionLabels(rev string) map[string]string {
-	hash := revisionHash(rev)
+	hash := revision.ShortHash(rev)
 	labels := map[string]string{RevisionLabel: rev}
 	if o.ShortRevisionHash {
 		labels[RevisionLabel] = hash
@@ -41,18 +42,10 @@ func (o Options) RevisionLabels(rev string) map[string]string {
 	return labels
 }
 
-// revisionHash returns the hash part of a revision name: what follows its last dash.
-func revisionHash(rev string) string {
-	if i := strings.LastIndexByte(rev, '-'); i >= 0 {
-		return rev[i+1:]
-	}
-	return rev
-}
-
 // AtRevision reports whether a pod's RevisionLabel value names revision rev: its name, or its hash
 // (pods labelled under OpenKruise's CloneSetShortHash).
 func AtRevision(label, rev string) bool {
-	return label != "" && (label == rev || label == revisionHash(rev))
+	return label != "" && (label == rev || label == revision.ShortHash(rev))
 }
 
 // UpdateSpec is what an in-place update changes on a pod. A nil map or slice means "nothing of this

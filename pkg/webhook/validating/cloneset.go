@@ -563,30 +563,3 @@ func jsonDiff(a, b any, path string, paths *[]string) {
 		add(path)
 	}
 }
-
-// validatePreDownloadAnnotations checks the image pre-download annotations: whole numbers, at least
-// 1 for parallelism and timeout, a number or a percentage for min-updated-ready-pods.
-//
-// ValidateCloneSet no longer calls it: OpenKruise does not validate these annotations on a
-// v1alpha1 CloneSet, and Kruise's controller falls back to its defaults for a value it cannot use.
-// It remains for the ImagePullJob tests that call it.
-func validatePreDownloadAnnotations(annotations map[string]string) field.ErrorList {
-	var errs field.ErrorList
-	if v, ok := annotations[v1alpha1.ImagePreDownloadMinUpdatedReadyPods]; ok {
-		minReady := intstr.Parse(v)
-		if n, err := intstr.GetScaledValueFromIntOrPercent(&minReady, 100, true); err != nil || n < 0 || (n > 100 && minReady.Type == intstr.String) {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(v1alpha1.ImagePreDownloadMinUpdatedReadyPods), v,
-				"must be a whole number of at least 0 or a percentage from 0% to 100%"))
-		}
-	}
-	for _, key := range []string{v1alpha1.ImagePreDownloadParallelismKey, v1alpha1.ImagePreDownloadTimeoutSecondsKey} {
-		v, ok := annotations[key]
-		if !ok {
-			continue
-		}
-		if n, err := strconv.Atoi(v); err != nil || n < 1 {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(key), v, "must be a whole number of at least 1"))
-		}
-	}
-	return errs
-}

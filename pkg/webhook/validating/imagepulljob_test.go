@@ -70,17 +70,6 @@ func TestValidateImagePullJobSpec(t *testing.T) {
 	}
 }
 
-func TestValidatePreDownloadAnnotations(t *testing.T) {
-	errs := validatePreDownloadAnnotations(map[string]string{
-		"apps.kruise.io/image-predownload-parallelism":            "0",
-		"apps.kruise.io/image-predownload-timeout-seconds":        "ten",
-		"apps.kruise.io/image-predownload-min-updated-ready-pods": "0",
-	})
-	if len(errs) != 2 {
-		t.Errorf("errors %v, want parallelism 0 and a non-number timeout", errs)
-	}
-}
-
 func TestValidateContainerRecreateRequestSpec(t *testing.T) {
 	spec := &v1alpha1.ContainerRecreateRequestSpec{PodName: "p",
 		Containers: []v1alpha1.ContainerRecreateRequestContainer{{Name: "a"}, {Name: "a", PreStop: &v1alpha1.ContainerRecreateRequestPreStop{
