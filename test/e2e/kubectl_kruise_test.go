@@ -54,7 +54,9 @@ func TestKubectlKruise(t *testing.T) {
 	const replicas = 6
 	clone := newCloneSet(ns, "cli", replicas, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
 	clone.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromInt32(2))
-	clone.Spec.ProgressDeadlineSeconds = ptr.To[int32](4)
+	// OpenKruise counts the deadline from the start of a rollout: ample for the rollouts that
+	// succeed; the stuck one below gets a short one.
+	clone.Spec.ProgressDeadlineSeconds = ptr.To[int32](120)
 	if err := c.Create(ctx, clone); err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +130,7 @@ func TestKubectlKruise(t *testing.T) {
 	}
 
 	// A stuck rollout makes status fail (exit 2) once its progress deadline passes.
+	patchCloneSet(t, c, clone, `{"spec":{"progressDeadlineSeconds":4}}`)
 	run(0, "set", "image", "clone/cli", "app=registry.example/app:broken")
 	if out := run(2, "rollout", "status", "clone/cli"); !strings.Contains(out, "stuck") {
 		t.Errorf("stuck rollout:\n%s", out)
