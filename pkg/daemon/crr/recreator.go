@@ -219,6 +219,14 @@ func (r *Recreator) Step(ctx context.Context, crr *v1alpha1.ContainerRecreateReq
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
 		return 0, client.IgnoreNotFound(err) // a gone pod: the manager ends the request
 	}
+	// Only the pod the request was made for, on this node: a replaced pod of the same name, or
+	// one on another node, is left alone (the manager ends such a request).
+	if want := crr.Labels[v1alpha1.ContainerRecreateRequestPodUIDKey]; string(pod.UID) != want || pod.Spec.NodeName != r.Node {
+		r.Log.Info("not acting on a request for another pod", "request", client.ObjectKeyFromObject(crr), "pod", pod.Name,
+			"podUID", pod.UID, "requestPodUID", want, "podNode", pod.Spec.NodeName, "node", r.Node)
+		return 0, r.noteMismatch(ctx, crr, fmt.Sprintf("not acted on: pod %s is %s on node %q, the request is for pod UID %s on node %q",
+			pod.Name, pod.UID, pod.Spec.NodeName, want, r.Node))
+	}
 	before := st.DeepCopy()
 	st.Phase = v1alpha1.ContainerRecreateRequestRecreating
 	ordered := crr.Spec.Strategy != nil && crr.Spec.Strategy.OrderedRecreate
@@ -237,7 +245,7 @@ func (r *Recreator) Step(ctx context.Context, crr *v1alpha1.ContainerRecreateReq
 			}
 			continue
 		}
-		cur, err := r.newest(ctx, crr.Labels[v1alpha1.ContainerRecreateRequestPodUIDKey], c.Name)
+		cur, err := r.newest(ctx, string(pod.UID), c.Name)
 		if err != nil {
 			return 0, err
 		}
@@ -468,4 +476,13 @@ func resolvePort(p intstr.IntOrString, ports []corev1.ContainerPort) (int, error
 		}
 	}
 	return 0, fmt.Errorf("no container port named %q", p.StrVal)
+}
+
+// noteMismatch records once, in the request's status message, why kruise-daemon does not act on it.
+func (r *Recreator) noteMismatch(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, msg string) error {
+	if crr.Status.Message == msg {
+		return nil
+	}
+	crr.Status.Message = msg
+	return client.IgnoreNotFound(r.Client.Status().Update(ctx, crr))
 }

@@ -74,7 +74,7 @@ func setup(t *testing.T, strategy *v1alpha1.ContainerRecreateRequestStrategy, na
 		crr.Spec.Containers = append(crr.Spec.Containers, v1alpha1.ContainerRecreateRequestContainer{Name: n,
 			StatusContext: &v1alpha1.ContainerRecreateRequestContainerContext{ContainerID: "containerd://" + rt.containers[n][0].Id}})
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid"}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod, crr).WithStatusSubresource(crr).Build()
 	return &Recreator{Client: c, Runtime: rt, Log: logr.Discard(), Poll: time.Millisecond}, rt, c, crr
 }
@@ -207,5 +207,22 @@ func TestSettleOnlyForMetadataEnv(t *testing.T) {
 	}
 	if got := settle(crr, pod, "plain", now); got != 0 {
 		t.Errorf("a container without metadata env: wait %s", got)
+	}
+}
+
+// A request whose pod was replaced (another UID under the same name) is not acted on.
+func TestStepLeavesAnotherPodAlone(t *testing.T) {
+	r, rt, c, crr := setup(t, nil, "a")
+	cur := &v1alpha1.ContainerRecreateRequest{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(crr), cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.Labels[v1alpha1.ContainerRecreateRequestPodUIDKey] = "old-uid"
+	if err := c.Update(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+	got := step(t, r, c, crr)
+	if len(rt.stops) != 0 || got.Status.Phase == v1alpha1.ContainerRecreateRequestRecreating || got.Status.Message == "" {
+		t.Errorf("stops %v, phase %q, message %q; want nothing stopped and the reason recorded", rt.stops, got.Status.Phase, got.Status.Message)
 	}
 }

@@ -17,9 +17,12 @@ import (
 
 // crrDefaulter completes a new ContainerRecreateRequest from its pod: the labels that tie it to
 // the pod and its node (kruise-daemon watches its node's), each container's current ID and restart
-// count (how the daemon tells the recreated container), and the container's preStop hook and ports
-// unless the request gives its own. A request for a pod that is missing, terminating, not scheduled,
-// never restarts its containers, or lacks a named container (or has not started it) is refused.
+// count (how the daemon tells the recreated container), and the container's preStop hook and ports.
+// Those are read-only, as in OpenKruise: a request that sets a container's preStop, ports or
+// statusContext is refused (else whoever may create a request could run any command in a container,
+// bypassing pods/exec, or send requests from the node). A request for a pod that is missing,
+// terminating, not scheduled, never restarts its containers, or lacks a named container (or has not
+// started it) is refused.
 type crrDefaulter struct {
 	pods client.Reader
 }
@@ -30,6 +33,22 @@ func (d crrDefaulter) Default(ctx context.Context, crr *v1alpha1.ContainerRecrea
 		return nil
 	}
 	spec := field.NewPath("spec")
+	var readOnly field.ErrorList
+	for i, c := range crr.Spec.Containers {
+		p := spec.Child("containers").Index(i)
+		if c.PreStop != nil {
+			readOnly = append(readOnly, field.Forbidden(p.Child("preStop"), "is filled from the pod's container; it may not be set"))
+		}
+		if c.Ports != nil {
+			readOnly = append(readOnly, field.Forbidden(p.Child("ports"), "are filled from the pod's container; they may not be set"))
+		}
+		if c.StatusContext != nil {
+			readOnly = append(readOnly, field.Forbidden(p.Child("statusContext"), "is filled from the pod's status; it may not be set"))
+		}
+	}
+	if len(readOnly) > 0 {
+		return refuse(crr, readOnly...)
+	}
 	pod := &corev1.Pod{}
 	if err := d.pods.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -65,7 +84,7 @@ func (d crrDefaulter) Default(ctx context.Context, crr *v1alpha1.ContainerRecrea
 		}
 		st := pod.Status.ContainerStatuses[k]
 		c.StatusContext = &v1alpha1.ContainerRecreateRequestContainerContext{ContainerID: st.ContainerID, RestartCount: st.RestartCount}
-		if c.PreStop == nil && pc.Lifecycle != nil && pc.Lifecycle.PreStop != nil {
+		if pc.Lifecycle != nil && pc.Lifecycle.PreStop != nil {
 			h := pc.Lifecycle.PreStop
 			c.PreStop = &v1alpha1.ContainerRecreateRequestPreStop{Exec: h.Exec, TCPSocket: h.TCPSocket}
 			if g := h.HTTPGet; g != nil {
@@ -73,9 +92,7 @@ func (d crrDefaulter) Default(ctx context.Context, crr *v1alpha1.ContainerRecrea
 					Scheme: g.Scheme, HTTPHeaders: g.HTTPHeaders}
 			}
 		}
-		if len(c.Ports) == 0 {
-			c.Ports = pc.Ports
-		}
+		c.Ports = pc.Ports
 	}
 	return nil
 }

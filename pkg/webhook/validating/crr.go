@@ -80,9 +80,29 @@ func (crrValidator) ValidateUpdate(_ context.Context, oldCRR, crr *v1alpha1.Cont
 	if !apiequality.Semantic.DeepEqual(oldCRR.Spec, crr.Spec) {
 		return nil, invalid("ContainerRecreateRequest", crr.Name, field.ErrorList{field.Forbidden(field.NewPath("spec"), "is immutable; create a new request")})
 	}
+	if errs := validateCRRMetadataUpdate(oldCRR, crr); len(errs) > 0 {
+		return nil, invalid("ContainerRecreateRequest", crr.Name, errs)
+	}
 	return nil, nil
 }
 
 func (crrValidator) ValidateDelete(context.Context, *v1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
 	return nil, nil
+}
+
+// validateCRRMetadataUpdate keeps what ties a request to its pod as it was made (as OpenKruise):
+// the pod-uid and node-name labels, and the unready-acquired annotation once set.
+func validateCRRMetadataUpdate(old, crr *v1alpha1.ContainerRecreateRequest) field.ErrorList {
+	var errs field.ErrorList
+	labels := field.NewPath("metadata", "labels")
+	for _, k := range []string{v1alpha1.ContainerRecreateRequestPodUIDKey, v1alpha1.ContainerRecreateRequestNodeNameKey} {
+		if old.Labels[k] != crr.Labels[k] {
+			errs = append(errs, field.Forbidden(labels.Key(k), "is immutable"))
+		}
+	}
+	k := v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey
+	if v := old.Annotations[k]; v != "" && crr.Annotations[k] != v {
+		errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(k), "is immutable once set"))
+	}
+	return errs
 }

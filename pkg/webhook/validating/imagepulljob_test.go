@@ -1,6 +1,7 @@
 package validating
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -84,6 +85,44 @@ func TestValidateContainerRecreateRequestSpec(t *testing.T) {
 		"spec.strategy.minStartedSeconds", "spec.activeDeadlineSeconds"} {
 		if !got[f] {
 			t.Errorf("no error for %s (got %v)", f, got)
+		}
+	}
+}
+
+// What ties a request to its pod does not change after creation (OpenKruise's rule).
+func TestCRRMetadataImmutable(t *testing.T) {
+	old := &v1alpha1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Name: "r",
+		Labels: map[string]string{v1alpha1.ContainerRecreateRequestPodUIDKey: "uid", v1alpha1.ContainerRecreateRequestNodeNameKey: "n1",
+			v1alpha1.ContainerRecreateRequestActiveKey: "true"}}}
+	edit := func(f func(*v1alpha1.ContainerRecreateRequest)) *v1alpha1.ContainerRecreateRequest {
+		c := old.DeepCopy()
+		f(c)
+		return c
+	}
+	v := crrValidator{}
+	for name, tc := range map[string]struct {
+		old, new *v1alpha1.ContainerRecreateRequest
+		refused  bool
+	}{
+		"pod-uid changed": {old, edit(func(c *v1alpha1.ContainerRecreateRequest) { c.Labels[v1alpha1.ContainerRecreateRequestPodUIDKey] = "x" }), true},
+		"node-name changed": {old, edit(func(c *v1alpha1.ContainerRecreateRequest) {
+			c.Labels[v1alpha1.ContainerRecreateRequestNodeNameKey] = "n2"
+		}), true},
+		"active dropped": {old, edit(func(c *v1alpha1.ContainerRecreateRequest) {
+			delete(c.Labels, v1alpha1.ContainerRecreateRequestActiveKey)
+		}), false},
+		"acquired set": {old, edit(func(c *v1alpha1.ContainerRecreateRequest) {
+			c.Annotations = map[string]string{v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey: "2026-01-01T00:00:00Z"}
+		}), false},
+		"acquired changed": {edit(func(c *v1alpha1.ContainerRecreateRequest) {
+			c.Annotations = map[string]string{v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey: "2026-01-01T00:00:00Z"}
+		}), edit(func(c *v1alpha1.ContainerRecreateRequest) {
+			c.Annotations = map[string]string{v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey: "2020-01-01T00:00:00Z"}
+		}), true},
+	} {
+		_, err := v.ValidateUpdate(context.Background(), tc.old, tc.new)
+		if (err != nil) != tc.refused {
+			t.Errorf("%s: %v, want refused %v", name, err, tc.refused)
 		}
 	}
 }
