@@ -2,6 +2,8 @@ package defaulting
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -11,6 +13,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/version"
 )
 
 // defaulter adapts a pure SetDefaults function to controller-runtime's Defaulter.
@@ -65,8 +68,33 @@ type Options struct {
 // Register adds every defaulting webhook to srv.
 func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, opts Options) {
 	for _, h := range handlers(scheme, pods, opts) {
-		srv.Register(h.path, h.webhook)
+		wh := h.webhook
+		if kind, ok := notRunYet[h.path[strings.LastIndexByte(h.path, '-')+1:]]; ok {
+			wh = warnNotRun(kind, wh)
+		}
+		srv.Register(h.path, wh)
 	}
+}
+
+// notRunYet are the kinds (by the last part of their webhook path) that this build serves but runs
+// no controller for: creating or updating one succeeds with a warning, never silently.
+var notRunYet = map[string]string{
+	"advancedcronjob": "AdvancedCronJob", "broadcastjob": "BroadcastJob", "daemonset": "DaemonSet (Advanced DaemonSet)",
+	"ephemeraljob": "EphemeralJob", "nodepodprobe": "NodePodProbe", "persistentpodstate": "PersistentPodState",
+	"podprobemarker": "PodProbeMarker", "sidecarset": "SidecarSet", "statefulset": "StatefulSet (Advanced StatefulSet)",
+	"uniteddeployment": "UnitedDeployment", "workloadspread": "WorkloadSpread",
+}
+
+// warnNotRun answers as wh does, with an admission warning that nothing runs kind yet.
+func warnNotRun(kind string, wh *admission.Webhook) *admission.Webhook {
+	msg := fmt.Sprintf("Kruise %s does not run %s yet: the object is stored, and nothing acts on it", version.Version, kind)
+	return &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		resp := wh.Handle(ctx, req)
+		if resp.Allowed {
+			resp.Warnings = append(resp.Warnings, msg)
+		}
+		return resp
+	})}
 }
 
 type handler struct {

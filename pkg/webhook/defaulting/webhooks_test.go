@@ -1,0 +1,46 @@
+package defaulting
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+)
+
+// A kind served but not run yet is stored with a warning saying so; a kind Kruise runs is not.
+func TestNotRunYetWarns(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]*admission.Webhook{}
+	for _, h := range handlers(scheme, nil, Options{}) {
+		byPath[h.path] = h.webhook
+	}
+	req := func(kind, version, body string) admission.Request {
+		return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create,
+			Object: runtime.RawExtension{Raw: []byte(`{"apiVersion":"apps.kruise.io/` + version + `","kind":"` + kind + `","metadata":{"name":"x","namespace":"ns"}` + body + `}`)}}}
+	}
+	sts := warnNotRun(notRunYet["statefulset"], byPath["/mutate-apps-kruise-io-v1beta1-statefulset"])
+	resp := sts.Handle(context.Background(), req("StatefulSet", "v1beta1", `,"spec":{"selector":{"matchLabels":{"a":"b"}}}`))
+	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run StatefulSet (Advanced StatefulSet) yet") {
+		t.Errorf("StatefulSet: allowed %v, warnings %v", resp.Allowed, resp.Warnings)
+	}
+	if _, warned := notRunYet["cloneset"]; warned {
+		t.Error("CloneSet is run: no warning")
+	}
+	for _, run := range []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage"} {
+		if _, warned := notRunYet[run]; warned {
+			t.Errorf("%s is run by Kruise, yet warned about", run)
+		}
+	}
+}
