@@ -115,9 +115,12 @@ bench-floor: tools ## the machine's floor: the in-place protocol's writes for N 
 	$(GO) run ./test/bench -floor -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON))
 
 .PHONY: lint
-lint: tools ## gofmt, go vet and staticcheck
+lint: tools ## gofmt, go vet, staticcheck, and no committed file over 1 MB that is not text
 	@out=$$(gofmt -l apis cmd pkg test hack); \
 	  if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' | awk '$$1 > 1048576 {print $$2}' | \
+	  while read -r f; do grep -Iq . "$$f" || echo "$$f"; done); \
+	  if [[ -n "$$big" ]]; then echo "committed files over 1 MB that are not text (build outputs belong in bin/ or _output/):"; echo "$$big"; exit 1; fi
 	$(GO) vet ./...
 	bin/staticcheck ./...
 
