@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,18 +64,23 @@ func TestCloneSetOwnership(t *testing.T) {
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	harness.Eventually(t, time.Minute, "the orphan adopted and the CloneSet back at 2 pods", func() (bool, string) {
-		pods := podsByName(t, ns, "app=own")
+	// Adopted, then counted: one of the 3 pods is scaled in (the orphan itself, often: the newest).
+	harness.Eventually(t, time.Minute, "the orphan adopted (an Adopted event) and the CloneSet back at 2 pods", func() (bool, string) {
+		evs, err := cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=own"})
+		if err != nil {
+			return false, err.Error()
+		}
 		adopted := false
+		for _, e := range evs.Items {
+			adopted = adopted || (e.Reason == "Adopted" && strings.Contains(e.Note, orphan.Name))
+		}
+		pods := podsByName(t, ns, "app=own")
 		for _, p := range pods {
 			if !controlled(p) {
 				return false, "pod " + p.Name + " not controlled"
 			}
-			adopted = adopted || p.Name == orphan.Name
 		}
-		p, err := cs.CoreV1().Pods(ns).Get(ctx, orphan.Name, metav1.GetOptions{})
-		adopted = adopted || (err == nil && controlled(p)) // adopted, then maybe the one scaled in
-		return adopted && len(pods) == 2, fmt.Sprintf("%d pods, orphan adopted %v", len(pods), adopted)
+		return adopted && len(pods) == 2, fmt.Sprintf("%d pods, Adopted event %v", len(pods), adopted)
 	})
 
 	// podsToDelete: the pod goes, and so does its name.
