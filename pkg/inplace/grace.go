@@ -88,13 +88,6 @@ func DeferPatch(pod *corev1.Pod, d *Deferred, state *appspub.InPlaceUpdateState,
 	if err != nil {
 		return nil, err
 	}
-	forceLabels := maps.Clone(labels)
-	if forceLabels == nil {
-		forceLabels = map[string]string{}
-	}
-	if _, ok := forceLabels[RevisionLabel]; !ok {
-		forceLabels[RevisionLabel] = d.Revision
-	}
 	forceAnnotations := maps.Clone(annotations)
 	if forceAnnotations == nil {
 		forceAnnotations = map[string]string{}
@@ -102,7 +95,7 @@ func DeferPatch(pod *corev1.Pod, d *Deferred, state *appspub.InPlaceUpdateState,
 	forceAnnotations[appspub.InPlaceUpdateStateKey] = string(stateJSON)
 	forceAnnotations[appspub.InPlaceUpdateGraceKey] = string(dJSON)
 	ops := revisionTest(pod)
-	ops = append(ops, metadataOps("labels", pod.Labels, nil, forceLabels)...)
+	ops = append(ops, metadataOps("labels", pod.Labels, nil, labels)...)
 	ops = append(ops, metadataOps("annotations", pod.Annotations, nil, forceAnnotations)...)
 	return json.Marshal(ops)
 }

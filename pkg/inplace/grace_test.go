@@ -36,7 +36,7 @@ func gracePod() *corev1.Pod {
 func TestDeferPatchMovesOnlyTheRevision(t *testing.T) {
 	d := &Deferred{UpdateSpec: UpdateSpec{Revision: "r2", ContainerImages: map[string]string{"app": "a:2"},
 		Labels: map[string]*string{"x": ptr.To("1")}}, GraceSeconds: 5}
-	data, err := DeferPatch(gracePod(), d, &appspub.InPlaceUpdateState{Revision: "r2"}, nil, nil)
+	data, err := DeferPatch(gracePod(), d, &appspub.InPlaceUpdateState{Revision: "r2"}, Options{}.RevisionLabels("r2"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

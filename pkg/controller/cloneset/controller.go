@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -164,11 +165,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.reportProgress(cs, &status)
 	r.reportMetrics(cs, obs, status, now)
 	if !equality.Semantic.DeepEqual(cs.Status, status) {
-		replicas := int32(1)
-		if cs.Spec.Replicas != nil {
-			replicas = *cs.Spec.Replicas
-		}
-		if wait := r.status.wait(req.String(), &cs.Status, &status, replicas, now); wait > 0 {
+		if wait := r.status.wait(req.String(), &cs.Status, &status, ptr.Deref(cs.Spec.Replicas, 1), now); wait > 0 {
 			if requeue == 0 || wait < requeue {
 				requeue = wait // the held-back counters are written then, if no event comes first
 			}

@@ -3,6 +3,8 @@ package cloneset
 import (
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
 )
@@ -20,10 +22,7 @@ func (r *Reconciler) reportMetrics(cs *v1alpha1.CloneSet, obs *observation, stat
 	if status.UpdateRevision != cs.Status.UpdateRevision && cs.Status.UpdateRevision != "" {
 		r.rolloutStarts.Store(key, now)
 	}
-	want := int32(1)
-	if cs.Spec.Replicas != nil {
-		want = *cs.Spec.Replicas
-	}
+	want := ptr.Deref(cs.Spec.Replicas, 1)
 	w := workload(cs.Namespace, cs.Name)
 	w.Set(rolloutmetrics.Counts{Replicas: want, Ready: status.ReadyReplicas, Updated: status.UpdatedReplicas,
 		UpdatedReady: status.UpdatedReadyReplicas, Unavailable: max(want-status.AvailableReplicas, 0)})

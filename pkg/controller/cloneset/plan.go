@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -205,10 +206,7 @@ func newPlanner(snap *Snapshot, now time.Time, opts Options) *planner {
 //   - maxSurge rounds up; maxUnavailable rounds up when maxSurge is 0 and down otherwise; when both
 //     resolve to 0, maxUnavailable is 1 so that an update can progress.
 func ComputeBounds(spec *v1alpha1.CloneSetSpec) Bounds {
-	r := 1
-	if spec.Replicas != nil {
-		r = max(0, int(*spec.Replicas))
-	}
+	r := max(0, int(ptr.Deref(spec.Replicas, 1)))
 	us := spec.UpdateStrategy
 	b := Bounds{Replicas: r, ScaleMaxUnavailable: -1}
 	b.Partition = min(r, max(0, scaled(us.Partition, intstr.FromInt32(0), r, true)))

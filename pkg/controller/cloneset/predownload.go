@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -63,7 +64,7 @@ func PreDownloadStarts(cs *v1alpha1.CloneSet, updateRevision string) bool {
 		return true
 	}
 	minReady := intstr.Parse(v)
-	n, err := intstr.GetScaledValueFromIntOrPercent(&minReady, int(replicasOf(cs)), true)
+	n, err := intstr.GetScaledValueFromIntOrPercent(&minReady, int(ptr.Deref(cs.Spec.Replicas, 1)), true)
 	if err != nil || n < 0 {
 		return true // refused by the webhook; a stored one asks for nothing
 	}
@@ -74,19 +75,9 @@ func PreDownloadStarts(cs *v1alpha1.CloneSet, updateRevision string) bool {
 	return int(ready) >= n
 }
 
-func replicasOf(cs *v1alpha1.CloneSet) int32 {
-	if cs.Spec.Replicas != nil {
-		return *cs.Spec.Replicas
-	}
-	return 1
-}
-
 // PreDownloadSkip is why the pre-download of an update is skipped; "" when it is not.
 func PreDownloadSkip(spec *v1alpha1.CloneSetSpec, inPlace bool) string {
-	replicas := int32(1)
-	if spec.Replicas != nil {
-		replicas = *spec.Replicas
-	}
+	replicas := ptr.Deref(spec.Replicas, 1)
 	b := ComputeBounds(spec)
 	switch {
 	case spec.UpdateStrategy.Type == v1alpha1.RecreateCloneSetUpdateStrategyType:
@@ -147,8 +138,7 @@ func PreDownloadJobs(cs *v1alpha1.CloneSet, update *appsv1.ControllerRevision, c
 // annotationInt is cs's annotation key as a positive integer, or def when it is unset (the
 // webhook rejects values that are not positive integers).
 func annotationInt(cs *v1alpha1.CloneSet, key string, def int) int {
-	var v int
-	if _, err := fmt.Sscanf(cs.Annotations[key], "%d", &v); err == nil && v >= 0 {
+	if v, err := strconv.Atoi(cs.Annotations[key]); err == nil && v > 0 {
 		return v
 	}
 	return def

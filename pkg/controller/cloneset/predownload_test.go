@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -42,19 +43,10 @@ func TestPreDownloadJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for label, want := range map[string]bool{"web-1": true, "web-5d8f9c": false, "5d8f9c": false} {
-		if got := sel.Matches(labelSet{"app": "web", inplace.RevisionLabel: label}); got != want {
+		if got := sel.Matches(labels.Set{"app": "web", inplace.RevisionLabel: label}); got != want {
 			t.Errorf("pod at %s selected %v, want %v", label, got, want)
 		}
 	}
-}
-
-type labelSet map[string]string
-
-func (l labelSet) Has(k string) bool   { _, ok := l[k]; return ok }
-func (l labelSet) Get(k string) string { return l[k] }
-func (l labelSet) Lookup(k string) (string, bool) {
-	v, ok := l[k]
-	return v, ok
 }
 
 // OpenKruise's skip rules.

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 )
@@ -75,10 +76,7 @@ func progressCondition(spec *v1alpha1.CloneSetSpec, st, old *v1alpha1.CloneSetSt
 		c := old.Conditions[i]
 		stored = &c
 	}
-	replicas := int32(1)
-	if spec.Replicas != nil {
-		replicas = *spec.Replicas
-	}
+	replicas := ptr.Deref(spec.Replicas, 1)
 	status, reason, msg := corev1.ConditionTrue, ReasonProgressUpdated, msgProgressUpdated
 	switch {
 	case st.CurrentRevision == st.UpdateRevision && st.Replicas == replicas && st.UpdatedReplicas == replicas &&

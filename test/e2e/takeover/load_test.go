@@ -163,7 +163,7 @@ func canonical(raw []byte) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// revisionsOf returns the names of the fixture's revisions.
+// revisionNames returns the names of revs, for messages.
 func revisionNames(revs []appsv1.ControllerRevision) []string {
 	var out []string
 	for _, r := range revs {
