@@ -91,7 +91,7 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		}
 		return r.updateInPlace(ctx, key, cs, obs.pods[u.Pod], u, done)
 	}))
-	errs.Scale = errors.Join(errs.Scale, parallel(plan.Creates, func(c Creation) error {
+	errs.Scale = errors.Join(errs.Scale, slowStart(plan.Creates, func(c Creation) error {
 		return r.createPod(ctx, key, cs, obs, c, done)
 	}))
 	errs.Scale = errors.Join(errs.Scale, parallel(plan.ReleaseInstanceIDs, func(id string) error {
@@ -127,6 +127,22 @@ func parallel[T any](items []T, write func(T) error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// slowStart runs write for the items in batches of 1, 2, 4, … (each batch at most writeParallelism
+// at a time), as the Kubernetes workload controllers create pods, and stops after the first batch
+// with an error: when every create is refused (a ResourceQuota, an admission webhook) one reconcile
+// sends one request and emits one event, not one per missing pod. The items not attempted are
+// planned again on the next reconcile.
+func slowStart[T any](items []T, write func(T) error) error {
+	for size := 1; len(items) > 0; size *= 2 {
+		n := min(size, len(items))
+		if err := parallel(items[:n], write); err != nil {
+			return err
+		}
+		items = items[n:]
+	}
+	return nil
 }
 
 // applyRevision creates the update revision, or renumbers it to be the newest.
