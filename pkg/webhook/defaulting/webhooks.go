@@ -13,6 +13,8 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	policydefaults "github.com/kruise-ng/kruise/apis/policy/defaults"
+	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/version"
 )
 
@@ -26,8 +28,9 @@ func (f defaulter[T]) Default(_ context.Context, obj T) error {
 }
 
 // Each kind and version has its own webhook, matched exactly (matchPolicy Exact): a request is
-// defaulted once, in the version it was made in, without a conversion round trip. Kinds without
-// any default (ResourceDistribution, PodUnavailableBudget) have no webhook.
+// defaulted once, in the version it was made in, without a conversion round trip. The kinds without
+// any default (ResourceDistribution, PodUnavailableBudget) have a webhook only to warn that nothing
+// runs them yet; it fails open (failurePolicy Ignore), as a warning is all it adds.
 //
 // +kubebuilder:webhookconfiguration:mutating=true,name=kruise-mutating-webhook-configuration
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-advancedcronjob,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=advancedcronjobs,verbs=create;update,versions=v1alpha1,name=madvancedcronjob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
@@ -48,6 +51,8 @@ func (f defaulter[T]) Default(_ context.Context, obj T) error {
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-nodepodprobe,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=nodepodprobes,verbs=create;update,versions=v1alpha1,name=mnodepodprobe-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-persistentpodstate,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=persistentpodstates,verbs=create;update,versions=v1alpha1,name=mpersistentpodstate-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-podprobemarker,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=podprobemarkers,verbs=create;update,versions=v1alpha1,name=mpodprobemarker-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-resourcedistribution,mutating=true,failurePolicy=ignore,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=resourcedistributions,verbs=create;update,versions=v1alpha1,name=mresourcedistribution-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-policy-kruise-io-v1alpha1-podunavailablebudget,mutating=true,failurePolicy=ignore,sideEffects=None,matchPolicy=Exact,groups=policy.kruise.io,resources=podunavailablebudgets,verbs=create;update,versions=v1alpha1,name=mpodunavailablebudget-v1alpha1.policy.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-sidecarset,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1,name=msidecarset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1beta1-sidecarset,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1beta1,name=msidecarset-v1beta1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-statefulset,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=statefulsets,verbs=create;update,versions=v1alpha1,name=mstatefulset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
@@ -81,7 +86,8 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, op
 var notRunYet = map[string]string{
 	"advancedcronjob": "AdvancedCronJob", "broadcastjob": "BroadcastJob", "daemonset": "DaemonSet (Advanced DaemonSet)",
 	"ephemeraljob": "EphemeralJob", "nodepodprobe": "NodePodProbe", "persistentpodstate": "PersistentPodState",
-	"podprobemarker": "PodProbeMarker", "sidecarset": "SidecarSet", "statefulset": "StatefulSet (Advanced StatefulSet)",
+	"podprobemarker": "PodProbeMarker", "podunavailablebudget": "PodUnavailableBudget",
+	"resourcedistribution": "ResourceDistribution", "sidecarset": "SidecarSet", "statefulset": "StatefulSet (Advanced StatefulSet)",
 	"uniteddeployment": "UnitedDeployment", "workloadspread": "WorkloadSpread",
 }
 
@@ -132,6 +138,8 @@ func handlers(scheme *runtime.Scheme, pods client.Reader, opts Options) []handle
 		{"/mutate-apps-kruise-io-v1alpha1-nodepodprobe", admission.WithDefaulter(scheme, defaulter[*v1alpha1.NodePodProbe](defaults.SetDefaultsNodePodProbe))},
 		{"/mutate-apps-kruise-io-v1alpha1-persistentpodstate", admission.WithDefaulter(scheme, defaulter[*v1alpha1.PersistentPodState](defaults.SetDefaultsPersistentPodState))},
 		{"/mutate-apps-kruise-io-v1alpha1-podprobemarker", admission.WithDefaulter(scheme, defaulter[*v1alpha1.PodProbeMarker](defaults.SetDefaultsPodProbeMarker))},
+		{"/mutate-policy-kruise-io-v1alpha1-podunavailablebudget", admission.WithDefaulter(scheme, defaulter[*policyv1alpha1.PodUnavailableBudget](policydefaults.SetDefaultsPodUnavailableBudget))},
+		{"/mutate-apps-kruise-io-v1alpha1-resourcedistribution", admission.WithDefaulter(scheme, defaulter[*v1alpha1.ResourceDistribution](func(*v1alpha1.ResourceDistribution) {}))},
 		{"/mutate-apps-kruise-io-v1alpha1-sidecarset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.SidecarSet](defaults.SetDefaultsSidecarSet))},
 		{"/mutate-apps-kruise-io-v1beta1-sidecarset", admission.WithDefaulter(scheme, defaulter[*v1beta1.SidecarSet](defaults.SetDefaultsSidecarSetV1beta1))},
 		{"/mutate-apps-kruise-io-v1alpha1-statefulset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.StatefulSet](defaults.SetDefaultsStatefulSet))},

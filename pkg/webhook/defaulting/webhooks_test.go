@@ -2,6 +2,7 @@ package defaulting
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 )
 
 // A kind served but not run yet is stored with a warning saying so; a kind Kruise runs is not.
@@ -30,15 +32,29 @@ func TestNotRunYetWarns(t *testing.T) {
 		return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create,
 			Object: runtime.RawExtension{Raw: []byte(`{"apiVersion":"apps.kruise.io/` + version + `","kind":"` + kind + `","metadata":{"name":"x","namespace":"ns"}` + body + `}`)}}}
 	}
+	if err := policyv1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	pub := warnNotRun(notRunYet["podunavailablebudget"], byPath["/mutate-policy-kruise-io-v1alpha1-podunavailablebudget"])
+	pubReq := req("PodUnavailableBudget", "v1alpha1", `,"spec":{"maxUnavailable":1}`)
+	pubReq.Object.Raw = []byte(strings.Replace(string(pubReq.Object.Raw), "apps.kruise.io", "policy.kruise.io", 1))
+	if resp := pub.Handle(context.Background(), pubReq); !resp.Allowed || len(resp.Warnings) != 1 ||
+		!strings.Contains(resp.Warnings[0], "does not run PodUnavailableBudget yet") {
+		t.Errorf("PodUnavailableBudget: allowed %v, warnings %v (%v)", resp.Allowed, resp.Warnings, resp.Result)
+	}
+	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage"}
 	sts := warnNotRun(notRunYet["statefulset"], byPath["/mutate-apps-kruise-io-v1beta1-statefulset"])
 	resp := sts.Handle(context.Background(), req("StatefulSet", "v1beta1", `,"spec":{"selector":{"matchLabels":{"a":"b"}}}`))
 	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run StatefulSet (Advanced StatefulSet) yet") {
 		t.Errorf("StatefulSet: allowed %v, warnings %v", resp.Allowed, resp.Warnings)
 	}
-	if _, warned := notRunYet["cloneset"]; warned {
-		t.Error("CloneSet is run: no warning")
+	for _, h := range handlers(scheme, nil, Options{}) {
+		kind := h.path[strings.LastIndexByte(h.path, '-')+1:]
+		if _, warned := notRunYet[kind]; !warned && !slices.Contains(run, kind) {
+			t.Errorf("%s: served, neither run nor warned about", h.path)
+		}
 	}
-	for _, run := range []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage"} {
+	for _, run := range run {
 		if _, warned := notRunYet[run]; warned {
 			t.Errorf("%s is run by Kruise, yet warned about", run)
 		}
