@@ -49,6 +49,12 @@ type Options struct {
 	// WebhookURLHost, when set, registers the webhooks by URL https://HOST:PORT/path instead of by
 	// Service: for API servers that cannot reach Services (the sandbox).
 	WebhookURLHost string
+	// WebhookURLPort is the PORT of that URL (0: WebhookPort): a front that spreads calls over
+	// several replicas listens there.
+	WebhookURLPort int
+	// ReplicaName names this replica where replicas coordinate (the webhook Secret's report of the
+	// CA each serves): its pod name.
+	ReplicaName string
 	// ConversionCRDs are the CRDs served in two versions with different schemas, converted by the
 	// manager's conversion webhook.
 	ConversionCRDs []string
@@ -68,6 +74,10 @@ type Options struct {
 	// PodWebhookExcludedNamespaces are namespaces whose pods never call the pod webhook, besides
 	// the control plane's and the manager's own.
 	PodWebhookExcludedNamespaces []string
+
+	// SeveralInProcess lets more than one manager run in one process (tests of several replicas):
+	// controller-runtime refuses two controllers of one name per process otherwise. No flag.
+	SeveralInProcess bool
 }
 
 // BindFlags registers every option on fs with its default.
@@ -89,6 +99,12 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.WebhookSecret, "webhook-secret-name", "kruise-webhook-certs", "Secret holding the webhook CA and serving certificate")
 	fs.StringVar(&o.WebhookService, "webhook-service-name", "kruise-webhook-service", "Service the API server reaches the webhooks through")
 	fs.StringVar(&o.WebhookURLHost, "webhook-url-host", "", "register webhooks by URL https://HOST:PORT/... instead of by Service (for API servers that cannot reach Services)")
+	fs.IntVar(&o.WebhookURLPort, "webhook-url-port", 0, "port of the --webhook-url-host URL (default --webhook-port): where a front balancing several replicas listens")
+	replica := os.Getenv("POD_NAME")
+	if replica == "" {
+		replica, _ = os.Hostname()
+	}
+	fs.StringVar(&o.ReplicaName, "replica-name", replica, "this replica's name among the manager's replicas (default $POD_NAME, else the host name)")
 	fs.Float64Var(&o.QPS, "kube-client-qps", 1000, "queries per second of the manager's API client")
 	fs.IntVar(&o.Burst, "kube-client-burst", 2000, "burst of the manager's API client")
 	fs.IntVar(&o.Workers, "workers", 5, "objects each controller reconciles in parallel")
@@ -115,6 +131,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WebhookURLHost != "" && net.ParseIP(o.WebhookURLHost) == nil && strings.ContainsAny(o.WebhookURLHost, ":/") {
 		errs = append(errs, fmt.Errorf("--webhook-url-host %q must be a host name or IP, without port or scheme", o.WebhookURLHost))
+	}
+	if o.WebhookURLPort < 0 || o.WebhookURLPort > 65535 {
+		errs = append(errs, fmt.Errorf("--webhook-url-port %d is not a port", o.WebhookURLPort))
 	}
 	if o.QPS <= 0 || o.Burst <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-client-qps and --kube-client-burst must be positive"))
@@ -159,5 +178,9 @@ func (o *Options) webhookURL() string {
 	if o.WebhookURLHost == "" {
 		return ""
 	}
-	return "https://" + net.JoinHostPort(o.WebhookURLHost, fmt.Sprint(o.WebhookPort))
+	port := o.WebhookPort
+	if o.WebhookURLPort != 0 {
+		port = o.WebhookURLPort
+	}
+	return "https://" + net.JoinHostPort(o.WebhookURLHost, fmt.Sprint(port))
 }

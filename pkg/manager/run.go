@@ -11,9 +11,11 @@ import (
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -41,7 +43,7 @@ import (
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,verbs=get;create;update
+// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,verbs=get;create;update
 
 // NewScheme returns a scheme with Kubernetes' built-in types and every Kruise API.
@@ -74,13 +76,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	direct, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return fmt.Errorf("create API client: %w", err)
 	}
 	dns, ips := o.webhookNames()
 	rot := &certs.Rotator{
 		Client:  direct,
+		Watch:   direct,
+		Replica: o.ReplicaName,
 		CertDir: o.CertDir,
 		Options: certs.Options{Namespace: o.Namespace, SecretName: o.WebhookSecret, DNSNames: dns, IPs: ips},
 		Targets: certs.Targets{
@@ -118,6 +122,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		// A manager that stops gives up its Lease (the process exits right after), so a replacement
 		// leads at once instead of a lease duration later.
 		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SeveralInProcess)},
 		WebhookServer:                 webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
 	})
 	if err != nil {

@@ -124,6 +124,9 @@ func ParseKeyPair(certPEM, keyPEM []byte) (KeyPair, error) {
 	if !ok {
 		return KeyPair{}, errors.New("key cannot sign")
 	}
+	if pub, ok := cert.PublicKey.(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(signer.Public()) {
+		return KeyPair{}, errors.New("key does not match the certificate")
+	}
 	return KeyPair{CertPEM: certPEM, KeyPEM: keyPEM, Cert: cert, key: signer}, nil
 }
 

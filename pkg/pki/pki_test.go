@@ -84,3 +84,28 @@ func TestParseRejectsWhatIsNotACA(t *testing.T) {
 		t.Error("a missing file loaded")
 	}
 }
+
+// A key that is not the certificate's, or a CA whose key is another CA's, is refused.
+func TestParseRefusesAKeyOfAnotherCertificate(t *testing.T) {
+	a, err := NewAuthority("a", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewAuthority("b", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseAuthority(a.CertPEM, b.KeyPEM); err == nil {
+		t.Error("CA a with b's key accepted")
+	}
+	leaf, err := a.Issue(Request{CommonName: "x", Server: true, DNSNames: []string{"x"}, Validity: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseKeyPair(leaf.CertPEM, a.KeyPEM); err == nil {
+		t.Error("leaf with its CA's key accepted")
+	}
+	if _, err := ParseKeyPair(leaf.CertPEM, leaf.KeyPEM); err != nil {
+		t.Errorf("leaf with its own key: %v", err)
+	}
+}

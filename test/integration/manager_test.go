@@ -31,54 +31,8 @@ import (
 func TestManagerServesDefaultingWebhooks(t *testing.T) {
 	ctx := context.Background()
 	admin := harness.KruiseClient(t, cfg)
-	opts := install.Options{Namespace: "kruise-system", WebhookService: "kruise-webhook-service",
-		Subject: rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "kruise-manager"}}
-	if err := install.Apply(ctx, admin, opts); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { // later tests share this API server and must not call a stopped webhook
-		_ = admin.Delete(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: manager.MutatingWebhookConfiguration}})
-		_ = admin.Delete(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: manager.ValidatingWebhookConfiguration}})
-		for _, name := range install.ConversionCRDs {
-			crd := &apiextv1.CustomResourceDefinition{}
-			if err := admin.Get(ctx, client.ObjectKey{Name: name}, crd); err == nil {
-				crd.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.NoneConverter}
-				_ = admin.Update(ctx, crd)
-			}
-		}
-	})
-	managerCfg, err := api.ConfigFor("kruise-manager")
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe := harness.FreePort(t)
-	mo := manager.Options{ConversionCRDs: install.ConversionCRDs, MetricsAddr: "0", ProbeAddr: fmt.Sprintf("127.0.0.1:%d", probe), LeaderElect: true,
-		LeaderElectionNamespace: "kruise-system", LeaseDuration: 15 * time.Second, Namespace: "kruise-system",
-		WebhookHost: "127.0.0.1", WebhookPort: harness.FreePort(t), CertDir: t.TempDir(), WebhookSecret: "kruise-webhook-certs",
-		WebhookService: "kruise-webhook-service", WebhookURLHost: "127.0.0.1", QPS: 50, Burst: 100, Workers: 1,
-		PodWebhookFailurePolicy: "Fail"}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- manager.Run(runCtx, managerCfg, mo) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager stopped with an error: %v", err)
-		}
-	})
-	harness.Eventually(t, 60*time.Second, "kruise-manager ready", func() (bool, string) {
-		select {
-		case err := <-done:
-			t.Fatalf("manager exited: %v", err)
-		default:
-		}
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
+	installKruise(t, admin)
+	startManager(t, managerOptions(t, "kruise-manager-0"))
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "defaults-"}}
 	if err := admin.Create(ctx, ns); err != nil {
@@ -122,6 +76,73 @@ func TestManagerServesDefaultingWebhooks(t *testing.T) {
 	t.Run("conversion round trip", func(t *testing.T) { checkConversion(t, admin, ns.Name, selector, template) })
 	t.Run("CloneSet validation", func(t *testing.T) { checkCloneSetValidation(t, admin, ns.Name, selector, template) })
 	t.Run("pod webhook and KruisePodReady", func(t *testing.T) { checkPodWebhook(t, admin, ns.Name, cs) })
+}
+
+// installKruise applies Kruise's CRDs, RBAC (for the user kruise-manager) and webhook
+// configurations, and removes the webhooks when the test ends: later tests share this API server and
+// must not call a stopped webhook.
+func installKruise(t *testing.T, admin client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	opts := install.Options{Namespace: "kruise-system", WebhookService: "kruise-webhook-service",
+		Subject: rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "kruise-manager"}}
+	if err := install.Apply(ctx, admin, opts); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admin.Delete(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: manager.MutatingWebhookConfiguration}})
+		_ = admin.Delete(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: manager.ValidatingWebhookConfiguration}})
+		for _, name := range install.ConversionCRDs {
+			crd := &apiextv1.CustomResourceDefinition{}
+			if err := admin.Get(ctx, client.ObjectKey{Name: name}, crd); err == nil {
+				crd.Spec.Conversion = &apiextv1.CustomResourceConversion{Strategy: apiextv1.NoneConverter}
+				_ = admin.Update(ctx, crd)
+			}
+		}
+	})
+}
+
+// managerOptions are a replica's options: its own ports and certificate folder, webhooks by URL on
+// loopback, leader election in kruise-system.
+func managerOptions(t *testing.T, replica string) manager.Options {
+	return manager.Options{ConversionCRDs: install.ConversionCRDs, MetricsAddr: "0", ProbeAddr: fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)),
+		LeaderElect: true, LeaderElectionNamespace: "kruise-system", LeaseDuration: 15 * time.Second, Namespace: "kruise-system",
+		WebhookHost: "127.0.0.1", WebhookPort: harness.FreePort(t), CertDir: t.TempDir(), WebhookSecret: "kruise-webhook-certs",
+		WebhookService: "kruise-webhook-service", WebhookURLHost: "127.0.0.1", QPS: 50, Burst: 100, Workers: 1,
+		PodWebhookFailurePolicy: "Fail", ReplicaName: replica, SeveralInProcess: true}
+}
+
+// startManager runs kruise-manager as the user kruise-manager (only the generated RBAC) until the
+// test ends, and waits until it is ready.
+func startManager(t *testing.T, mo manager.Options) {
+	t.Helper()
+	managerCfg, err := api.ConfigFor("kruise-manager")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- manager.Run(runCtx, managerCfg, mo) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("manager stopped with an error: %v", err)
+		}
+	})
+	harness.Eventually(t, 60*time.Second, "kruise-manager "+mo.ReplicaName+" ready", func() (bool, string) {
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			t.Fatalf("manager exited: %v", err)
+		default:
+		}
+		resp, err := http.Get("http://" + mo.ProbeAddr + "/readyz")
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
+	})
 }
 
 // checkConversion writes each kind whose versions differ as v1alpha1, reads it back as v1beta1

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"net"
 	"time"
 
@@ -39,6 +40,10 @@ type Options struct {
 	CAValidity, CertValidity time.Duration
 	// RenewBefore is how long before expiry a certificate is replaced.
 	RenewBefore time.Duration
+	// ReportTTL is how long a replica's report of the CA it serves counts (ServedByAnnotation);
+	// replicas repeat it every third of it, so a replica that is gone stops holding the previous CA
+	// in the bundle after ReportTTL.
+	ReportTTL time.Duration
 	// Clock decides expiry; nil means the real clock.
 	Clock clock.PassiveClock
 }
@@ -53,6 +58,9 @@ func (o Options) withDefaults() Options {
 	if o.RenewBefore == 0 {
 		o.RenewBefore = o.CertValidity / 4
 	}
+	if o.ReportTTL == 0 {
+		o.ReportTTL = 15 * time.Minute
+	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
@@ -63,6 +71,8 @@ func (o Options) withDefaults() Options {
 type Bundle struct {
 	// CABundle holds the current CA and, during a CA switch, the previous one.
 	CABundle []byte
+	// CACert is the current CA, which signed ServingCert.
+	CACert []byte
 	// ServingCert and ServingKey are the webhook server's certificate and key (PEM).
 	ServingCert, ServingKey []byte
 	// RenewAt is when Ensure will next replace a certificate.
@@ -72,12 +82,25 @@ type Bundle struct {
 // Ensure returns the certificates from the Secret, creating or renewing them first when they are
 // missing, unreadable, do not cover the configured names, or expire within RenewBefore.
 func Ensure(ctx context.Context, c client.Client, opts Options) (*Bundle, error) {
+	return EnsureServing(ctx, c, opts, nil)
+}
+
+// EnsureServing is Ensure for a replica that serves a certificate signed by servedCA (PEM; nil when it
+// serves none yet). When the Secret has lost that CA (deleted, or its CA replaced because the CA or
+// its key is unusable), servedCA stays in the bundle as the previous CA, so API servers keep trusting
+// the replicas that still serve the old pair; it is dropped once every replica reports serving the
+// new CA (see handedOver).
+func EnsureServing(ctx context.Context, c client.Client, opts Options, servedCA []byte) (*Bundle, error) {
 	opts = opts.withDefaults()
+	served := map[string][]byte{}
+	if len(servedCA) > 0 {
+		served[KeyCACert] = servedCA
+	}
 	for attempt := 0; attempt < 5; attempt++ {
 		secret := &corev1.Secret{}
 		err := c.Get(ctx, client.ObjectKey{Namespace: opts.Namespace, Name: opts.SecretName}, secret)
 		if apierrors.IsNotFound(err) {
-			data, b, err := issue(nil, nil, opts)
+			data, b, err := issue(nil, served, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -97,12 +120,24 @@ func Ensure(ctx context.Context, c client.Client, opts Options) (*Bundle, error)
 			return nil, fmt.Errorf("get secret %s/%s: %w", opts.Namespace, opts.SecretName, err)
 		}
 		ca, b, why := evaluate(secret.Data, opts)
-		if why == "" {
+		if why == "" && !handedOver(secret, b, opts) {
 			return b, nil
 		}
-		data, b, err := issue(ca, secret.Data, opts)
-		if err != nil {
-			return nil, err
+		var data map[string][]byte
+		if why == "" { // every replica serves the current CA: the previous one is trusted no longer
+			why = "every replica serves the current CA"
+			data = maps.Clone(secret.Data)
+			delete(data, KeyPreviousCACert)
+			b.CABundle = data[KeyCACert]
+		} else {
+			old := secret.Data
+			if ca == nil && len(old[KeyPreviousCACert]) == 0 && len(servedCA) > 0 && !bytes.Equal(old[KeyCACert], servedCA) {
+				old = maps.Clone(old) // the Secret's CA is not the one served: keep trusting the served one
+				old[KeyCACert] = servedCA
+			}
+			if data, b, err = issue(ca, old, opts); err != nil {
+				return nil, err
+			}
 		}
 		secret.Data = data
 		if err := c.Update(ctx, secret); apierrors.IsConflict(err) {
@@ -140,6 +175,7 @@ func evaluate(data map[string][]byte, opts Options) (ca *pki.Authority, b *Bundl
 	}
 	return ca, &Bundle{
 		CABundle:    caBundle(data[KeyCACert], data[KeyPreviousCACert], now),
+		CACert:      data[KeyCACert],
 		ServingCert: data[KeyServingCert],
 		ServingKey:  data[KeyServingKey],
 		RenewAt:     earliest(ca.Cert.NotAfter, leaf.Cert.NotAfter).Add(-opts.RenewBefore),
@@ -171,6 +207,7 @@ func issue(ca *pki.Authority, old map[string][]byte, opts Options) (map[string][
 	data[KeyServingCert], data[KeyServingKey] = leaf.CertPEM, leaf.KeyPEM
 	return data, &Bundle{
 		CABundle:    caBundle(data[KeyCACert], data[KeyPreviousCACert], now),
+		CACert:      data[KeyCACert],
 		ServingCert: leaf.CertPEM,
 		ServingKey:  leaf.KeyPEM,
 		RenewAt:     earliest(ca.Cert.NotAfter, leaf.Cert.NotAfter).Add(-opts.RenewBefore),
