@@ -40,11 +40,15 @@ import (
 )
 
 // The manager's permissions, generated into config/rbac by `make generate`.
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;update
+// Objects of fixed names are named (resourceNames); a create cannot be limited so.
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kruise-mutating-webhook-configuration,verbs=get;update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=kruise-validating-webhook-configuration,verbs=get;update
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=statefulsets.apps.kruise.io;daemonsets.apps.kruise.io;sidecarsets.apps.kruise.io,verbs=get;update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,resourceNames=kruise-webhook-certs,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,verbs=create
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,resourceNames=kruise-manager,verbs=get;update
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,verbs=create
 
 // NewScheme returns a scheme with Kubernetes' built-in types and every Kruise API.
 func NewScheme() (*runtime.Scheme, error) {

@@ -99,6 +99,9 @@ func apiServerArgs(dir string, p Ports, audit bool) []string {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--authorization-mode=Node,RBAC",
+		// As OpenShift does: setting an owner reference that blocks the owner's deletion needs
+		// update on the owner's finalizers, so Kruise's RBAC is checked for it.
+		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
 		"--enable-priority-and-fairness=true",
 		"--max-requests-inflight=800",
 		"--max-mutating-requests-inflight=400",

@@ -2,6 +2,7 @@
 package e2e
 
 import (
+	"errors"
 	"os"
 	"testing"
 
@@ -30,6 +31,6 @@ func TestMain(m *testing.M) {
 		}
 		cfg.QPS, cfg.Burst = 100, 200
 		cs = kubernetes.NewForConfigOrDie(cfg)
-		return func() error { return harness.Down(sb) }, nil
+		return func() error { return errors.Join(checkManagerPermissions(), harness.Down(sb)) }, nil
 	})
 }

@@ -27,6 +27,7 @@ type auditEvent struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef *struct {
+		APIGroup    string `json:"apiGroup"`
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 		Namespace   string `json:"namespace"`
