@@ -3,7 +3,8 @@
 // limited to spec.nodeName; RBAC cannot scope pods to a node, so the limit is the daemon's own). It
 // serves its health and metrics, reports container meta (pkg/daemon/containermeta) and pulls the
 // images its NodeImage lists (pkg/daemon/imagepuller) and recreates containers on request
-// (pkg/daemon/crr).
+// (pkg/daemon/crr). A Supervisor restarts those workers when they stop or panic, and /healthz
+// fails while one is down or keeps failing.
 package daemon
 
 import (
@@ -54,6 +55,12 @@ type Options struct {
 	RuntimeTimeout time.Duration
 	// PullWorkers caps the image pulls running at once.
 	PullWorkers int
+	// CRRWorkers caps the ContainerRecreateRequests processed at once (requests of different
+	// pods proceed side by side, so one hanging preStop hook holds up only its own).
+	CRRWorkers int
+	// MaxPreStop caps each preStop hook of a recreated container, within its grace period;
+	// 0: only the grace period bounds it.
+	MaxPreStop time.Duration
 }
 
 // BindFlags registers the options on fs; nodeName is the default node name ($NODE_NAME).
@@ -63,6 +70,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet, nodeName string) {
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":10221", "address serving /healthz and /metrics")
 	fs.DurationVar(&o.RuntimeTimeout, "runtime-timeout", 10*time.Second, "timeout connecting to the container runtime")
 	fs.IntVar(&o.PullWorkers, "max-workers-for-pull-image", 2, "image pulls (NodeImage tasks) running at once")
+	fs.IntVar(&o.CRRWorkers, "max-workers-for-crr", 4, "ContainerRecreateRequests processed at once (each may wait on a preStop hook)")
+	fs.DurationVar(&o.MaxPreStop, "max-prestop-duration", 5*time.Minute,
+		"cap on each preStop hook run before recreating a container, within its grace period (0: the grace period only)")
 }
 
 // Validate reports bad options before anything connects.
@@ -73,6 +83,12 @@ func (o *Options) Validate() error {
 	}
 	if o.PullWorkers < 1 {
 		errs = append(errs, errors.New("--max-workers-for-pull-image must be at least 1"))
+	}
+	if o.CRRWorkers < 1 {
+		errs = append(errs, errors.New("--max-workers-for-crr must be at least 1"))
+	}
+	if o.MaxPreStop < 0 {
+		errs = append(errs, fmt.Errorf("--max-prestop-duration must not be negative (got %s; 0 leaves only the grace period)", o.MaxPreStop))
 	}
 	if o.RuntimeTimeout <= 0 {
 		errs = append(errs, errors.New("--runtime-timeout must be positive"))
@@ -86,8 +102,8 @@ func (o *Options) Validate() error {
 var runtimeInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kruise_daemon_runtime_info",
 	Help: "The container runtime kruise-daemon talks to (value 1)."}, []string{"node", "runtime", "version", "endpoint"})
 
-// Run connects to the runtime and the API server, checks its node exists, and serves health and
-// metrics until ctx ends.
+// Run connects to the runtime and the API server, checks its node exists, starts its workers under
+// a Supervisor, and serves health (the runtime's and the workers') and metrics until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) error {
 	if err := o.Validate(); err != nil {
 		return err
@@ -107,28 +123,24 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) erro
 		}
 		return fmt.Errorf("read node %s: %w", o.NodeName, err)
 	}
+	sup := NewSupervisor(log.WithName("supervisor"))
 	meta := &containermeta.Reporter{Client: cs, Runtime: rt.Runtime, RuntimeName: rt.Name, Node: o.NodeName,
 		Log: log.WithName("containermeta")}
-	go func() {
-		if err := meta.Run(ctx); err != nil && ctx.Err() == nil {
-			log.Error(err, "container meta reporting stopped")
-		}
-	}()
-	if err := startWorkers(ctx, cfg, rt, o, log); err != nil {
+	sup.Go(ctx, "containermeta", meta.Run)
+	if err := startWorkers(ctx, sup, cfg, rt, o, log); err != nil {
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(runtimeInfo)
+	reg.MustRegister(runtimeInfo, workerRestarts)
 	reg.MustRegister(imagepuller.Collectors()...)
 	runtimeInfo.WithLabelValues(o.NodeName, rt.Name, rt.Version, rt.Endpoint).Set(1)
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/healthz", healthz(func(r *http.Request) error {
 		if err := rt.Healthy(r.Context(), 2*time.Second); err != nil {
-			http.Error(w, "container runtime: "+err.Error(), http.StatusServiceUnavailable)
-			return
+			return fmt.Errorf("container runtime: %w", err)
 		}
-		fmt.Fprintln(w, "ok")
-	})
+		return nil
+	}, func(*http.Request) error { return sup.Healthy() }))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	ln, err := net.Listen("tcp", o.HealthAddr)
 	if err != nil {
@@ -148,9 +160,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) erro
 	return nil
 }
 
-// startWorkers starts the image puller and the container recreator on one cache that holds only
-// the node's NodeImage and its node's active ContainerRecreateRequests.
-func startWorkers(ctx context.Context, cfg *rest.Config, rt *criruntime.Runtime, o Options, log logr.Logger) error {
+// startWorkers starts, under sup, the image puller and the container recreator on one cache that
+// holds only the node's NodeImage and its node's active ContainerRecreateRequests. The cache cannot
+// be started twice: if it stops, /healthz fails and the kubelet restarts the daemon.
+func startWorkers(ctx context.Context, sup *Supervisor, cfg *rest.Config, rt *criruntime.Runtime, o Options, log logr.Logger) error {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, appsv1alpha1.AddToScheme, appsv1beta1.AddToScheme} {
 		if err := add(scheme); err != nil {
@@ -168,22 +181,11 @@ func startWorkers(ctx context.Context, cfg *rest.Config, rt *criruntime.Runtime,
 	if err != nil {
 		return err
 	}
-	go func() {
-		if err := objects.Start(ctx); err != nil {
-			log.Error(err, "cache stopped")
-		}
-	}()
+	sup.GoOnce(ctx, "cache", objects.Start)
 	p := &imagepuller.Puller{Images: rt.Images, Secrets: c, Node: o.NodeName, Workers: o.PullWorkers, Log: log.WithName("imagepuller")}
-	go func() {
-		if err := p.Run(ctx, objects, c); err != nil && ctx.Err() == nil {
-			log.Error(err, "image puller stopped")
-		}
-	}()
-	rc := &crr.Recreator{Client: c, Runtime: rt.Runtime, Node: o.NodeName, Log: log.WithName("crr")}
-	go func() {
-		if err := rc.Run(ctx, objects); err != nil && ctx.Err() == nil {
-			log.Error(err, "container recreator stopped")
-		}
-	}()
+	sup.Go(ctx, "imagepuller", func(ctx context.Context) error { return p.Run(ctx, objects, c) })
+	rc := &crr.Recreator{Client: c, Runtime: rt.Runtime, Node: o.NodeName, Workers: o.CRRWorkers, MaxPreStop: o.MaxPreStop,
+		Log: log.WithName("crr")}
+	sup.Go(ctx, "crr", func(ctx context.Context) error { return rc.Run(ctx, objects) })
 	return nil
 }

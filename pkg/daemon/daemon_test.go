@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -10,16 +11,29 @@ import (
 )
 
 func TestValidate(t *testing.T) {
-	ok := Options{NodeName: "n", RuntimeTimeout: time.Second, HealthAddr: ":10221", PullWorkers: 2}
+	ok := Options{NodeName: "n", RuntimeTimeout: time.Second, HealthAddr: ":10221", PullWorkers: 2, CRRWorkers: 4}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	bad := Options{HealthAddr: "nope"}
+	bad := Options{HealthAddr: "nope", MaxPreStop: -time.Second}
 	err := bad.Validate()
-	for _, want := range []string{"--node-name (or $NODE_NAME) is required", "--runtime-timeout must be positive", "--health-probe-bind-address", "--max-workers-for-pull-image"} {
+	for _, want := range []string{"--node-name (or $NODE_NAME) is required", "--runtime-timeout must be positive", "--health-probe-bind-address",
+		"--max-workers-for-pull-image", "--max-workers-for-crr must be at least 1", "--max-prestop-duration must not be negative"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
 		}
+	}
+}
+
+func TestFlagDefaults(t *testing.T) {
+	var o Options
+	fs := flag.NewFlagSet("kruise-daemon", flag.ContinueOnError)
+	o.BindFlags(fs, "n")
+	if err := fs.Parse([]string{"--max-prestop-duration=0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil || o.CRRWorkers != 4 || o.MaxPreStop != 0 {
+		t.Errorf("defaults with --max-prestop-duration=0: %+v, %v", o, err)
 	}
 }
 

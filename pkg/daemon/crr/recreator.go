@@ -2,12 +2,10 @@ package crr
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
-	"net/http"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	internalapi "k8s.io/cri-api/pkg/apis"
@@ -49,6 +46,11 @@ type Recreator struct {
 	Log     logr.Logger
 	// Poll is how often a waiting request is looked at again.
 	Poll time.Duration
+	// Workers caps the requests processed at once (default DefaultWorkers): requests are
+	// processed side by side, so a hanging preStop hook holds up only its own request.
+	Workers int
+	// MaxPreStop caps each preStop hook within its grace period; 0: the grace period only.
+	MaxPreStop time.Duration
 
 	mu      sync.Mutex
 	retries map[string]int // request UID/container → restarts for stale env
@@ -146,10 +148,24 @@ func Selector(node string) map[string]string {
 	return map[string]string{v1alpha1.ContainerRecreateRequestNodeNameKey: node, v1alpha1.ContainerRecreateRequestActiveKey: "true"}
 }
 
-// Run processes the requests in requests (a started cache limited by Selector) until ctx ends.
-func (r *Recreator) Run(ctx context.Context, requests cache.Cache) error {
+// DefaultWorkers is how many requests a Recreator processes at once when Workers is unset.
+const DefaultWorkers = 4
+
+// Requests is where Run reads requests from: a cache limited by Selector.
+type Requests interface {
+	client.Reader
+	GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error)
+}
+
+// Run processes the requests in requests until ctx ends, Workers at a time (the queue never hands
+// out one request twice at once); it returns once its workers have stopped.
+func (r *Recreator) Run(ctx context.Context, requests Requests) error {
 	if r.Poll == 0 {
 		r.Poll = 500 * time.Millisecond
+	}
+	workers := r.Workers
+	if workers < 1 {
+		workers = DefaultWorkers
 	}
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[client.ObjectKey]())
 	defer q.ShutDown()
@@ -162,22 +178,20 @@ func (r *Recreator) Run(ctx context.Context, requests cache.Cache) error {
 			q.Add(client.ObjectKeyFromObject(crr))
 		}
 	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, o any) { add(o) }}); err != nil {
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, o any) { add(o) }})
+	if err != nil {
 		return err
 	}
-	for range 2 {
-		go func() {
+	defer func() { _ = inf.RemoveEventHandler(reg) }() // a restarted Run adds its own
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
 			for {
 				key, shutdown := q.Get()
 				if shutdown {
 					return
 				}
-				crr := &v1alpha1.ContainerRecreateRequest{}
-				var again time.Duration
-				err := requests.Get(ctx, key, crr)
-				if err == nil {
-					again, err = r.Step(ctx, crr.DeepCopy())
-				}
+				again, err := r.process(ctx, requests, key)
 				switch {
 				case apierrors.IsNotFound(err):
 					q.Forget(key)
@@ -192,10 +206,28 @@ func (r *Recreator) Run(ctx context.Context, requests cache.Cache) error {
 				}
 				q.Done(key)
 			}
-		}()
+		})
 	}
 	<-ctx.Done()
+	q.ShutDown()
+	wg.Wait()
 	return nil
+}
+
+// process steps request key; a panic is logged with its stack and returned as an error, so the
+// request is retried later and the other requests go on.
+func (r *Recreator) process(ctx context.Context, requests client.Reader, key client.ObjectKey) (again time.Duration, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+			r.Log.Error(err, "recovered a panic processing a request", "request", key, "stack", string(debug.Stack()))
+		}
+	}()
+	crr := &v1alpha1.ContainerRecreateRequest{}
+	if err := requests.Get(ctx, key, crr); err != nil {
+		return 0, err
+	}
+	return r.Step(ctx, crr.DeepCopy())
 }
 
 // Step moves crr one step and says when to look again (0: on its next change).
@@ -375,107 +407,6 @@ func (r *Recreator) newest(ctx context.Context, uid, name string) (*Container, e
 		out.Started = time.Unix(0, st.GetStatus().GetStartedAt())
 	}
 	return out, nil
-}
-
-// stop runs c's preStop hook (a failing hook does not stop the recreation, as with the kubelet) and
-// stops the container through CRI with the grace period left.
-func (r *Recreator) stop(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, pod *corev1.Pod, c v1alpha1.ContainerRecreateRequestContainer, cur *Container) error {
-	if cur == nil || !cur.Running {
-		return nil // nothing runs: the kubelet starts it again by itself
-	}
-	grace := int64(30)
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		grace = *pod.Spec.TerminationGracePeriodSeconds
-	}
-	if s := crr.Spec.Strategy; s != nil && s.TerminationGracePeriodSeconds != nil {
-		grace = *s.TerminationGracePeriodSeconds
-	}
-	deadline := time.Now().Add(time.Duration(grace) * time.Second)
-	if c.PreStop != nil {
-		if err := r.preStop(ctx, pod, c, cur.ID, deadline); err != nil {
-			r.Log.Info("preStop hook failed; stopping the container anyway", "pod", pod.Name, "container", c.Name, "error", err.Error())
-		}
-	}
-	left := max(int64(time.Until(deadline).Seconds()), 0)
-	if err := r.Runtime.StopContainer(ctx, cur.ID, left); err != nil {
-		return fmt.Errorf("stop container %s: %w", c.Name, err)
-	}
-	r.Log.Info("stopped container for recreation", "pod", pod.Name, "container", c.Name, "containerID", cur.ID, "graceSeconds", left)
-	return nil
-}
-
-// preStop runs the hook until it ends or deadline.
-func (r *Recreator) preStop(ctx context.Context, pod *corev1.Pod, c v1alpha1.ContainerRecreateRequestContainer, id string, deadline time.Time) error {
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	h := c.PreStop
-	switch {
-	case h.Exec != nil:
-		_, stderr, err := r.Runtime.ExecSync(ctx, id, h.Exec.Command, time.Until(deadline))
-		if err != nil {
-			return fmt.Errorf("exec %v: %w (%s)", h.Exec.Command, err, stderr)
-		}
-	case h.HTTPGet != nil:
-		g := h.HTTPGet
-		port, err := resolvePort(g.Port, c.Ports)
-		if err != nil {
-			return err
-		}
-		host := g.Host
-		if host == "" {
-			host = pod.Status.PodIP
-		}
-		scheme := "http"
-		if g.Scheme == corev1.URISchemeHTTPS {
-			scheme = "https"
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+net.JoinHostPort(host, strconv.Itoa(port))+g.Path, nil)
-		if err != nil {
-			return err
-		}
-		for _, hd := range g.HTTPHeaders {
-			req.Header.Add(hd.Name, hd.Value)
-		}
-		resp, err := hookClient.Do(req)
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-	case h.TCPSocket != nil:
-		port, err := resolvePort(h.TCPSocket.Port, c.Ports)
-		if err != nil {
-			return err
-		}
-		host := h.TCPSocket.Host
-		if host == "" {
-			host = pod.Status.PodIP
-		}
-		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-		if err != nil {
-			return err
-		}
-		_ = conn.Close()
-	}
-	return nil
-}
-
-// hookClient calls httpGet preStop hooks without verifying the pod's certificate, as the kubelet
-// does (the hook targets the pod itself); it does not follow redirects.
-var hookClient = &http.Client{
-	Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // as the kubelet's hooks
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
-
-func resolvePort(p intstr.IntOrString, ports []corev1.ContainerPort) (int, error) {
-	if p.Type == intstr.Int {
-		return p.IntValue(), nil
-	}
-	for _, cp := range ports {
-		if cp.Name == p.StrVal {
-			return int(cp.ContainerPort), nil
-		}
-	}
-	return 0, fmt.Errorf("no container port named %q", p.StrVal)
 }
 
 // noteMismatch records once, in the request's status message, why kruise-daemon does not act on it.

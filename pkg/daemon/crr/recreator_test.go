@@ -3,6 +3,8 @@ package crr
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,27 +21,61 @@ import (
 )
 
 // fakeRuntime holds containers by name (newest last); StopContainer exits one, and the test plays
-// the kubelet by starting a new one.
+// the kubelet by starting a new one. ExecSync runs a preStop hook: "hang" never ends by itself.
 type fakeRuntime struct {
 	internalapi.RuntimeService
+	mu         sync.Mutex // the recreator's workers call it at once
 	containers map[string][]*runtimeapi.Container
 	stops      []string
+	graces     []int64 // the grace period of each stop
 	failStop   string
 	n          int64
 	env        map[string]string // container ID → APP_CONFIG it runs with (reported in verbose status)
+	execs      []time.Duration   // the timeout of each ExecSync
+}
+
+func (f *fakeRuntime) ExecSync(ctx context.Context, _ string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+	f.mu.Lock()
+	f.execs = append(f.execs, timeout)
+	f.mu.Unlock()
+	if len(cmd) > 0 && cmd[0] == "hang" {
+		select { // as a runtime does: until the call's context or the exec's timeout ends
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(timeout):
+			return nil, nil, errors.New("timed out")
+		}
+	}
+	return nil, nil, nil
+}
+
+func (f *fakeRuntime) stopped() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.stops)
 }
 
 func (f *fakeRuntime) start(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.n++
 	f.containers[name] = append(f.containers[name], &runtimeapi.Container{Id: name + "-" + string(rune('0'+f.n)), CreatedAt: f.n,
 		State: runtimeapi.ContainerState_CONTAINER_RUNNING, Labels: map[string]string{containerNameLabel: name}})
 }
 
 func (f *fakeRuntime) ListContainers(_ context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
-	return f.containers[filter.LabelSelector[containerNameLabel]], nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*runtimeapi.Container
+	for _, c := range f.containers[filter.LabelSelector[containerNameLabel]] {
+		out = append(out, &runtimeapi.Container{Id: c.Id, CreatedAt: c.CreatedAt, State: c.State, Labels: c.Labels})
+	}
+	return out, nil
 }
 
 func (f *fakeRuntime) ContainerStatus(_ context.Context, id string, _ bool) (*runtimeapi.ContainerStatusResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	resp := &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: id, StartedAt: time.Now().Add(-time.Minute).UnixNano()}}
 	if v, ok := f.env[id]; ok {
 		resp.Info = map[string]string{"info": `{"runtimeSpec":{"process":{"env":["PATH=/bin","APP_CONFIG=` + v + `"]}}}`}
@@ -47,7 +83,10 @@ func (f *fakeRuntime) ContainerStatus(_ context.Context, id string, _ bool) (*ru
 	return resp, nil
 }
 
-func (f *fakeRuntime) StopContainer(_ context.Context, id string, _ int64) error {
+func (f *fakeRuntime) StopContainer(_ context.Context, id string, grace int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.graces = append(f.graces, grace)
 	for name, cs := range f.containers {
 		if c := cs[len(cs)-1]; c.Id == id {
 			if name == f.failStop {

@@ -4,7 +4,10 @@
 // and reports each container's state; with orderedRecreate one container at a time, in the
 // request's order. failurePolicy Fail ends the request at the first failed container; Ignore goes
 // on with the others. Each step is decided afresh from the request's status and the runtime's
-// containers, so a restarted daemon picks up where the last one stopped.
+// containers, so a restarted daemon picks up where the last one stopped. Requests are processed
+// side by side (Recreator.Workers at a time), and each preStop hook is cut at the end of the
+// container's grace period or after Recreator.MaxPreStop, so a hanging hook holds up only its own
+// request, and that for a bounded time.
 package crr
 
 import (

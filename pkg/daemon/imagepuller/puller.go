@@ -11,6 +11,7 @@ package imagepuller
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -149,6 +150,14 @@ func (p *Puller) start(ctx context.Context, k Key, tag v1beta1.NodeImageTagSpec,
 	j.Report = func(st state) { p.report(k, t, st) }
 	log := p.Log.WithValues("image", k.Ref(), "version", tag.Version)
 	go func() {
+		defer func() {
+			if r := recover(); r != nil { // the task fails; the daemon and the other pulls go on
+				err := fmt.Errorf("panic: %v", r)
+				log.Error(err, "pull task panicked", "stack", string(debug.Stack()))
+				p.report(k, t, state{Phase: v1beta1.NodeImagePullFailed, Start: started, Done: time.Now(), Version: tag.Version,
+					Message: "internal error: " + err.Error()})
+			}
+		}()
 		j.run(tctx, p.Images)
 		if tctx.Err() != nil {
 			log.V(1).Info("pull task cancelled")
@@ -237,12 +246,13 @@ func (p *Puller) dirtied() <-chan struct{} {
 	return p.dirty
 }
 
-// Stop cancels every task.
+// Stop cancels every task and forgets them: a later Sync starts them again from the NodeImage.
 func (p *Puller) Stop() {
 	p.init()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, t := range p.tasks {
+	for k, t := range p.tasks {
 		t.cancel()
+		delete(p.tasks, k)
 	}
 }

@@ -59,11 +59,12 @@ func TestCredentials(t *testing.T) {
 }
 
 // fakeImages is a CRI image service whose pulls fail the first fails times (or block when block
-// is set) and which has the images in present.
+// is set, or panic for image panicOn) and which has the images in present.
 type fakeImages struct {
 	mu      sync.Mutex
 	fails   int
 	block   bool
+	panicOn string
 	present map[string]string
 	pulls   []*runtimeapi.AuthConfig
 }
@@ -85,6 +86,9 @@ func (f *fakeImages) PullImage(ctx context.Context, s *runtimeapi.ImageSpec, a *
 		f.fails--
 	}
 	f.mu.Unlock()
+	if s.Image == f.panicOn {
+		panic("a bug pulling " + s.Image)
+	}
 	if block {
 		<-ctx.Done()
 		return "", ctx.Err()
@@ -230,4 +234,41 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not met within 5s")
+}
+
+// A pull task that panics fails alone: the worker it held goes to the next pull.
+func TestPanickingTaskFailsAlone(t *testing.T) {
+	p := &Puller{Images: &fakeImages{panicOn: "r/bad:v1"}, Workers: 1}
+	p.Sync(t.Context(), &v1beta1.NodeImage{Spec: v1beta1.NodeImageSpec{Images: map[string]v1beta1.NodeImageImageSpec{
+		"r/bad": {Tags: []v1beta1.NodeImageTagSpec{{Tag: "v1", Version: 1}}},
+		"r/app": {Tags: []v1beta1.NodeImageTagSpec{{Tag: "v1", Version: 1}}}}}})
+	defer p.Stop()
+	waitFor(t, func() bool {
+		s := p.snapshot()
+		return s[Key{"r/bad", "v1"}].Phase == v1beta1.NodeImagePullFailed && s[Key{"r/app", "v1"}].Phase == v1beta1.NodeImagePullSucceeded
+	})
+	if msg := p.snapshot()[Key{"r/bad", "v1"}].Message; !strings.Contains(msg, "internal error: panic: a bug pulling r/bad:v1") {
+		t.Errorf("the panicked task's message %q", msg)
+	}
+}
+
+// Stop forgets the tasks, so a restarted Run's Sync starts the unfinished pulls again.
+func TestSyncAfterStopStartsAgain(t *testing.T) {
+	f := &fakeImages{block: true}
+	p := &Puller{Images: f, Workers: 1}
+	ni := &v1beta1.NodeImage{Spec: v1beta1.NodeImageSpec{Images: map[string]v1beta1.NodeImageImageSpec{
+		"r/app": {Tags: []v1beta1.NodeImageTagSpec{{Tag: "v1", Version: 1}}}}}}
+	p.Sync(t.Context(), ni)
+	waitFor(t, func() bool { return p.snapshot()[Key{"r/app", "v1"}].Phase == v1beta1.NodeImagePullPulling })
+	p.Stop()
+	if n := len(p.snapshot()); n != 0 {
+		t.Fatalf("%d tasks after Stop", n)
+	}
+	p.Sync(t.Context(), ni)
+	waitFor(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.pulls) == 2
+	})
+	p.Stop()
 }

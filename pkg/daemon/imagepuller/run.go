@@ -18,7 +18,8 @@ import (
 var StatusInterval = 300 * time.Millisecond
 
 // Run follows the node's NodeImage in nodeImages (a started cache limited to it), runs the pulls it
-// asks for and writes their status through w, the puller's only writer, until ctx ends.
+// asks for and writes their status through w, the puller's only writer, until ctx ends. It cancels
+// its pulls when it returns: run again, it starts them over as a restarted daemon does.
 func (p *Puller) Run(ctx context.Context, nodeImages cache.Cache, w client.Client) error {
 	p.init()
 	defer p.Stop()
@@ -33,13 +34,15 @@ func (p *Puller) Run(ctx context.Context, nodeImages cache.Cache, w client.Clien
 		default:
 		}
 	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { poke() },
 		UpdateFunc: func(_, _ any) { poke() },
 		DeleteFunc: func(any) { poke() },
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
+	defer func() { _ = inf.RemoveEventHandler(reg) }()
 	if !nodeImages.WaitForCacheSync(ctx) {
 		return ctx.Err()
 	}
