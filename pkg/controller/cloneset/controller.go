@@ -52,6 +52,10 @@ type Reconciler struct {
 	// Expectations hold the writes not yet seen in the cache, so a stale cache never causes a
 	// second create or delete.
 	Expectations *Expectations
+	// APIReader reads around the cache, from the API server: the pods of a CloneSet whose writes
+	// the cache has not shown within expectationTimeout (Expectations.Pending). SetupWithManager
+	// defaults it to the manager's.
+	APIReader client.Reader
 	// Engine carries out in-place updates (pkg/inplace/engine).
 	Engine engine.Engine
 	// PartitionRollback is the feature gate CloneSetPartitionRollback (Options.PartitionRollback).
@@ -86,6 +90,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if r.Engine == nil {
 		r.Engine = engine.New(r.Client, r.Clock, inplace.Options{})
 	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, ownerIndex, controllerUID); err != nil {
 		return fmt.Errorf("index pods by CloneSet: %w", err)
 	}
@@ -118,7 +125,8 @@ func (r *Reconciler) orphanOwners(ctx context.Context, o client.Object) []reconc
 	return reqs
 }
 
-// expectationTimeout bounds how long the controller trusts its own writes over the cache.
+// expectationTimeout is how long the controller waits for the cache to show its own writes before
+// it checks them against the API server (Expectations.Pending).
 const expectationTimeout = 30 * time.Second
 
 // Reconcile brings one CloneSet one step closer to its spec.
@@ -139,11 +147,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
 	}
 	now := r.Clock.Now()
-	obs, err := r.observe(ctx, cs)
+	obs, err := r.observe(ctx, cs, r.Client)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("observe cloneset %s: %w", req, err)
 	}
-	if wait := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout); wait {
+	wait, err := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
+		cacheLagReads.Inc()
+		ctrl.LoggerFrom(ctx).Info("pod writes not in the cache after the expectation timeout; checking them against the API server",
+			"timeout", expectationTimeout)
+		live, err := r.observe(ctx, cs, r.APIReader) // the pods as observe takes them from the cache
+		if err != nil {
+			return nil, err
+		}
+		return live.pods, nil
+	})
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("check cloneset %s's pod writes against the API server: %w", req, err)
+	}
+	if wait {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	plan := Compute(obs.snap, now, Options{PartitionRollback: r.PartitionRollback, PreparingUpdateAsUpdate: r.PreparingUpdateAsUpdate})

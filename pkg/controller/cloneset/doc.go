@@ -26,4 +26,8 @@
 //   - Paused: no pod is updated; scaling (and replacing specified pods) goes on.
 //   - Convergence: with a fixed spec and pods that become ready, repeated plans reach replicas
 //     active pods, at least replicas − partition of them at the update revision.
+//
+// TestRolloutSequencesLaggingCache checks Availability and Size on the true pods while the planner
+// reads a cache lagging up to six times the expectation timeout, through the Reconciler's
+// Expectations: a plan is made only from a cache that shows the controller's own writes.
 package cloneset

@@ -12,8 +12,9 @@ import (
 )
 
 // Expectations remember the writes of each CloneSet that the informer cache has not shown yet.
-// While any is pending (and younger than the timeout), the CloneSet is not planned again: a plan
-// made from a stale cache would create or delete a pod twice.
+// While any is pending, the CloneSet is not planned again: a plan made from a stale cache would
+// create or delete a pod twice. One the cache has not shown within the timeout is checked against
+// the API server rather than trusted or dropped (Pending).
 type Expectations struct {
 	mu      sync.Mutex
 	pending map[string]map[string]expectation // CloneSet key → pod name → what must be seen
@@ -108,30 +109,52 @@ func (e *Expectations) Forget(key string) {
 	delete(e.opens, key)
 }
 
-// Pending drops the expectations the cache (pods) now satisfies or that are older than timeout,
-// and reports whether any remain.
-func (e *Expectations) Pending(key string, pods map[string]*corev1.Pod, now time.Time, timeout time.Duration) bool {
+// Pending drops the expectations the cached pods meet and reports whether the plan must wait for
+// the others: planned from a cache without the controller's own writes, it would repeat them (a
+// second create, a second delete). Writes the cache has not shown within timeout are checked
+// against live, the pods as the API server has them. A write they show stands and the cache is
+// lagging: the plan waits another timeout for it, so a lagging cache costs one read per timeout,
+// not one per reconcile. A write they do not show was undone (a created pod deleted again): the
+// cache will never show it, and it is dropped. The plan is never made from live, which would mix
+// a fresh view with the stale cache of the next reconcile.
+func (e *Expectations) Pending(key string, cached map[string]*corev1.Pod, now time.Time, timeout time.Duration,
+	live func() (map[string]*corev1.Pod, error)) (bool, error) {
+	wait, stale := e.settle(key, cached, now, timeout)
+	if wait || !stale {
+		return wait, nil
+	}
+	pods, err := live()
+	if err != nil {
+		return true, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for name, x := range e.pending[key] {
+		if pod, seen := pods[name]; x.met(pod, seen) {
+			x.since = now
+			e.pending[key][name] = x
+		} else {
+			delete(e.pending[key], name)
+		}
+	}
+	return len(e.pending[key]) > 0, nil
+}
+
+// settle drops the expectations pods meet, and the gate openings they show or that are older than
+// timeout, and reports whether unmet expectations younger (wait) or only older (stale) than
+// timeout remain.
+func (e *Expectations) settle(key string, pods map[string]*corev1.Pod, now time.Time, timeout time.Duration) (wait, stale bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for name, x := range e.pending[key] {
 		pod, seen := pods[name]
-		var met bool
-		switch x.kind {
-		case "create":
-			met = seen
-		case "delete":
-			met = !seen || pod.DeletionTimestamp != nil
-		case "update":
-			met = !seen || inplace.AtRevision(pod.Labels[inplace.RevisionLabel], x.revision)
-		case "batch":
-			met = !seen || pod.Annotations[appspub.InPlaceUpdateStateKey] != x.revision
-		case "lifecycle":
-			met = !seen || pod.Labels[appspub.LifecycleStateKey] == x.revision
-		case "resume":
-			met = !seen || pod.Annotations[appspub.InPlaceUpdateGraceKey] == ""
-		}
-		if met || now.Sub(x.since) > timeout {
+		switch {
+		case x.met(pod, seen):
 			delete(e.pending[key], name)
+		case now.Sub(x.since) > timeout:
+			stale = true
+		default:
+			wait = true
 		}
 	}
 	for name, since := range e.opens[key] {
@@ -140,5 +163,24 @@ func (e *Expectations) Pending(key string, pods map[string]*corev1.Pod, now time
 			delete(e.opens[key], name)
 		}
 	}
-	return len(e.pending[key]) > 0
+	return wait, stale
+}
+
+// met reports whether pod (seen: whether it exists at all) shows the write.
+func (x expectation) met(pod *corev1.Pod, seen bool) bool {
+	switch x.kind {
+	case "create":
+		return seen
+	case "delete":
+		return !seen || pod.DeletionTimestamp != nil
+	case "update":
+		return !seen || inplace.AtRevision(pod.Labels[inplace.RevisionLabel], x.revision)
+	case "batch":
+		return !seen || pod.Annotations[appspub.InPlaceUpdateStateKey] != x.revision
+	case "lifecycle":
+		return !seen || pod.Labels[appspub.LifecycleStateKey] == x.revision
+	case "resume":
+		return !seen || pod.Annotations[appspub.InPlaceUpdateGraceKey] == ""
+	}
+	return false
 }

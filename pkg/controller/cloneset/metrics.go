@@ -3,11 +3,23 @@ package cloneset
 import (
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
 )
+
+// cacheLagReads counts the reconciles that read a CloneSet's pods from the API server because the
+// cache had not shown the controller's own writes within expectationTimeout: a lagging informer
+// (or a write undone at once), which stalls rollouts while the cache catches up.
+var cacheLagReads = prometheus.NewCounter(prometheus.CounterOpts{Name: "kruise_cloneset_cache_lag_reads_total",
+	Help: "CloneSet reconciles that checked their pod writes against the API server: the cache had not shown them within the expectation timeout."})
+
+func init() {
+	metrics.Registry.MustRegister(cacheLagReads)
+}
 
 func workload(namespace, name string) rolloutmetrics.Workload {
 	return rolloutmetrics.Workload{Kind: "CloneSet", Namespace: namespace, Name: name}

@@ -47,8 +47,10 @@ type observation struct {
 	adopt, release []*corev1.Pod
 }
 
-// observe reads the CloneSet's pods and revisions from the cache and builds the snapshot.
-func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*observation, error) {
+// observe reads the CloneSet's revisions from the cache and its pods through pods (the cache, or
+// the API server to check writes the cache has not shown: Expectations.Pending), and builds the
+// snapshot.
+func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, pods client.Reader) (*observation, error) {
 	// The planner needs defaults even for objects stored before the webhook ran; default a copy.
 	obj := &v1alpha1.CloneSet{Spec: *cs.Spec.DeepCopy()}
 	defaults.SetDefaultsCloneSet(obj)
@@ -61,7 +63,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet) (*obser
 	// writes to a few, so copying them all was most of the controller's CPU. Nothing here or in
 	// the planner modifies them; apply writes through engine.Ref.
 	var podList corev1.PodList
-	if err := r.Client.List(ctx, &podList, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel},
+	if err := pods.List(ctx, &podList, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel},
 		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}

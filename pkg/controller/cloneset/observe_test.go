@@ -53,7 +53,7 @@ func TestObserveTakesOverOpenKruisePods(t *testing.T) {
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 	r := &Reconciler{Client: c, Engine: engine.New(c, nil, inplace.Options{})}
-	obs, err := r.observe(context.Background(), cs)
+	obs, err := r.observe(context.Background(), cs, c)
 	if err != nil {
 		t.Fatal(err)
 	}
