@@ -48,7 +48,7 @@ CONTROLLER_GEN := bin/controller-gen
 GENERATED = $$(find apis -name 'zz_generated.*.go'; find config/crd config/rbac config/webhook config/default charts/kruise/templates/generated -name '*.yaml')
 HELM := bin/helm
 # The parts of config/default rendered from the chart (helm template's templates/ files).
-DEFAULT_PARTS := manager daemon generated/crds generated/rbac generated/webhooks
+DEFAULT_PARTS := manager daemon generated/crds generated/rbac generated/policies generated/webhooks
 
 .PHONY: generate
 generate: tools ## regenerate deepcopy code, CRDs, RBAC and webhook manifests (controller-gen)
@@ -83,6 +83,20 @@ chart: tools ## helm lint and helm template of charts/kruise (defaults and test/
 .PHONY: unit
 unit: ## unit tests (no cluster)
 	$(GO) test -count=1 ./apis/... ./cmd/... ./pkg/... ./test/compat/...
+
+# Each fuzz target (func FuzzXxx in a _test.go file under apis, cmd or pkg) runs for FUZZTIME after
+# its seed corpus; a crasher is written to the package's testdata/fuzz/FuzzXxx/, which plain `go test`
+# (make unit) replays from then on.
+FUZZTIME ?= 10s
+
+.PHONY: fuzz
+fuzz: ## run each fuzz target for FUZZTIME (10s; FUZZTIME=5m for a longer run), one after another
+	@for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' apis cmd pkg | xargs -r -n1 dirname | sort -u); do \
+	  names=$$($(GO) test -list '^Fuzz' ./$$dir); \
+	  for name in $$(grep '^Fuzz' <<<"$$names"); do \
+	    echo "fuzz: $$name in ./$$dir for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 2 ./$$dir; \
+	  done; done
 
 .PHONY: integration
 integration: tools ## integration tests against a real kube-apiserver + etcd
@@ -125,7 +139,7 @@ lint: tools ## gofmt, go vet, staticcheck, and no committed file over 1 MB that 
 	bin/staticcheck ./...
 
 .PHONY: test
-test: tools verify-generated lint chart unit integration e2e e2e-node ## everything: tools if missing, lint, unit, integration, e2e and real-node tests
+test: tools verify-generated lint chart unit fuzz integration e2e e2e-node ## everything: tools if missing, lint, unit, fuzz, integration, e2e and real-node tests
 
 .PHONY: clean
 clean: ## remove built Kruise binaries (keeps the toolchain in bin/tools)

@@ -1,6 +1,8 @@
 // Package daemon is kruise-daemon, Kruise's agent on every node: it talks to the node's container
-// runtime over CRI (pkg/daemon/criruntime) and acts only on its own node's objects (its pod watch is
-// limited to spec.nodeName; RBAC cannot scope pods to a node, so the limit is the daemon's own). It
+// runtime over CRI (pkg/daemon/criruntime) and acts only on its own node's objects: its pod watch is
+// limited to spec.nodeName, and the API server holds it to that node (RBAC cannot scope pods to a
+// node; the ValidatingAdmissionPolicy install.DaemonNodePolicy does, from the node its
+// service-account token is bound to). It
 // serves its health and metrics, reports container meta (pkg/daemon/containermeta) and pulls the
 // images its NodeImage lists (pkg/daemon/imagepuller) and recreates containers on request
 // (pkg/daemon/crr). A Supervisor restarts those workers when they stop or panic, and /healthz
@@ -41,7 +43,8 @@ import (
 
 // The daemon's permissions, generated into config/rbac/daemon by `make generate`.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
 
 // Options are kruise-daemon's flags.
 type Options struct {

@@ -219,7 +219,10 @@ func (r *rollout) observe(ctx context.Context) (*observation, error) {
 		// copy of the pod may still report Ready for a moment after the gate turned False.
 		ready := inplace.ConditionIs(p, corev1.PodReady, corev1.ConditionTrue) &&
 			!inplace.ConditionIs(p, appspub.InPlaceUpdateReady, corev1.ConditionFalse)
-		updated := cs.Status.UpdateRevision != "" && inplace.AtRevision(p.Labels[inplace.RevisionLabel], cs.Status.UpdateRevision)
+		// Updated against the status of this generation only: until the controller has seen the
+		// new template, the update revision in the status is the old one, which every pod is at.
+		updated := cs.Status.ObservedGeneration == cs.Generation && cs.Status.UpdateRevision != "" &&
+			inplace.AtRevision(p.Labels[inplace.RevisionLabel], cs.Status.UpdateRevision)
 		if ready {
 			o.ready++
 		}

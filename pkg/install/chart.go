@@ -66,6 +66,8 @@ func ChartTemplates() (map[string][]byte, error) {
 			}
 			ann["helm.sh/resource-policy"] = "keep"
 			u.SetAnnotations(ann)
+		case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
+			file = "policies.yaml"
 		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
 			file = "webhooks.yaml"
 			if err := chartWebhooks(u); err != nil {

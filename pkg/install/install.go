@@ -117,6 +117,8 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 				ObjectMeta: metav1.ObjectMeta{Name: "kruise-daemon-rolebinding", Namespace: DaemonConfigNamespace},
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "kruise-daemon-role"},
 				Subjects:   []rbacv1.Subject{*opts.DaemonSubject}})
+		policy, binding := daemonNodePolicy(*opts.DaemonSubject)
+		extra = append(extra, policy, binding)
 	}
 	var head []*unstructured.Unstructured
 	for _, o := range extra {

@@ -8,7 +8,11 @@ import (
 	"strings"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/pkg/install"
@@ -22,8 +26,6 @@ const (
 	// KruiseManagerUser is the user name of the manager's client certificate, bound to the
 	// generated roles: RBAC is exercised, and the audit log attributes its requests to it.
 	KruiseManagerUser = "kruise-manager"
-	// KruiseDaemonUser is kruise-daemon's, bound to the daemon's generated role.
-	KruiseDaemonUser = "kruise-daemon"
 )
 
 // startKruise installs Kruise's CRDs, RBAC and webhook configurations and runs kruise-manager as a
@@ -38,13 +40,14 @@ func (s *Sandbox) startKruise(ctx context.Context, binary, daemon string) error 
 	if err != nil {
 		return err
 	}
-	opts := installOptions()
-	if daemon != "" {
-		opts.DaemonSubject = &rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: KruiseDaemonUser}
-	}
-	err = install.Apply(ctx, c, opts)
-	if err != nil {
+	if err := install.Apply(ctx, c, installOptions()); err != nil {
 		return fmt.Errorf("install Kruise: %w", err)
+	}
+	// kruise-daemon's account exists whether or not a daemon runs, with the policy that binds its
+	// writes to its node (tests send writes with tokens of it).
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: KruiseNamespace, Name: install.DaemonServiceAccount}}
+	if err := c.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create kruise-daemon's service account: %w", err)
 	}
 	s.logf("installed Kruise CRDs, RBAC and webhook configurations")
 	s.Kruise = true
@@ -102,7 +105,8 @@ func (s *Sandbox) kruiseClient() (client.Client, error) {
 // installOptions are how the sandbox installs Kruise: in KruiseNamespace, for KruiseManagerUser.
 func installOptions() install.Options {
 	return install.Options{Namespace: KruiseNamespace, WebhookService: "kruise-webhook-service",
-		Subject: rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: KruiseManagerUser}}
+		Subject:       rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: KruiseManagerUser},
+		DaemonSubject: &rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: KruiseNamespace, Name: install.DaemonServiceAccount}}
 }
 
 // StartKruise installs Kruise and starts kruise-manager (binary) in a sandbox started without it;
@@ -114,10 +118,21 @@ func (s *Sandbox) StartKruise(ctx context.Context, binary string) error {
 	return s.startKruise(ctx, binary, "")
 }
 
-// startKruiseDaemon runs kruise-daemon for the real node, on the real node's containerd, as user
-// KruiseDaemonUser.
+// startKruiseDaemon runs kruise-daemon for the real node, on the real node's containerd, as its
+// service account with a token bound to the real node: the token names the node, and the policy
+// install.DaemonNodePolicy holds the daemon to that node's objects, as in a cluster (where the
+// kubelet projects a token bound to the daemon's pod).
 func (s *Sandbox) startKruiseDaemon(ctx context.Context, binary string) error {
-	kubeconfig, err := s.KubeconfigFor(KruiseDaemonUser)
+	cs, err := s.clientset()
+	if err != nil {
+		return err
+	}
+	node, err := cs.CoreV1().Nodes().Get(ctx, RealNodeName, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read the real node: %w", err)
+	}
+	kubeconfig, err := s.KubeconfigForServiceAccount(ctx, KruiseNamespace, install.DaemonServiceAccount,
+		authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v1", Name: node.Name, UID: node.UID})
 	if err != nil {
 		return err
 	}

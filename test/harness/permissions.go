@@ -95,6 +95,11 @@ func UnusedPermissions(granted []Permission, used map[Permission]bool, allowed m
 		if p.Group == "authorization.k8s.io" || p.Group == "authentication.k8s.io" || used[p] {
 			continue
 		}
+		// Informers list through their watch (client-go's WatchListClient: the initial list is
+		// streamed as watch events) and fall back to a plain list on API servers without it.
+		if p.Verb == "list" && used[Permission{p.Group, p.Resource, "watch"}] {
+			continue
+		}
 		if _, ok := allowed[p.String()]; ok {
 			continue
 		}

@@ -146,14 +146,16 @@ func (r *Reporter) report(ctx context.Context, lister interface {
 	if pod.Annotations[appspub.RuntimeContainerMetaKey] == string(meta) {
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+	// Through pods/status, which carries metadata too: the daemon may write no pod spec. The UID
+	// makes the patch fail on a pod of the same name made since.
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": pod.UID,
 		"annotations": map[string]string{appspub.RuntimeContainerMetaKey: string(meta)}}})
 	if err != nil {
 		return err
 	}
-	_, err = r.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
+	_, err = r.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone, or replaced: the new pod's event brings it back
 	}
 	return err
 }
