@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +21,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/manager"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/test/harness"
 )
 
 // kruise-daemon may write only its own node's objects, and the API server holds it to that (the
@@ -33,10 +36,20 @@ func TestDaemonWritesOnlyItsOwnNode(t *testing.T) {
 		t.Fatalf("need two kwok nodes: %v (%v)", nodes, err)
 	}
 	a, b := nodes.Items[0], nodes.Items[1]
+	admin := kruiseClient(t)
+	for _, n := range []string{a.Name, b.Name} {
+		harness.Eventually(t, 30*time.Second, "NodeImage "+n, func() (bool, string) {
+			err := admin.Get(ctx, client.ObjectKey{Name: n}, &appsv1alpha1.NodeImage{})
+			return err == nil, fmt.Sprint(err)
+		})
+	}
 	ns := namespace(t)
 	pod := func(ns, name, node string) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "registry.local/app:v1"}}}}
+		if ns == sandbox.KruiseNamespace {
+			p.Spec.ServiceAccountName = install.DaemonServiceAccount
+		}
 		p, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
