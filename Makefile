@@ -18,8 +18,9 @@ help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## build Kruise's binaries into bin/
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ $(addprefix ./cmd/,$(BINARIES))
+build: ## build Kruise's binaries into bin/ (the go command's output in bin/logs/build.log, shown on failure)
+	@hack/quiet.sh bin/logs/build.log $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ $(addprefix ./cmd/,$(BINARIES))
+	@echo "built $(BINARIES) into bin/"
 
 .PHONY: tools
 tools: check-go ## build the pinned Kubernetes toolchain from source into bin/ (only what is missing)

@@ -10,6 +10,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=hack/quiet.sh
+source "$ROOT/hack/quiet.sh"
 BIN="$ROOT/bin"
 
 KUBE_VERSION=v1.37.2
@@ -51,10 +53,10 @@ build() {
   fi
   mkdir -p "$dir"
   local t0; t0=$(date +%s)
-  log "$tool $version: building..."
   local tmp="$dir/.$tool.tmp"
   out="$tmp"
-  if ! "$@"; then
+  # The build's output (module downloads, compiler chatter) goes to a log, shown only on failure.
+  if ! quietly "$dir/build.log" "$@"; then
     rm -f "$tmp"
     log "$tool $version: FAILED"
     exit 1

@@ -44,8 +44,8 @@ import (
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kruise-mutating-webhook-configuration,verbs=get;update
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=kruise-validating-webhook-configuration,verbs=get;update
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=statefulsets.apps.kruise.io;daemonsets.apps.kruise.io;sidecarsets.apps.kruise.io,verbs=get;update
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,resourceNames=kruise-webhook-certs,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups="",resources=events,verbs=create
+// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,resourceNames=kruise-webhook-certs,verbs=get;watch;update
 // +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,verbs=create
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,resourceNames=kruise-manager,verbs=get;update
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,verbs=create

@@ -7,13 +7,38 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
 // managerPermissionsNotExercised are kruise-manager's permissions that the e2e suite does not use,
 // each with the code path that needs it.
-var managerPermissionsNotExercised = map[string]string{}
+var managerPermissionsNotExercised = map[string]string{
+	// The OwnerReferencesPermissionEnforcement admission plugin checks these when an object is
+	// written with a blockOwnerDeletion owner reference (metav1.NewControllerRef); no request uses them.
+	"update apps.kruise.io/clonesets/finalizers":         "OwnerReferencesPermissionEnforcement: pkg/controller/cloneset owner references (NewControllerRef) on the pods of createPod and the adoption patch of apply_ownership.go, the claims of apply_claims.go, the revisions of applyRevision and the ImagePullJobs of PreDownloadJobs",
+	"update apps.kruise.io/imagelistpulljobs/finalizers": "OwnerReferencesPermissionEnforcement: pkg/controller/imagelistpulljob/plan.go Child, the owner reference (NewControllerRef) of each ImagePullJob a list creates",
+
+	// Paths that need kruise-daemon (the kwok nodes have none): run by test/e2enode TestRealNode.
+	"get core/pods": "pkg/webhook/defaulting/crr.go crrDefaulter.Default reads the request's pod through the manager's API reader (uncached); e2e-node TestRealNode \"a ContainerRecreateRequest restarts one container of a running pod\" (containerRecreate)",
+	"create apps.kruise.io/containerrecreaterequests":        "pkg/inplace/engine/recreate.go ensureRecreate (CloneSet in-place update whose env reads changed metadata, InPlaceUpdateEnvFromMetadata); e2e-node TestRealNode \"an annotation read into env restarts the container in place\" (envFromMetadataInPlace)",
+	"patch apps.kruise.io/containerrecreaterequests":         "pkg/controller/crr patchAcquired (unready-acquired annotation and finalizer) and patchMetadata (active label) in finished; e2e-node TestRealNode \"a ContainerRecreateRequest restarts one container of a running pod\" (containerRecreate)",
+	"update apps.kruise.io/containerrecreaterequests/status": "pkg/controller/crr Reconcile (phase Pending) and complete, Status().Update; e2e-node TestRealNode \"a ContainerRecreateRequest restarts one container of a running pod\" (containerRecreate)",
+	"delete apps.kruise.io/containerrecreaterequests":        "pkg/controller/crr finished: deletes an ended request at its ttlSecondsAfterFinished; no test waits for a TTL (e2e-node containerRecreate uses 600s)",
+	"patch core/pods/resize":                                 "pkg/inplace/engine/engine.go resize (InPlaceWorkloadVerticalScaling, SubResource(\"resize\").Patch); e2e-node TestRealNode \"a CPU change resizes the container in place\" (resizeInPlace)",
+	"create apps.kruise.io/imagepulljobs":                    "pkg/controller/cloneset/predownload.go syncPreDownload and pkg/controller/imagelistpulljob Reconcile (plan.Create); e2e-node TestRealNode \"a CloneSet pre-downloads its new image before the pods are updated\" (cloneSetPreDownload) and \"an ImageListPullJob pulls each of its images\" (imageListPull)",
+	"delete apps.kruise.io/imagepulljobs":                    "pkg/controller/cloneset/predownload.go deletePreDownloadJobs, pkg/controller/imagepulljob Reconcile (plan.Delete, ttlSecondsAfterFinished) and pkg/controller/imagelistpulljob Reconcile (plan.Delete: images dropped from the list); e2e-node TestRealNode \"a CloneSet pre-downloads its new image before the pods are updated\" (cloneSetPreDownload)",
+	"update apps.kruise.io/imagepulljobs":                    "pkg/controller/imagelistpulljob Reconcile (plan.Update: an unfinished job whose list's template changed); no e2e test, the plan is unit-tested (TestPlanList)",
+	"update apps.kruise.io/imagepulljobs/status":             "pkg/controller/imagepulljob Reconcile, Status().Update; e2e-node TestRealNode \"an ImagePullJob pulls onto the real node with its pull secret\" (pullJobWithSecret)",
+	"update apps.kruise.io/nodeimages":                       "pkg/controller/imagepulljob Reconcile (AddJob, RemoveOwners) and releaseAll, pkg/controller/nodeimage dropTags (ttlSecondsAfterFinished of a tag); e2e-node TestRealNode \"an ImagePullJob pulls onto the real node with its pull secret\" (pullJobWithSecret)",
+	"update apps.kruise.io/imagelistpulljobs/status":         "pkg/controller/imagelistpulljob Reconcile, Status().Update; e2e-node TestRealNode \"an ImageListPullJob pulls each of its images\" (imageListPull)",
+	"delete apps.kruise.io/imagelistpulljobs":                "pkg/controller/imagelistpulljob Reconcile (plan.DeleteList: the list's ttlSecondsAfterFinished); no e2e test, the plan is unit-tested (TestPlanList)",
+	"patch apps/controllerrevisions":                         "pkg/controller/cloneset/predownload.go labelRevision (the pre-download decision's label); e2e-node TestRealNode \"a CloneSet pre-downloads its new image before the pods are updated\" (cloneSetPreDownload)",
+
+	// Paths the suite does not reach.
+	"delete apps/controllerrevisions": "pkg/controller/cloneset/apply.go pruneRevisions: revisions beyond spec.revisionHistoryLimit (default 10; no e2e test makes that many); the choice is unit-tested (pkg/revision TestToDelete)",
+}
 
 // checkManagerPermissions fails when kruise-manager may do something no request of the whole e2e
 // suite did (read from the API server's audit log): every verb it is granted is one its code uses.
@@ -27,7 +52,7 @@ func checkManagerPermissions() error {
 	if err != nil {
 		return err
 	}
-	granted, err := harness.EffectivePermissions(ctx, cfg, sandbox.KruiseManagerUser, nil, sandbox.KruiseNamespace, "default")
+	granted, err := harness.EffectivePermissions(ctx, cfg, sandbox.KruiseManagerUser, nil, sandbox.KruiseNamespace, install.DaemonConfigNamespace, "default")
 	if err != nil {
 		return err
 	}

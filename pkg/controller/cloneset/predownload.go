@@ -21,7 +21,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=patch
 
 // Image pre-download for in-place updates (gate PreDownloadImageForInPlaceUpdate), as OpenKruise

@@ -33,9 +33,9 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch;patch;delete
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=list;watch;patch;delete
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;patch
 
 // Reconciler runs the manager's side of ContainerRecreateRequests.
 type Reconciler struct {

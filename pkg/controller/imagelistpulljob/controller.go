@@ -17,10 +17,10 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagelistpulljobs,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagelistpulljobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagelistpulljobs,verbs=list;watch;delete
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagelistpulljobs/status,verbs=update
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=imagelistpulljobs/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=list;watch;create;update;delete
 
 // Reconciler runs ImageListPullJobs; it is the only writer of their status and per-image jobs.
 type Reconciler struct {

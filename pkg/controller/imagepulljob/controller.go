@@ -24,12 +24,12 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages,verbs=get;list;watch;update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=list;watch;delete
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs/status,verbs=update
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages,verbs=list;watch;update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
-// +kubebuilder:rbac:groups="",namespace=kruise-daemon-config,resources=secrets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",namespace=kruise-daemon-config,resources=secrets,verbs=get;list;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconciler runs ImagePullJobs. It writes the jobs' status, their tags in NodeImage specs and the

@@ -26,8 +26,8 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages,verbs=list;watch;create;patch;update
 
 // Reconciler creates and relabels NodeImages; it is their only writer besides the daemons, which
 // write their status.

@@ -15,6 +15,8 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 )
 
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get
+
 // crrDefaulter completes a new ContainerRecreateRequest from its pod: the labels that tie it to
 // the pod and its node (kruise-daemon watches its node's), each container's current ID and restart
 // count (how the daemon tells the recreated container), and the container's preStop hook and ports.
