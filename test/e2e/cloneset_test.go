@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -93,7 +94,13 @@ func waitCloneSet(t *testing.T, c client.Client, ns, name, what string, cond fun
 
 func podsByName(t *testing.T, ns, selector string) map[string]*corev1.Pod {
 	t.Helper()
-	list, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	return podsIn(t, cs, ns, selector)
+}
+
+// podsIn are the pods of clientset c's cluster matching selector, by name, terminating ones left out.
+func podsIn(t *testing.T, c kubernetes.Interface, ns, selector string) map[string]*corev1.Pod {
+	t.Helper()
+	list, err := c.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		t.Fatal(err)
 	}

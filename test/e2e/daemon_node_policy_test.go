@@ -19,7 +19,6 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/install"
-	"github.com/kruise-ng/kruise/pkg/manager"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
 )
@@ -111,15 +110,7 @@ func daemonClients(t *testing.T, bound authenticationv1.BoundObjectReference) (k
 	}
 	cfg := rest.AnonymousClientConfig(admin)
 	cfg.BearerToken = tok.Status.Token
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kubernetes.NewForConfigOrDie(cfg), c
+	return kubernetes.NewForConfigOrDie(cfg), harness.KruiseClient(t, cfg)
 }
 
 // checkNodeBound wants err nil for an object of the daemon's node and Forbidden by the policy for

@@ -9,9 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -142,13 +140,7 @@ func TestReconcileChecksExpiredWritesAgainstTheAPIServer(t *testing.T) {
 			Labels: map[string]string{"app": "web", v1alpha1.CloneSetInstanceIDLabelKey: name, inplace.RevisionLabel: rev.Name}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	var creates, liveReads atomic.Int32
 	cache := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cs, rev, pod("web-a")).WithStatusSubresource(cs).
 		WithInterceptorFuncs(interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {

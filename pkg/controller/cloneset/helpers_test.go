@@ -2,10 +2,13 @@ package cloneset
 
 import (
 	"fmt"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -101,4 +104,17 @@ func (p Plan) creates(rev string) int {
 		}
 	}
 	return n
+}
+
+// testScheme knows Kubernetes' kinds and Kruise's apps/v1alpha1, for fake clients.
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return scheme
 }

@@ -6,8 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -44,13 +42,7 @@ func TestObserveTakesOverOpenKruisePods(t *testing.T) {
 		pod("web-c", "c", rev.Name, corev1.PodRunning, owned),
 		pod("web-gone", "gone", rev.Name, corev1.PodFailed, owned),
 		pod("stray", "", "", corev1.PodRunning, nil)}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 	r := &Reconciler{Client: c, Engine: engine.New(c, nil, inplace.Options{})}
 	obs, err := r.observe(context.Background(), cs, c)
