@@ -122,6 +122,10 @@ func TestRealNode(t *testing.T) {
 		resizeInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("kruise-daemon is granted only what it uses", func(t *testing.T) {
+		daemonPermissionsUsed(t, sb, cfg)
+	})
+
 	t.Run("teardown leaves nothing behind", func(t *testing.T) {
 		dir := sb.Dir
 		t0 := time.Now()

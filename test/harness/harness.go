@@ -175,7 +175,7 @@ func StartRealNodeSandbox(nodes int, kruise bool, log io.Writer) (*sandbox.Sandb
 		return nil, err
 	}
 	sb, err := sandbox.Up(context.Background(), sandbox.Config{
-		Dir: filepath.Join(dir, "sandbox"), Nodes: nodes, BinDir: BinDir(), Log: log, RealNode: true,
+		Dir: filepath.Join(dir, "sandbox"), Nodes: nodes, BinDir: BinDir(), Log: log, RealNode: true, AuditLog: true,
 		KruiseManager: managerBin, KruiseDaemon: daemonBin, Timeout: 3 * time.Minute,
 	})
 	if err != nil {

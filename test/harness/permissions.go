@@ -107,3 +107,24 @@ func UnusedPermissions(granted []Permission, used map[Permission]bool, allowed m
 	}
 	return out
 }
+
+// CheckPermissionsUsed fails when user (in groups) is granted, in any of namespaces, a permission
+// no request of theirs in the audit log used and excused does not name (permission → the code path
+// that needs it though the tests do not reach it). It prints how many permissions user has.
+func CheckPermissionsUsed(ctx context.Context, admin *rest.Config, auditLog, user string, groups, namespaces []string, excused map[string]string) error {
+	granted, err := EffectivePermissions(ctx, admin, user, groups, namespaces...)
+	if err != nil {
+		return err
+	}
+	used, err := UsedPermissions(auditLog, user)
+	if err != nil {
+		return err
+	}
+	unused := UnusedPermissions(granted, used, excused)
+	fmt.Fprintf(os.Stderr, "%s: %d permissions (verb × resource) granted, %d unused by the tests and not excused\n", user, len(granted), len(unused))
+	if len(unused) > 0 {
+		return fmt.Errorf("%s is granted permissions no request of the tests used (remove them, or excuse them with the code path that needs them):\n  %s",
+			user, strings.Join(unused, "\n  "))
+	}
+	return nil
+}
