@@ -1,0 +1,64 @@
+package validating
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/kruise-ng/kruise/pkg/webhook/internal/webhookfuzz"
+)
+
+// Hand-written seeds beside the generic ones (a minimal object of each kind, truncated, wrong
+// types): objects that pass decoding and reach the validation rules.
+var fuzzSamples = []string{
+	`{"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet","metadata":{"name":"ok","namespace":"ns"},
+	  "spec":{"replicas":1,"selector":{"matchLabels":{"app":"a"}},
+	    "template":{"metadata":{"labels":{"app":"a"}},"spec":{"containers":[{"name":"app","image":"app:v1"}]}}}}`,
+	`{"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet","metadata":{"name":"cs","namespace":"ns","uid":"cs-uid"},
+	  "spec":{"replicas":3,"selector":{"matchLabels":{"app":"a"}},
+	    "template":{"metadata":{"labels":{"app":"a"}},"spec":{"containers":[{"name":"app","image":"app:v1","volumeMounts":[{"name":"data","mountPath":"/d"}]}]}},
+	    "volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}],
+	    "scaleStrategy":{"podsToDelete":["p","gone"],"maxUnavailable":1},
+	    "updateStrategy":{"type":"InPlaceIfPossible","maxUnavailable":"20%","maxSurge":1,"partition":"50%",
+	      "inPlaceUpdateStrategy":{"gracePeriodSeconds":5},"priorityStrategy":{"weightPriority":[{"weight":10,"matchSelector":{"matchLabels":{"a":"b"}}}]}},
+	    "lifecycle":{"preDelete":{"finalizersHandler":["example.com/hook"]}},"minReadySeconds":5,"revisionHistoryLimit":3}}`,
+	`{"apiVersion":"apps.kruise.io/v1alpha1","kind":"ContainerRecreateRequest","metadata":{"name":"r","namespace":"ns",
+	    "labels":{"crr.apps.kruise.io/pod-uid":"uid"}},
+	  "spec":{"podName":"p","containers":[{"name":"app"},{"name":"app","preStop":{"exec":{"command":["x"]},"tcpSocket":{"port":1}}}],
+	    "strategy":{"failurePolicy":"Ignore","unreadyGracePeriodSeconds":-1},"activeDeadlineSeconds":0,"ttlSecondsAfterFinished":60}}`,
+	`{"apiVersion":"apps.kruise.io/v1beta1","kind":"ImagePullJob","metadata":{"name":"j","namespace":"ns"},
+	  "spec":{"image":"127.0.0.1:5000/app:v2","parallelism":"50%","pullSecrets":["reg"],"selector":{"names":["n1"]},
+	    "pullPolicy":{"timeoutSeconds":60,"backoffLimit":3},"completionPolicy":{"type":"Always","activeDeadlineSeconds":600}}}`,
+	`{"apiVersion":"apps.kruise.io/v1alpha1","kind":"ImagePullJob","metadata":{"name":"j","namespace":"ns"},
+	  "spec":{"image":"app@sha256:00","podSelector":{"matchExpressions":[{"key":"a","operator":"In","values":["b"]}]},
+	    "completionPolicy":{"type":"Never"},"imagePullPolicy":"IfNotPresent"}}`,
+	`{"apiVersion":"apps.kruise.io/v1beta1","kind":"ImageListPullJob","metadata":{"name":"j","namespace":"ns"},
+	  "spec":{"images":["app:v1","app:v1","UPPER:x"],"parallelism":2}}`,
+}
+
+// acceptTemplates passes every pod template (the real checker asks an API server).
+type acceptTemplates struct{}
+
+func (acceptTemplates) Check(context.Context, string, *corev1.PodTemplateSpec, *field.Path) field.ErrorList {
+	return nil
+}
+
+// Every validating webhook Register serves answers any object without panicking, allowing it or
+// refusing it with an HTTP error code, and never with a patch.
+func FuzzValidatingWebhooks(f *testing.F) {
+	scheme := webhookfuzz.NewScheme(f)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps.kruise.io/v1alpha1", Kind: "CloneSet", Name: "cs", UID: "cs-uid", Controller: ptr.To(true)}}}}
+	pods := fake.NewClientBuilder().WithObjects(pod).Build()
+	targets := webhookfuzz.Targets(f, scheme, func(srv webhook.Server) { Register(srv, scheme, acceptTemplates{}, pods) })
+	webhookfuzz.Seed(f, targets, fuzzSamples...)
+	f.Fuzz(func(t *testing.T, path string, update bool, obj, old []byte) {
+		webhookfuzz.Check(t, targets, path, update, obj, old)
+	})
+}
