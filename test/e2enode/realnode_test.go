@@ -86,6 +86,10 @@ func TestRealNode(t *testing.T) {
 		gracePeriodEndpoint(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("no traffic to a pod whose container is about to restart, through 20 in-place updates", func(t *testing.T) {
+		noTrafficDuringRestart(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("kruise-daemon talks to containerd over CRI", func(t *testing.T) {
 		daemonOverCRI(t, sb)
 	})
@@ -290,12 +294,20 @@ func endpointReady(cs kubernetes.Interface, ns, svc, ip string) (ready, found bo
 	if err != nil {
 		return false, false
 	}
-	for _, s := range slices.Items {
-		for _, e := range s.Endpoints {
-			for _, a := range e.Addresses {
-				if a == ip {
-					return e.Conditions.Ready != nil && *e.Conditions.Ready, true
-				}
+	for i := range slices.Items {
+		if ready, found := sliceEndpointReady(&slices.Items[i], ip); found {
+			return ready, true
+		}
+	}
+	return false, false
+}
+
+// sliceEndpointReady finds the IP among the slice's endpoints.
+func sliceEndpointReady(s *discoveryv1.EndpointSlice, ip string) (ready, found bool) {
+	for _, e := range s.Endpoints {
+		for _, a := range e.Addresses {
+			if a == ip {
+				return e.Conditions.Ready != nil && *e.Conditions.Ready, true
 			}
 		}
 	}

@@ -3,7 +3,9 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,9 +18,10 @@ import (
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
-// The engine's protocol on a real API server, with this test playing the kubelet: Update holds the
-// gate (and Ready) False and patches the spec; Refresh leaves the gate False until the restarted
-// container runs a new image, then opens it.
+// The engine's protocol on a real API server, with this test playing the kubelet: Update sets the
+// gate False and waits for the kubelet to report the pod not Ready before it patches the spec (so no
+// container changes while the pod may take traffic); Refresh leaves the gate False until the
+// restarted container runs a new image, then opens it.
 func TestEngineUpdateThenRefresh(t *testing.T) {
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(cfg)
@@ -38,6 +41,16 @@ func TestEngineUpdateThenRefresh(t *testing.T) {
 		return p
 	}
 	pod = kubelet("app@sha256:1")
+	ready := func(status corev1.ConditionStatus) *corev1.Pod { // the kubelet's Ready, computed from the gates
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}}})
+		p, err := cs.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pod = ready(corev1.ConditionTrue)
 
 	old := &corev1.PodTemplateSpec{Spec: *pod.Spec.DeepCopy()}
 	newT := old.DeepCopy()
@@ -46,18 +59,33 @@ func TestEngineUpdateThenRefresh(t *testing.T) {
 	if !d.InPlace() {
 		t.Fatalf("an image change must be possible in place: %v", d.RecreateReasons)
 	}
-	if err := eng.Update(ctx, pod, d.Spec, engine.UpdateOptions{Reason: "image app:v2"}); err != nil {
-		t.Fatal(err)
-	}
+	updated := make(chan error, 1)
+	go func() { updated <- eng.Update(ctx, pod, d.Spec, engine.UpdateOptions{Reason: "image app:v2"}) }()
+	// The kubelet sees the gate False; until it reports Ready False the spec must not change.
+	harness.Eventually(t, 10*time.Second, "the gate False", func() (bool, string) {
+		p, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		gate := podCondition(p, appspub.InPlaceUpdateReady)
+		return gate != nil && gate.Status == corev1.ConditionFalse, fmt.Sprintf("gate %+v", gate)
+	})
+	time.Sleep(300 * time.Millisecond) // a slow kubelet
 	got, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gate := podCondition(got, appspub.InPlaceUpdateReady); gate == nil || gate.Status != corev1.ConditionFalse {
-		t.Errorf("after Update the gate is %+v, want False", gate)
+	if r := podCondition(got, corev1.PodReady); got.Spec.Containers[0].Image != "app:v1" || r == nil || r.Status != corev1.ConditionTrue {
+		t.Fatalf("before the kubelet reported the pod not Ready: image %s, Ready %+v; want app:v1 and Ready left to the kubelet",
+			got.Spec.Containers[0].Image, r)
 	}
-	if ready := podCondition(got, corev1.PodReady); ready == nil || ready.Status != corev1.ConditionFalse {
-		t.Errorf("after Update Ready is %+v, want False in the same write", ready)
+	ready(corev1.ConditionFalse)
+	if err := <-updated; err != nil {
+		t.Fatal(err)
+	}
+	got, err = cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if got.Spec.Containers[0].Image != "app:v2" || got.Labels[inplace.RevisionLabel] != "rev-2" || got.Annotations[appspub.InPlaceUpdateStateKey] == "" {
 		t.Errorf("spec patch not applied: image %s, revision %s, state %q", got.Spec.Containers[0].Image,

@@ -3,9 +3,11 @@
 // pure planner; this package adds the writes and the completion check:
 //
 //  1. CanUpdateInPlace: can a pod of one revision move to another in place, and with what changes.
-//  2. Update: InPlaceUpdateReady (and Ready) False through pods/status when containers restart,
-//     then one JSON patch of the spec that tests the revision label and the images it relies on, sets
-//     the new images, labels, annotations, the revision label and apps.kruise.io/inplace-update-state.
+//  2. Update: InPlaceUpdateReady False through pods/status when containers restart; then, once the
+//     kubelet has reported the pod not Ready (it has seen the gate: no container changes while the
+//     pod may still take traffic), one JSON patch of the spec that tests the revision label and the
+//     images it relies on, sets the new images, labels, annotations, the revision label and
+//     apps.kruise.io/inplace-update-state.
 //     With a grace period the container changes are recorded on the pod instead (inplace.Deferred)
 //     and applied by Refresh once the pod has been NotReady for that long.
 //  3. Refresh: once every restarted container runs an image whose ID differs from the one recorded
@@ -22,6 +24,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/inplace"
@@ -125,6 +131,9 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 		}
 	}
 	if changes && opts.GraceSeconds <= 0 {
+		if err := e.awaitNotReady(ctx, pod); err != nil {
+			return err
+		}
 		// The resize first: the spec write that follows moves the revision, and a pod must not be
 		// at the new revision with the old resources.
 		if err := e.resize(ctx, pod, spec.ContainerResources); err != nil {
@@ -184,6 +193,9 @@ func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
 			return err
 		}
 	}
+	if err := e.awaitNotReady(ctx, pod); err != nil {
+		return err
+	}
 	if err := e.resize(ctx, pod, d.ContainerResources); err != nil {
 		return err
 	}
@@ -235,10 +247,59 @@ func (e *engine) resize(ctx context.Context, pod *corev1.Pod, resources map[stri
 	return nil
 }
 
-// setGate writes the pod's InPlaceUpdateReady condition (with Ready when False) through
-// pods/status; a pod that is gone is not an error.
+// NotReadyWait bounds how long Update waits for the kubelet to report a pod not Ready after its
+// InPlaceUpdateReady gate went False; past it the containers change anyway (a kubelet that is down
+// serves no traffic either) and kruise_inplace_not_ready_wait_timeouts_total counts it.
+const NotReadyWait = 10 * time.Second
+
+// notReadyPoll is how often the wait looks at the pod (in the informer cache, for a manager).
+const notReadyPoll = 20 * time.Millisecond
+
+var notReadyTimeouts = prometheus.NewCounter(prometheus.CounterOpts{Name: "kruise_inplace_not_ready_wait_timeouts_total",
+	Help: "In-place updates whose containers changed before the kubelet reported the pod not Ready, NotReadyWait after the gate went False."})
+
+func init() { metrics.Registry.MustRegister(notReadyTimeouts) }
+
+// awaitNotReady returns once the pod's Ready condition is not True, read through the engine's
+// client (the manager's cache): the kubelet recomputes Ready from the readiness gates when it sees
+// the gate False, and from then on it never writes Ready True from an older copy of the pod — which
+// it could before, while the containers were already restarting (seen on a real kubelet). A pod
+// without the InPlaceUpdateReady readiness gate, or not Ready already, does not wait.
+func (e *engine) awaitNotReady(ctx context.Context, pod *corev1.Pod) error {
+	if !hasReadinessGate(pod, appspub.InPlaceUpdateReady) {
+		return nil
+	}
+	deadline := time.Now().Add(NotReadyWait)
+	cur := pod
+	for inplace.ConditionIs(cur, corev1.PodReady, corev1.ConditionTrue) {
+		if time.Now().After(deadline) {
+			notReadyTimeouts.Inc()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(notReadyPoll):
+		}
+		cur = &corev1.Pod{}
+		if err := e.client.Get(ctx, client.ObjectKeyFromObject(pod), cur); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if cur.UID != pod.UID {
+			return fmt.Errorf("update pod %s in place: the pod was replaced", pod.Name)
+		}
+	}
+	return nil
+}
+
+func hasReadinessGate(pod *corev1.Pod, typ corev1.PodConditionType) bool {
+	return slices.ContainsFunc(pod.Spec.ReadinessGates, func(g corev1.PodReadinessGate) bool { return g.ConditionType == typ })
+}
+
+// setGate writes the pod's InPlaceUpdateReady condition through pods/status (Ready is the
+// kubelet's to follow); a pod that is gone is not an error.
 func (e *engine) setGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, msg string) error {
-	patch, err := inplace.ConditionPatch(appspub.InPlaceUpdateReady, status, reason, msg, e.clock.Now())
+	patch, err := inplace.GatePatch(appspub.InPlaceUpdateReady, status, reason, msg, e.clock.Now())
 	if err != nil {
 		return err
 	}
