@@ -86,7 +86,7 @@ func TestRealNode(t *testing.T) {
 		gracePeriodEndpoint(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
-	t.Run("no traffic to a pod whose container is about to restart, through 20 in-place updates", func(t *testing.T) {
+	t.Run("no traffic to a pod whose container is about to restart: 20 in-place updates", func(t *testing.T) {
 		noTrafficDuringRestart(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 

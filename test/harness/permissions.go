@@ -116,6 +116,12 @@ func CheckPermissionsUsed(ctx context.Context, admin *rest.Config, auditLog, use
 	if err != nil {
 		return err
 	}
+	// What any user of those groups may do (e.g. read ClusterTrustBundles) is not the component's.
+	everyone, err := EffectivePermissions(ctx, admin, user+"-baseline", groups, namespaces...)
+	if err != nil {
+		return err
+	}
+	granted = slices.DeleteFunc(granted, func(p Permission) bool { return slices.Contains(everyone, p) })
 	used, err := UsedPermissions(auditLog, user)
 	if err != nil {
 		return err

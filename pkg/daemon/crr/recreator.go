@@ -28,8 +28,8 @@ import (
 )
 
 // The daemon's permissions for recreating, generated into config/rbac/daemon by `make generate`.
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=get;update
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=update
 
 // The kubelet's labels on the containers it creates.
 const (

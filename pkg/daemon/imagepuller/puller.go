@@ -26,8 +26,8 @@ import (
 
 // The daemon's permissions for pulling, generated into config/rbac/daemon by `make generate`:
 // its NodeImage and its status, and the pull secrets the manager copies into kruise-daemon-config.
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages/status,verbs=get;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages,verbs=list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages/status,verbs=patch
 // +kubebuilder:rbac:groups="",namespace=kruise-daemon-config,resources=secrets,verbs=get
 
 // Puller runs the pull tasks of one node.
