@@ -30,23 +30,12 @@ const PodTemplateHashLabel = "pod-template-hash"
 
 // ConditionPatch returns a strategic-merge patch for pods/status that sets condition typ to status,
 // and, when status is False, also sets Ready False in the same write so the pod leaves Service
-// endpoints at once (the kubelet keeps it False while the gate is False).
+// endpoints at once. Its message differs from the kubelet's, so the kubelet reconciles Ready and
+// writes its own (reason ReadinessGatesNotReady or ContainersNotReady) once it has seen the gate.
 func ConditionPatch(typ corev1.PodConditionType, status corev1.ConditionStatus, reason, message string, now time.Time) ([]byte, error) {
-	return conditionPatch(typ, status, reason, message, now, status == corev1.ConditionFalse)
-}
-
-// GatePatch returns a strategic-merge patch for pods/status that sets condition typ alone, leaving
-// Ready to the kubelet, which recomputes it from the gate: a Ready False the kubelet wrote then
-// tells that it has seen the gate False (a Ready False written with the gate would not, and the
-// kubelet could still write Ready True from an older copy of the pod).
-func GatePatch(typ corev1.PodConditionType, status corev1.ConditionStatus, reason, message string, now time.Time) ([]byte, error) {
-	return conditionPatch(typ, status, reason, message, now, false)
-}
-
-func conditionPatch(typ corev1.PodConditionType, status corev1.ConditionStatus, reason, message string, now time.Time, notReady bool) ([]byte, error) {
 	ts := metav1.NewTime(now)
 	conds := []corev1.PodCondition{{Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: ts}}
-	if notReady {
+	if status == corev1.ConditionFalse {
 		conds = append(conds, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: reason,
 			Message: message, LastTransitionTime: ts})
 	}

@@ -19,9 +19,9 @@ import (
 )
 
 // The engine's protocol on a real API server, with this test playing the kubelet: Update sets the
-// gate False and waits for the kubelet to report the pod not Ready before it patches the spec (so no
-// container changes while the pod may take traffic); Refresh leaves the gate False until the
-// restarted container runs a new image, then opens it.
+// gate and Ready False and waits for the kubelet to write Ready False itself (it has seen the gate)
+// before it patches the spec, so no container changes while the pod may take traffic; Refresh
+// leaves the gate False until the restarted container runs a new image, then opens it.
 func TestEngineUpdateThenRefresh(t *testing.T) {
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(cfg)
@@ -41,16 +41,16 @@ func TestEngineUpdateThenRefresh(t *testing.T) {
 		return p
 	}
 	pod = kubelet("app@sha256:1")
-	ready := func(status corev1.ConditionStatus) *corev1.Pod { // the kubelet's Ready, computed from the gates
+	ready := func(status corev1.ConditionStatus, reason string) *corev1.Pod { // the kubelet's Ready, computed from the gates
 		t.Helper()
-		body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}}})
+		body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{{Type: corev1.PodReady, Status: status, Reason: reason}}}})
 		p, err := cs.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	pod = ready(corev1.ConditionTrue)
+	pod = ready(corev1.ConditionTrue, "")
 
 	old := &corev1.PodTemplateSpec{Spec: *pod.Spec.DeepCopy()}
 	newT := old.DeepCopy()
@@ -75,11 +75,11 @@ func TestEngineUpdateThenRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := podCondition(got, corev1.PodReady); got.Spec.Containers[0].Image != "app:v1" || r == nil || r.Status != corev1.ConditionTrue {
-		t.Fatalf("before the kubelet reported the pod not Ready: image %s, Ready %+v; want app:v1 and Ready left to the kubelet",
+	if r := podCondition(got, corev1.PodReady); got.Spec.Containers[0].Image != "app:v1" || r == nil || r.Status != corev1.ConditionFalse {
+		t.Fatalf("before the kubelet wrote Ready False itself: image %s, Ready %+v; want app:v1, and Ready False written with the gate",
 			got.Spec.Containers[0].Image, r)
 	}
-	ready(corev1.ConditionFalse)
+	ready(corev1.ConditionFalse, "ReadinessGatesNotReady")
 	if err := <-updated; err != nil {
 		t.Fatal(err)
 	}

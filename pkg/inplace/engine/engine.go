@@ -3,10 +3,10 @@
 // pure planner; this package adds the writes and the completion check:
 //
 //  1. CanUpdateInPlace: can a pod of one revision move to another in place, and with what changes.
-//  2. Update: InPlaceUpdateReady False through pods/status when containers restart; then, once the
-//     kubelet has reported the pod not Ready (it has seen the gate: no container changes while the
-//     pod may still take traffic), one JSON patch of the spec that tests the revision label and the
-//     images it relies on, sets the new images, labels, annotations, the revision label and
+//  2. Update: InPlaceUpdateReady and Ready False through pods/status when containers restart; then,
+//     once the kubelet has written Ready False itself (it has seen the gate: no container changes
+//     while the pod may still take traffic), one JSON patch of the spec that tests the revision label
+//     and the images it relies on, sets the new images, labels, annotations, the revision label and
 //     apps.kruise.io/inplace-update-state.
 //     With a grace period the container changes are recorded on the pod instead (inplace.Deferred)
 //     and applied by Refresh once the pod has been NotReady for that long.
@@ -126,7 +126,7 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 	}
 	changes := state.UpdateImages || state.UpdateResources || state.UpdateEnvFromMetadata
 	if changes && !GateFalse(pod) {
-		if err := e.setGate(ctx, pod, corev1.ConditionFalse, "StartInPlaceUpdate", opts.Reason); err != nil {
+		if err := e.setGate(ctx, pod, corev1.ConditionFalse, StartReason, opts.Reason); err != nil {
 			return err
 		}
 	}
@@ -189,7 +189,7 @@ func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
 		return err
 	}
 	if !GateFalse(pod) { // the gate was opened by someone else meanwhile: containers restart now
-		if err := e.setGate(ctx, pod, corev1.ConditionFalse, "StartInPlaceUpdate", "grace period over"); err != nil {
+		if err := e.setGate(ctx, pod, corev1.ConditionFalse, StartReason, "grace period over"); err != nil {
 			return err
 		}
 	}
@@ -260,18 +260,19 @@ var notReadyTimeouts = prometheus.NewCounter(prometheus.CounterOpts{Name: "kruis
 
 func init() { metrics.Registry.MustRegister(notReadyTimeouts) }
 
-// awaitNotReady returns once the pod's Ready condition is not True, read through the engine's
-// client (the manager's cache): the kubelet recomputes Ready from the readiness gates when it sees
-// the gate False, and from then on it never writes Ready True from an older copy of the pod — which
-// it could before, while the containers were already restarting (seen on a real kubelet). A pod
-// without the InPlaceUpdateReady readiness gate, or not Ready already, does not wait.
+// awaitNotReady returns once the kubelet has written the pod's Ready condition False itself, read
+// through the engine's client (the manager's cache): Ready False with a reason other than the one
+// setGate writes it with. The kubelet reconciles Ready when it sees the gate's change (the message
+// differs from its own); until then its cached status still says Ready, and a status write of it
+// — seen on a real kubelet while the containers were already restarting — would put the pod back
+// in its Services. A pod without the InPlaceUpdateReady readiness gate does not wait.
 func (e *engine) awaitNotReady(ctx context.Context, pod *corev1.Pod) error {
 	if !hasReadinessGate(pod, appspub.InPlaceUpdateReady) {
 		return nil
 	}
 	deadline := time.Now().Add(NotReadyWait)
 	cur := pod
-	for inplace.ConditionIs(cur, corev1.PodReady, corev1.ConditionTrue) {
+	for !kubeletNotReady(cur) {
 		if time.Now().After(deadline) {
 			notReadyTimeouts.Inc()
 			return nil
@@ -292,14 +293,27 @@ func (e *engine) awaitNotReady(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
+// kubeletNotReady reports whether the pod's Ready condition is not True, and not as setGate wrote it.
+func kubeletNotReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status != corev1.ConditionTrue && c.Reason != StartReason
+		}
+	}
+	return true
+}
+
 func hasReadinessGate(pod *corev1.Pod, typ corev1.PodConditionType) bool {
 	return slices.ContainsFunc(pod.Spec.ReadinessGates, func(g corev1.PodReadinessGate) bool { return g.ConditionType == typ })
 }
 
-// setGate writes the pod's InPlaceUpdateReady condition through pods/status (Ready is the
-// kubelet's to follow); a pod that is gone is not an error.
+// StartReason is the reason of the InPlaceUpdateReady (and Ready) False the engine writes.
+const StartReason = "StartInPlaceUpdate"
+
+// setGate writes the pod's InPlaceUpdateReady condition (with Ready when False) through
+// pods/status; a pod that is gone is not an error.
 func (e *engine) setGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, msg string) error {
-	patch, err := inplace.GatePatch(appspub.InPlaceUpdateReady, status, reason, msg, e.clock.Now())
+	patch, err := inplace.ConditionPatch(appspub.InPlaceUpdateReady, status, reason, msg, e.clock.Now())
 	if err != nil {
 		return err
 	}
