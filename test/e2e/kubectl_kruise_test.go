@@ -88,9 +88,11 @@ func TestKubectlKruise(t *testing.T) {
 	// Pause holds a new image; resume lets it through.
 	run(0, "rollout", "pause", "clone/cli")
 	run(0, "set", "image", "clone/cli", "app=registry.example/app:v3")
-	if out := run(0, "rollout", "status", "clone/cli", "--watch=false"); !strings.Contains(out, "(paused)") {
-		t.Errorf("a paused rollout's snapshot should say so:\n%s", out)
-	}
+	// A snapshot taken before the controller observed the change says it waits for that.
+	harness.Eventually(t, 30*time.Second, "a paused rollout's snapshot says so", func() (bool, string) {
+		out := run(0, "rollout", "status", "clone/cli", "--watch=false")
+		return strings.Contains(out, "(paused)"), out
+	})
 	if out := run(0, "rollout", "plan", "clone/cli"); !strings.Contains(out, "update revision") || !strings.Contains(out, "then: waiting:") ||
 		!strings.Contains(strings.ToLower(out), "paused") {
 		t.Errorf("the plan of a paused rollout should say what it waits for:\n%s", out)
