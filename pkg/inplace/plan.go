@@ -98,6 +98,12 @@ func (s *UpdateSpec) IsRevisionOnly() bool {
 		len(s.Annotations) == 0 && len(s.EnvFromMetadataContainers) == 0
 }
 
+// RestartsContainers reports whether the update changes a container: an image, resources, or
+// metadata read into its env (a restart).
+func (s *UpdateSpec) RestartsContainers() bool {
+	return len(s.ContainerImages) > 0 || len(s.ContainerResources) > 0 || len(s.EnvFromMetadataContainers) > 0
+}
+
 // UpdatesEnvFromMetadata reports whether some container must restart to see changed metadata.
 func (s *UpdateSpec) UpdatesEnvFromMetadata() bool { return len(s.EnvFromMetadataContainers) > 0 }
 

@@ -75,11 +75,30 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	}))
 	done := &batch{}
 	defer done.flush(r, cs)
+	var mu sync.Mutex
+	unready := map[string]*corev1.Pod{} // pods held for their in-place update, as they now stand
 	errs.Update = errors.Join(errs.Update, parallel(plan.Lifecycle, func(m LifecycleMove) error {
 		return r.moveLifecycle(ctx, key, cs, obs.pods[m.Pod], m, done)
 	}))
 	errs.Scale = errors.Join(errs.Scale, parallel(plan.Deletes, func(d Deletion) error {
 		return r.deletePod(ctx, key, cs, obs, obs.pods[d.Pod], "Deleted", d.Reason, done)
+	}))
+	// The pods whose containers change in place are taken out of their Services first, all of
+	// them, before any is updated: the engine changes a pod's containers only once its kubelet has
+	// seen the gate, and by then most have.
+	errs.Update = errors.Join(errs.Update, parallel(plan.Updates, func(u Update) error {
+		if u.Mode == UpdateRecreate || u.Spec == nil || !u.Spec.RestartsContainers() || obs.pods[u.Pod] == nil {
+			return nil
+		}
+		held, err := r.Engine.Unready(ctx, obs.pods[u.Pod], u.Reason)
+		if err != nil {
+			r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "take pod %s out of service for its in-place update: %v", u.Pod, err)
+			return err
+		}
+		mu.Lock()
+		unready[u.Pod] = held
+		mu.Unlock()
+		return nil
 	}))
 	errs.Update = errors.Join(errs.Update, parallel(plan.Updates, func(u Update) error {
 		if u.Mode == UpdateRecreate {
@@ -89,7 +108,13 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 			}
 			return err
 		}
-		return r.updateInPlace(ctx, key, cs, obs.pods[u.Pod], u, done)
+		pod := obs.pods[u.Pod]
+		mu.Lock()
+		if held, ok := unready[u.Pod]; ok {
+			pod = held
+		}
+		mu.Unlock()
+		return r.updateInPlace(ctx, key, cs, pod, u, done)
 	}))
 	errs.Scale = errors.Join(errs.Scale, slowStart(plan.Creates, func(c Creation) error {
 		return r.createPod(ctx, key, cs, obs, c, done)

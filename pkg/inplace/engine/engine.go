@@ -54,6 +54,11 @@ type Engine interface {
 	// Refresh moves an update on: it applies a deferred update whose grace period is over, and
 	// finishes the update of a pod whose containers all run again. It reports where the pod stands.
 	Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error)
+	// Unready sets pod's InPlaceUpdateReady (and Ready) False, as Update does first when containers
+	// change, and returns the pod as it now stands, for Update: a workload updating many pods
+	// unreadies them all before it updates any, so each kubelet sees its gate while the others are
+	// written and Update's wait for it is short. A pod held already is returned as it is.
+	Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error)
 }
 
 // UpdateOptions tune one Update.
@@ -180,6 +185,26 @@ func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error)
 	default:
 		return p, nil
 	}
+}
+
+func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error) {
+	if GateFalse(pod) {
+		return pod, nil
+	}
+	if err := e.setGate(ctx, pod, corev1.ConditionFalse, StartReason, reason); err != nil {
+		return nil, err
+	}
+	held := pod.DeepCopy()
+	now := metav1.NewTime(e.clock.Now())
+	for _, typ := range []corev1.PodConditionType{appspub.InPlaceUpdateReady, corev1.PodReady} {
+		c := corev1.PodCondition{Type: typ, Status: corev1.ConditionFalse, Reason: StartReason, Message: reason, LastTransitionTime: now}
+		if i := slices.IndexFunc(held.Status.Conditions, func(x corev1.PodCondition) bool { return x.Type == typ }); i >= 0 {
+			held.Status.Conditions[i] = c
+		} else {
+			held.Status.Conditions = append(held.Status.Conditions, c)
+		}
+	}
+	return held, nil
 }
 
 // resume applies the pod's deferred update (its grace period is over), keeping the pod NotReady.
