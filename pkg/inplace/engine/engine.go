@@ -111,6 +111,13 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 			start = st.UpdateTimestamp.Time
 		}
 	}
+	if pending == nil && opts.GraceSeconds > 0 {
+		// The start is stored in whole seconds (the state's timestamp), and the grace period is
+		// counted from it: rounded up, the period is never cut short, whoever reads it.
+		if whole := start.Truncate(time.Second); whole.Before(start) {
+			start = whole.Add(time.Second)
+		}
+	}
 	state := &appspub.InPlaceUpdateState{Revision: spec.Revision, UpdateTimestamp: metav1.NewTime(start),
 		UpdateImages: len(spec.ContainerImages) > 0, UpdateResources: len(spec.ContainerResources) > 0,
 		LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{}}
