@@ -130,6 +130,17 @@ BENCH_NODES ?= 10
 bench: tools ## CloneSet scale-up and in-place rollouts (maxUnavailable 20%, 100%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes
 	$(GO) run ./test/bench -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE))
 
+# bench-scale runs make bench at each N of SCALE_NS, on N/200 kwok nodes (at least BENCH_NODES; a
+# kwok node takes 250 pods): the cost per pod from 500 to 10,000 in one command. Not part of make test.
+SCALE_NS ?= 500 2000 10000
+
+.PHONY: bench-scale
+bench-scale: tools ## make bench at N = $(SCALE_NS) (N/200 kwok nodes, at least BENCH_NODES); minutes at 10,000
+	for n in $(SCALE_NS); do \
+	  nodes=$$(( n / 200 > $(BENCH_NODES) ? n / 200 : $(BENCH_NODES) )); \
+	  $(GO) run ./test/bench -n $$n -nodes $$nodes $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/n$$n); \
+	done
+
 .PHONY: bench-floor
 bench-floor: tools ## the machine's floor: the in-place protocol's writes for N pods with no controller
 	$(GO) run ./test/bench -floor -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON))
