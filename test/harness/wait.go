@@ -2,6 +2,7 @@ package harness
 
 import (
 	"net"
+	"sync"
 	"testing"
 	"time"
 )
@@ -47,4 +48,23 @@ func FreePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Every calls f every interval, in the background, until stop is called; stop returns once the
+// call under way has ended (stopping twice is fine).
+func Every(interval time.Duration, f func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(interval):
+			}
+			f()
+		}
+	})
+	var once sync.Once
+	return func() { once.Do(func() { close(done); wg.Wait() }) }
 }

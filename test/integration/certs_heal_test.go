@@ -137,7 +137,11 @@ func TestWebhookCertificatesHealWithTwoReplicas(t *testing.T) {
 			t.Logf("healed in %s", time.Since(start).Round(100*time.Millisecond))
 		})
 	}
+	stop()
 	t.Logf("%d samples of the served certificates", w.samples.Load())
+	if w.samples.Load() == 0 {
+		t.Error("no served certificate was sampled: the check proved nothing")
+	}
 	if n := w.failures.Load(); n != 0 {
 		t.Errorf("%d of %d samples found a replica serving a certificate the registered bundle does not trust: %s", n, w.samples.Load(), w.firstFailure())
 	}
@@ -196,37 +200,27 @@ func trusted(leaf *x509.Certificate, bundle []*x509.Certificate) error {
 // sample checks every replica every 50 ms until stopped; a served certificate trusted by neither
 // the bundle read before nor the one read after the handshake is a failure.
 func (w *certWatcher) sample() (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(50 * time.Millisecond):
+	return harness.Every(50*time.Millisecond, func() {
+		for _, port := range w.ports {
+			before := w.bundle()
+			leaf, err := served(port)
+			if err != nil {
+				continue // restarting its server: the API server's call goes to the other replica
 			}
-			for _, port := range w.ports {
-				before := w.bundle()
-				leaf, err := served(port)
-				if err != nil {
-					continue // restarting its server: the API server's call goes to the other replica
+			w.samples.Add(1)
+			if trusted(leaf, before) == nil {
+				continue
+			}
+			if err := trusted(leaf, w.bundle()); err != nil {
+				w.failures.Add(1)
+				w.mu.Lock()
+				if w.first == "" {
+					w.first = fmt.Sprintf("port %d serves serial %s: %v", port, leaf.SerialNumber, err)
 				}
-				w.samples.Add(1)
-				if trusted(leaf, before) == nil {
-					continue
-				}
-				if err := trusted(leaf, w.bundle()); err != nil {
-					w.failures.Add(1)
-					w.mu.Lock()
-					if w.first == "" {
-						w.first = fmt.Sprintf("port %d serves serial %s: %v", port, leaf.SerialNumber, err)
-					}
-					w.mu.Unlock()
-				}
+				w.mu.Unlock()
 			}
 		}
 	})
-	return func() { close(done); wg.Wait() }
 }
 
 func (w *certWatcher) firstFailure() string {

@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -288,17 +287,16 @@ func TestWebhookServerPicksUpRenewedCertificate(t *testing.T) {
 	l.Close()
 	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir})
 	go func() { _ = srv.Start(ctx) }()
-	served := func() (string, error) {
-		conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // reading the served certificate
+	serial := func() (string, error) {
+		leaf, err := served(port)
 		if err != nil {
 			return "", err
 		}
-		defer conn.Close()
-		return conn.ConnectionState().PeerCertificates[0].SerialNumber.String(), nil
+		return leaf.SerialNumber.String(), nil
 	}
 	var before string
 	harness.Eventually(t, 20*time.Second, "webhook server serving", func() (bool, string) {
-		s, err := served()
+		s, err := serial()
 		before = s
 		return err == nil, fmt.Sprint(err)
 	})
@@ -307,7 +305,7 @@ func TestWebhookServerPicksUpRenewedCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	harness.Eventually(t, 30*time.Second, "renewed certificate served", func() (bool, string) {
-		s, err := served()
+		s, err := serial()
 		return err == nil && s != before, fmt.Sprintf("serial %s (before %s), err %v", s, before, err)
 	})
 }

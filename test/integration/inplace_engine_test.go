@@ -70,20 +70,21 @@ func TestEngineUpdateThenRefresh(t *testing.T) {
 		gate := podCondition(p, appspub.InPlaceUpdateReady)
 		return gate != nil && gate.Status == corev1.ConditionFalse, fmt.Sprintf("gate %+v", gate)
 	})
-	time.Sleep(300 * time.Millisecond) // a slow kubelet
-	got, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := podCondition(got, corev1.PodReady); got.Spec.Containers[0].Image != "app:v1" || r == nil || r.Status != corev1.ConditionFalse {
-		t.Fatalf("before the kubelet wrote Ready False itself: image %s, Ready %+v; want app:v1, and Ready False written with the gate",
-			got.Spec.Containers[0].Image, r)
-	}
+	// A slow kubelet: until it writes Ready False itself, the spec stays as it was.
+	harness.Consistently(t, 500*time.Millisecond, "the spec unchanged before the kubelet wrote Ready False", func() (bool, string) {
+		got, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		r := podCondition(got, corev1.PodReady)
+		return got.Spec.Containers[0].Image == "app:v1" && r != nil && r.Status == corev1.ConditionFalse,
+			fmt.Sprintf("image %s, Ready %+v (want app:v1, and Ready False written with the gate)", got.Spec.Containers[0].Image, r)
+	})
 	ready(corev1.ConditionFalse, "ReadinessGatesNotReady")
 	if err := <-updated; err != nil {
 		t.Fatal(err)
 	}
-	got, err = cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	got, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

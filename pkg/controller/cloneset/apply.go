@@ -75,31 +75,14 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	}))
 	done := &batch{}
 	defer done.flush(r, cs)
-	var mu sync.Mutex
-	unready := map[string]*corev1.Pod{} // pods held for their in-place update, as they now stand
 	errs.Update = errors.Join(errs.Update, parallel(plan.Lifecycle, func(m LifecycleMove) error {
 		return r.moveLifecycle(ctx, key, cs, obs.pods[m.Pod], m, done)
 	}))
 	errs.Scale = errors.Join(errs.Scale, parallel(plan.Deletes, func(d Deletion) error {
 		return r.deletePod(ctx, key, cs, obs, obs.pods[d.Pod], "Deleted", d.Reason, done)
 	}))
-	// The pods whose containers change in place are taken out of their Services first, all of
-	// them, before any is updated: the engine changes a pod's containers only once its kubelet has
-	// seen the gate, and by then most have.
-	errs.Update = errors.Join(errs.Update, parallel(plan.Updates, func(u Update) error {
-		if u.Mode == UpdateRecreate || u.Spec == nil || !u.Spec.RestartsContainers() || obs.pods[u.Pod] == nil {
-			return nil
-		}
-		held, err := r.Engine.Unready(ctx, obs.pods[u.Pod], u.Reason)
-		if err != nil {
-			r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "take pod %s out of service for its in-place update: %v", u.Pod, err)
-			return err
-		}
-		mu.Lock()
-		unready[u.Pod] = held
-		mu.Unlock()
-		return nil
-	}))
+	held, err := r.unready(ctx, cs, obs, plan.Updates)
+	errs.Update = errors.Join(errs.Update, err)
 	errs.Update = errors.Join(errs.Update, parallel(plan.Updates, func(u Update) error {
 		if u.Mode == UpdateRecreate {
 			err := r.deletePod(ctx, key, cs, obs, obs.pods[u.Pod], "Recreated", u.Reason, done)
@@ -109,11 +92,9 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 			return err
 		}
 		pod := obs.pods[u.Pod]
-		mu.Lock()
-		if held, ok := unready[u.Pod]; ok {
-			pod = held
+		if h := held[u.Pod]; h != nil {
+			pod = h
 		}
-		mu.Unlock()
 		return r.updateInPlace(ctx, key, cs, pod, u, done)
 	}))
 	errs.Scale = errors.Join(errs.Scale, slowStart(plan.Creates, func(c Creation) error {
@@ -125,6 +106,30 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	errs.Scale = errors.Join(errs.Scale, r.applyOwnership(ctx, cs, obs, done))
 	r.pruneRevisions(ctx, cs, obs)
 	return errs
+}
+
+// unready takes the pods whose containers the updates change in place out of their Services, all
+// of them before any is updated: the engine changes a pod's containers only once its kubelet has
+// seen the gate, and by then most have. It returns the pods it held, as they now stand.
+func (r *Reconciler) unready(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, updates []Update) (map[string]*corev1.Pod, error) {
+	var mu sync.Mutex
+	held := map[string]*corev1.Pod{}
+	err := parallel(updates, func(u Update) error {
+		pod := obs.pods[u.Pod]
+		if u.Mode == UpdateRecreate || u.Spec == nil || !u.Spec.RestartsContainers() || pod == nil {
+			return nil
+		}
+		h, err := r.Engine.Unready(ctx, pod, u.Reason)
+		if err != nil {
+			r.event(cs, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "take pod %s out of service for its in-place update: %v", u.Pod, err)
+			return err
+		}
+		mu.Lock()
+		held[u.Pod] = h
+		mu.Unlock()
+		return nil
+	})
+	return held, err
 }
 
 // writeParallelism bounds the pod writes one reconcile issues at once: the actions of a plan are

@@ -32,6 +32,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -136,9 +137,9 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 		state.UpdateEnvFromMetadata = true
 		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ContainerID: containerID(pod, name)}
 	}
-	changes := state.UpdateImages || state.UpdateResources || state.UpdateEnvFromMetadata
-	if changes && !GateFalse(pod) {
-		if err := e.setGate(ctx, pod, corev1.ConditionFalse, StartReason, opts.Reason); err != nil {
+	changes := spec.RestartsContainers()
+	if changes {
+		if pod, err = e.Unready(ctx, pod, opts.Reason); err != nil {
 			return err
 		}
 	}
@@ -220,10 +221,9 @@ func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
 	if err != nil || d == nil {
 		return err
 	}
-	if !GateFalse(pod) { // the gate was opened by someone else meanwhile: containers restart now
-		if err := e.setGate(ctx, pod, corev1.ConditionFalse, StartReason, "grace period over"); err != nil {
-			return err
-		}
+	// The gate may have been opened by someone else meanwhile: the containers restart now.
+	if pod, err = e.Unready(ctx, pod, "grace period over"); err != nil {
+		return err
 	}
 	if err := e.awaitNotReady(ctx, pod); err != nil {
 		return err
@@ -299,30 +299,24 @@ func init() { metrics.Registry.MustRegister(notReadyTimeouts) }
 // — seen on a real kubelet while the containers were already restarting — would put the pod back
 // in its Services. A pod without the InPlaceUpdateReady readiness gate does not wait.
 func (e *engine) awaitNotReady(ctx context.Context, pod *corev1.Pod) error {
-	if !hasReadinessGate(pod, appspub.InPlaceUpdateReady) {
+	if !hasReadinessGate(pod, appspub.InPlaceUpdateReady) || kubeletNotReady(pod) {
 		return nil
 	}
-	deadline := time.Now().Add(NotReadyWait)
-	cur := pod
-	for !kubeletNotReady(cur) {
-		if time.Now().After(deadline) {
-			notReadyTimeouts.Inc()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(notReadyPoll):
-		}
-		cur = &corev1.Pod{}
+	err := wait.PollUntilContextTimeout(ctx, notReadyPoll, NotReadyWait, false, func(ctx context.Context) (bool, error) {
+		cur := &corev1.Pod{}
 		if err := e.client.Get(ctx, client.ObjectKeyFromObject(pod), cur); err != nil {
-			return client.IgnoreNotFound(err)
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err) // gone: the spec patch says so
 		}
 		if cur.UID != pod.UID {
-			return fmt.Errorf("update pod %s in place: the pod was replaced", pod.Name)
+			return false, fmt.Errorf("update pod %s in place: the pod was replaced", pod.Name)
 		}
+		return kubeletNotReady(cur), nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		notReadyTimeouts.Inc()
+		return nil
 	}
-	return nil
+	return err
 }
 
 // kubeletNotReady reports whether the pod's Ready condition is not True, and not as setGate wrote it.
