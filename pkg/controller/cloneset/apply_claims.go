@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 // The PVCs of volumeClaimTemplates: created with the pod, deleted with the pods the controller
@@ -49,7 +50,7 @@ func (r *Reconciler) ensureClaims(ctx context.Context, cs *v1alpha1.CloneSet, po
 }
 
 // deleteClaims deletes PVCs of the CloneSet (each only if it is still the claim observed).
-func (r *Reconciler) deleteClaims(ctx context.Context, cs *v1alpha1.CloneSet, claims []*corev1.PersistentVolumeClaim, why string, done *batch) error {
+func (r *Reconciler) deleteClaims(ctx context.Context, cs *v1alpha1.CloneSet, claims []*corev1.PersistentVolumeClaim, why string, done *podcontrol.Batch) error {
 	var errs []error
 	for _, pvc := range claims {
 		if pvc.DeletionTimestamp != nil {
@@ -61,7 +62,7 @@ func (r *Reconciler) deleteClaims(ctx context.Context, cs *v1alpha1.CloneSet, cl
 			errs = append(errs, fmt.Errorf("delete PVC %s: %w", pvc.Name, err))
 			continue
 		}
-		done.add("DeletedPVC", "deleted PVC", pvc.Name, why)
+		done.Add("DeletedPVC", "deleted PVC", pvc.Name, why)
 	}
 	return errors.Join(errs...)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 // What a CloneSet owns, as OpenKruise (and every Kubernetes workload controller) keeps it: pods
@@ -62,7 +63,7 @@ func (r *Reconciler) observeOwnership(ctx context.Context, cs *v1alpha1.CloneSet
 }
 
 // applyOwnership adopts and releases the observed pods and trims podsToDelete.
-func (r *Reconciler) applyOwnership(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, done *batch) error {
+func (r *Reconciler) applyOwnership(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, done *podcontrol.Batch) error {
 	var errs []error
 	ref, err := json.Marshal(metav1.NewControllerRef(cs, gvk))
 	if err != nil {
@@ -75,7 +76,7 @@ func (r *Reconciler) applyOwnership(ctx context.Context, cs *v1alpha1.CloneSet, 
 			errs = append(errs, fmt.Errorf("adopt pod %s: %w", p.Name, err))
 			continue
 		}
-		done.add("Adopted", "adopted", p.Name, "it matches the selector and had no controller")
+		done.Add("Adopted", "adopted", p.Name, "it matches the selector and had no controller")
 	}
 	for _, p := range obs.release {
 		patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":%q}],"uid":%q}}`, cs.UID, p.UID)
@@ -83,7 +84,7 @@ func (r *Reconciler) applyOwnership(ctx context.Context, cs *v1alpha1.CloneSet, 
 			errs = append(errs, fmt.Errorf("release pod %s: %w", p.Name, err))
 			continue
 		}
-		done.add("Released", "released", p.Name, "its labels no longer match the selector")
+		done.Add("Released", "released", p.Name, "its labels no longer match the selector")
 	}
 	return errors.Join(append(errs, r.trimPodsToDelete(ctx, cs, obs))...)
 }

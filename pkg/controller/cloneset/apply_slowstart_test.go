@@ -24,6 +24,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 // slowStart sends batches of 1, 2, 4, … and stops after the first batch with an error.
@@ -46,7 +47,7 @@ func TestSlowStartBatches(t *testing.T) {
 		for i := range items {
 			items[i] = i + 1
 		}
-		err := slowStart(items, func(i int) error {
+		err := podcontrol.SlowStart(items, func(i int) error {
 			sent.Add(1)
 			if tc.failFrom > 0 && i >= tc.failFrom {
 				return errors.New("refused")
@@ -79,7 +80,7 @@ func TestReconcileStopsCreatingAtTheFirstRefusal(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		}}).Build()
 	rec := events.NewFakeRecorder(1000)
-	r := &Reconciler{Client: c, Scheme: scheme, Recorder: rec, Clock: clock.RealClock{}, Expectations: NewExpectations(),
+	r := &Reconciler{Client: c, Scheme: scheme, Recorder: rec, Clock: clock.RealClock{}, Expectations: podcontrol.NewExpectations(),
 		Engine: engine.New(c, nil, inplace.Options{})}
 	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
 	if err == nil || !strings.Contains(err.Error(), "exceeded quota") {

@@ -28,6 +28,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 // The controller's permissions, generated into config/rbac.
@@ -51,7 +52,7 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	// Expectations hold the writes not yet seen in the cache, so a stale cache never causes a
 	// second create or delete.
-	Expectations *Expectations
+	Expectations *podcontrol.Expectations
 	// APIReader reads around the cache, from the API server: the pods of a CloneSet whose writes
 	// the cache has not shown within expectationTimeout (Expectations.Pending). SetupWithManager
 	// defaults it to the manager's.
@@ -85,7 +86,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		r.Clock = clock.RealClock{}
 	}
 	if r.Expectations == nil {
-		r.Expectations = NewExpectations()
+		r.Expectations = podcontrol.NewExpectations()
 	}
 	if r.Engine == nil {
 		r.Engine = engine.New(r.Client, r.Clock, inplace.Options{})

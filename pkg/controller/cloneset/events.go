@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 // waitReporter turns a plan's waits and refusals into events, once per change of reason: a CloneSet
@@ -56,7 +57,7 @@ func refusalMessage(cs *v1alpha1.CloneSet, refusals []Refusal) string {
 		names = append(names, r.Pod)
 	}
 	return fmt.Sprintf("%d pod(s) (%s) keep revision %s and are not deleted: %s; revert the template or use updateStrategy.type InPlaceIfPossible or ReCreate",
-		len(refusals), listNames(names, 3), cs.Status.CurrentRevision, refusals[0].Reason)
+		len(refusals), podcontrol.ListNames(names, 3), cs.Status.CurrentRevision, refusals[0].Reason)
 }
 
 // shape is a message with its numbers blanked: the reason without the counts.
@@ -75,51 +76,4 @@ func shape(msg string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
-}
-
-// batch collects one reconcile's successful pod writes so that each kind makes one event: a rollout
-// step of 100 pods is one SuccessfulUpdatePodInPlace event naming them, not 100 events (events are
-// API writes too). Failures stay one event each.
-type batch struct {
-	mu     sync.Mutex
-	groups map[string]*batchGroup
-	order  []string
-}
-
-type batchGroup struct {
-	verb, detail string
-	pods         []string
-}
-
-// add records that pod had the write reason (done = "created", "deleted", …); detail is the first
-// pod's why, kept for the event.
-func (b *batch) add(reason, done, pod, detail string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.groups == nil {
-		b.groups = map[string]*batchGroup{}
-	}
-	g := b.groups[reason]
-	if g == nil {
-		g = &batchGroup{verb: done, detail: detail}
-		b.groups[reason] = g
-		b.order = append(b.order, reason)
-	}
-	g.pods = append(g.pods, pod)
-}
-
-// flush emits one Normal event per kind of write.
-func (b *batch) flush(r *Reconciler, cs *v1alpha1.CloneSet) {
-	for _, reason := range b.order {
-		g := b.groups[reason]
-		r.event(cs, corev1.EventTypeNormal, reason, "%s %d pod(s) (%s): %s", g.verb, len(g.pods), listNames(g.pods, 5), g.detail)
-	}
-}
-
-// listNames joins up to max names, then says how many more.
-func listNames(names []string, max int) string {
-	if len(names) <= max {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
@@ -37,7 +38,7 @@ func cacheOnly(t *testing.T) func() (map[string]*corev1.Pod, error) {
 
 func TestExpectationsWaitForTheCache(t *testing.T) {
 	now := time.Unix(1000, 0)
-	e := NewExpectations()
+	e := podcontrol.NewExpectations()
 	e.ExpectCreate("ns/cs", "a", now)
 	e.ExpectDelete("ns/cs", "b", now)
 	e.ExpectUpdate("ns/cs", "c", "rev-2", now)
@@ -68,7 +69,7 @@ func TestExpectationsWaitForTheCache(t *testing.T) {
 func TestExpectationsOutlivingTheTimeoutAreCheckedLive(t *testing.T) {
 	now := time.Unix(1000, 0)
 	later := now.Add(2 * time.Minute)
-	e := NewExpectations()
+	e := podcontrol.NewExpectations()
 	e.ExpectCreate("ns/cs", "kept", now)
 	e.ExpectCreate("ns/cs", "gone", now)
 	reads := 0
@@ -84,7 +85,7 @@ func TestExpectationsOutlivingTheTimeoutAreCheckedLive(t *testing.T) {
 	if reads != 1 {
 		t.Errorf("%d live reads, want 1: a confirmed write waits another timeout for the cache", reads)
 	}
-	if _, ok := e.pending["ns/cs"]["gone"]; ok {
+	if _, ok := e.Expected("ns/cs", "gone"); ok {
 		t.Error("a create the API server does not show stays expected")
 	}
 	if wait, _ := e.Pending("ns/cs", map[string]*corev1.Pod{"kept": {}}, later, time.Minute, cacheOnly(t)); wait {
@@ -99,7 +100,7 @@ func TestExpectationsOutlivingTheTimeoutAreCheckedLive(t *testing.T) {
 
 func TestExpectOpenUntilTheCacheShowsIt(t *testing.T) {
 	now := time.Now()
-	e := NewExpectations()
+	e := podcontrol.NewExpectations()
 	e.ExpectOpen("ns/cs", "p", now)
 	closed := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}}}}
 	if wait, _ := e.Pending("ns/cs", map[string]*corev1.Pod{"p": closed}, now, time.Minute, cacheOnly(t)); wait {
@@ -157,7 +158,7 @@ func TestReconcileChecksExpiredWritesAgainstTheAPIServer(t *testing.T) {
 			return c.List(ctx, list, opts...)
 		}}).Build()
 	now := time.Now()
-	e := NewExpectations()
+	e := podcontrol.NewExpectations()
 	e.ExpectCreate("ns/web", "web-b", now.Add(-time.Minute))
 	e.ExpectCreate("ns/web", "web-gone", now.Add(-time.Minute))
 	r := &Reconciler{Client: cache, APIReader: live, Scheme: scheme, Recorder: events.NewFakeRecorder(100),
@@ -175,10 +176,10 @@ func TestReconcileChecksExpiredWritesAgainstTheAPIServer(t *testing.T) {
 	if n := liveReads.Load(); n != 1 {
 		t.Errorf("%d pod lists from the API server, want 1 per expectation timeout", n)
 	}
-	if x, ok := e.pending["ns/web"]["web-b"]; !ok || !x.since.Equal(now) {
-		t.Errorf("web-b's create %+v (expected %v): want it kept, waiting another timeout from now", x, ok)
+	if since, ok := e.Expected("ns/web", "web-b"); !ok || !since.Equal(now) {
+		t.Errorf("web-b's create since %v (expected %v): want it kept, waiting another timeout from now", since, ok)
 	}
-	if _, ok := e.pending["ns/web"]["web-gone"]; ok {
+	if _, ok := e.Expected("ns/web", "web-gone"); ok {
 		t.Error("a create the API server does not show stays expected")
 	}
 }

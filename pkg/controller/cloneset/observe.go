@@ -18,6 +18,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
@@ -33,12 +34,8 @@ type observation struct {
 	// newRevision is set when the update revision must be created (or renumbered) first.
 	newRevision    *revision.Decision
 	collisionCount *int32
-	// completed are pods whose in-place update has finished and whose gate must turn True.
-	completed []string
-	// batches are pods whose next launch-priority batch of containers is due.
-	batches []string
-	// recreates are pods whose containers wait for kruise-daemon to restart them for their env.
-	recreates []string
+	// inFlight are the pods whose in-place updates need the engine's next step.
+	inFlight podcontrol.InFlight
 	// claims are the CloneSet's PVCs by instance ID.
 	claims map[string][]*corev1.PersistentVolumeClaim
 	// inactive are the CloneSet's Failed and Succeeded pods: no replicas, left alone.
@@ -137,16 +134,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, pods cl
 		if name, ok := byHash[facts.Revision]; ok && obs.revisions[facts.Revision] == nil {
 			facts.Revision = name // a short hash (CloneSetShortHash) names its revision
 		}
-		switch progress {
-		case engine.Completed:
-			obs.completed = append(obs.completed, pod.Name)
-		case engine.BatchDone:
-			obs.batches = append(obs.batches, pod.Name)
-		case engine.Updating:
-			if len(recreate) > 0 {
-				obs.recreates = append(obs.recreates, pod.Name)
-			}
-		}
+		obs.inFlight.Add(pod.Name, progress, recreate)
 		obs.snap.Pods = append(obs.snap.Pods, facts)
 	}
 	sort.Slice(obs.snap.Pods, func(i, j int) bool { return obs.snap.Pods[i].Name < obs.snap.Pods[j].Name })

@@ -16,6 +16,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 // sim plays the CloneSet controller and the cluster: each step the clock advances, pods become
@@ -46,7 +47,7 @@ type sim struct {
 	lag, spike time.Duration
 	spikeEnd   time.Time
 	lagging    bool
-	exp        *Expectations
+	exp        *podcontrol.Expectations
 }
 
 type frame struct {
@@ -63,7 +64,7 @@ func newSim(t *testing.T, seed uint64) *sim {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	s := &sim{t: t, rng: rng, now: t0, current: "r0", update: "r0", class: map[string]int{"r0": 0},
 		readyAt: map[string]time.Time{}, removeAt: map[string]time.Time{}, seen: map[string]int{},
-		userAt: map[string]time.Time{}, frames: []frame{{at: t0}}, cacheAt: t0, exp: NewExpectations()}
+		userAt: map[string]time.Time{}, frames: []frame{{at: t0}}, cacheAt: t0, exp: podcontrol.NewExpectations()}
 	obj := &v1alpha1.CloneSet{}
 	r := int32(1 + rng.IntN(8))
 	obj.Spec.Replicas = &r

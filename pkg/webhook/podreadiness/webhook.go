@@ -48,7 +48,7 @@ func (gate) Default(_ context.Context, pod *corev1.Pod) error {
 const kruiseGroup = "apps.kruise.io"
 
 // ownedKinds are the Kruise workloads that create pods today.
-var ownedKinds = map[string]bool{"CloneSet": true}
+var ownedKinds = map[string]bool{"CloneSet": true, "StatefulSet": true}
 
 // OwnedByKruise reports whether the pod's controller is a Kruise workload.
 func OwnedByKruise(pod *corev1.Pod) bool {

@@ -1,4 +1,4 @@
-package cloneset
+package podcontrol
 
 import (
 	"sync"
@@ -11,13 +11,13 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 )
 
-// Expectations remember the writes of each CloneSet that the informer cache has not shown yet.
-// While any is pending, the CloneSet is not planned again: a plan made from a stale cache would
+// Expectations remember the writes of each workload that the informer cache has not shown yet.
+// While any is pending, the workload is not planned again: a plan made from a stale cache would
 // create or delete a pod twice. One the cache has not shown within the timeout is checked against
 // the API server rather than trusted or dropped (Pending).
 type Expectations struct {
 	mu      sync.Mutex
-	pending map[string]map[string]expectation // CloneSet key → pod name → what must be seen
+	pending map[string]map[string]expectation // workload key → pod name → what must be seen
 	// opens are the InPlaceUpdateReady gates opened and not yet seen open in the cache. They do not
 	// hold the plan back (opening a gate changes no count the plan bounds); they only keep the
 	// controller from opening the same gate twice.
@@ -183,4 +183,13 @@ func (x expectation) met(pod *corev1.Pod, seen bool) bool {
 		return !seen || pod.Annotations[appspub.InPlaceUpdateGraceKey] == ""
 	}
 	return false
+}
+
+// Expected reports whether a write to pod of key is pending, and since when it has been (or was
+// last confirmed against the API server).
+func (e *Expectations) Expected(key, pod string) (time.Time, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, ok := e.pending[key][pod]
+	return x.since, ok
 }

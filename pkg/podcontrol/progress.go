@@ -1,0 +1,161 @@
+package podcontrol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/holders"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/lifecycle"
+)
+
+// InFlight are a workload's pods whose in-place updates need the engine's next step, by name.
+type InFlight struct {
+	// Completed: the update has finished; the gate turns True.
+	Completed []string
+	// Batches: the next launch-priority batch of containers is due.
+	Batches []string
+	// Recreates: containers wait for kruise-daemon to restart them for their env.
+	Recreates []string
+	// Resumes: a deferred update whose grace period is over is applied.
+	Resumes []string
+}
+
+// Add files pod under the step its progress (engine.Inspect) calls for.
+func (f *InFlight) Add(pod string, p engine.Progress, recreate []string) {
+	switch p {
+	case engine.Completed:
+		f.Completed = append(f.Completed, pod)
+	case engine.BatchDone:
+		f.Batches = append(f.Batches, pod)
+	case engine.Updating:
+		if len(recreate) > 0 {
+			f.Recreates = append(f.Recreates, pod)
+		}
+	}
+}
+
+// Progress moves the in-flight updates on through the engine's Refresh. pods are the workload's
+// pods by name as observed.
+func (c *Control) Progress(ctx context.Context, o Owner, pods map[string]*corev1.Pod, f InFlight) error {
+	key := o.Key()
+	var opens []string
+	for _, name := range f.Completed {
+		if !c.Expectations.Opening(key, name) { // opened already; the cache is behind
+			opens = append(opens, name)
+		}
+	}
+	refresh := func(name string, expect func()) error {
+		if expect != nil {
+			expect()
+		}
+		if _, err := c.Engine.Refresh(ctx, pods[name]); err != nil {
+			if expect != nil {
+				c.Expectations.Drop(key, name)
+			}
+			return err
+		}
+		return nil
+	}
+	now := c.Clock.Now()
+	err := Parallel(opens, func(name string) error {
+		return refresh(name, func() { c.Expectations.ExpectOpen(key, name, now) })
+	})
+	err = errors.Join(err, Parallel(f.Batches, func(name string) error {
+		state := pods[name].Annotations[appspub.InPlaceUpdateStateKey]
+		return refresh(name, func() { c.Expectations.ExpectBatch(key, name, state, now) })
+	}))
+	err = errors.Join(err, Parallel(f.Recreates, func(name string) error {
+		return refresh(name, nil) // makes sure a ContainerRecreateRequest exists
+	}))
+	return errors.Join(err, Parallel(f.Resumes, func(name string) error {
+		if err := refresh(name, func() { c.Expectations.ExpectResume(key, name, now) }); err != nil {
+			c.Event(o, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "apply the deferred in-place update of pod %s: %v", name, err)
+			return err
+		}
+		return nil
+	}))
+}
+
+// Pending is one planned in-place update, for Unready.
+type Pending struct {
+	Pod    *corev1.Pod
+	Spec   *inplace.UpdateSpec
+	Reason string
+}
+
+// Unready takes the pods whose containers the updates change in place out of their Services, all
+// of them before any is updated: the engine changes a pod's containers only once its kubelet has
+// seen the gate, and by then most have. It returns the pods it held, as they now stand.
+func (c *Control) Unready(ctx context.Context, o Owner, updates []Pending) (map[string]*corev1.Pod, error) {
+	var mu sync.Mutex
+	held := map[string]*corev1.Pod{}
+	err := Parallel(updates, func(u Pending) error {
+		if u.Pod == nil || u.Spec == nil || !u.Spec.RestartsContainers() {
+			return nil
+		}
+		h, err := c.Engine.Unready(ctx, u.Pod, u.Reason)
+		if err != nil {
+			c.Event(o, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "take pod %s out of service for its in-place update: %v", u.Pod.Name, err)
+			return err
+		}
+		mu.Lock()
+		held[u.Pod.Name] = h
+		mu.Unlock()
+		return nil
+	})
+	return held, err
+}
+
+// MoveLifecycle puts pod in lifecycle state to, then holds it NotReady (KruisePodReady False) when
+// markNotReady asks for it. The state goes first: the pod readiness controller keeps the condition
+// False only for a pod in a hook's state.
+func (c *Control) MoveLifecycle(ctx context.Context, o Owner, pod *corev1.Pod, to appspub.LifecycleStateType, markNotReady bool, reason string, done *Batch) error {
+	if pod == nil {
+		return nil
+	}
+	now := c.Clock.Now()
+	patch, err := lifecycle.Patch(to, now)
+	if err != nil {
+		return err
+	}
+	key := o.Key()
+	c.Expectations.ExpectLifecycle(key, pod.Name, string(to), now)
+	if err := c.Client.Patch(ctx, engine.Ref(pod), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		c.Expectations.Drop(key, pod.Name)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		c.Event(o, corev1.EventTypeWarning, "FailedLifecycle", "move pod %s to %s: %v", pod.Name, to, err)
+		return fmt.Errorf("move pod %s to lifecycle state %s: %w", pod.Name, to, err)
+	}
+	done.Add("Lifecycle"+string(to), "moved to "+string(to), pod.Name, reason)
+	if !markNotReady || !podreadiness.HasGate(pod) {
+		return nil
+	}
+	h, ok := holders.LifecycleHook(to)
+	if !ok {
+		return nil
+	}
+	// The holder joins whatever else holds the pod (pkg/holders); the pod readiness controller
+	// drops it once the pod has left the hook's state.
+	patch, err = inplace.ConditionPatch(appspub.KruisePodReadyConditionType, corev1.ConditionFalse, "",
+		holders.Format(holders.With(holders.Of(pod), h)), now)
+	if err != nil {
+		return err
+	}
+	if err := c.Client.Status().Patch(ctx, engine.Ref(pod), client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return nil
+}
