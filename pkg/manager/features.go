@@ -35,6 +35,9 @@ var openKruiseGates = map[Feature]gate{
 	TemplateNoDefaults:                        {implemented: true},
 	PreparingUpdateAsUpdate:                   {implemented: true},
 	DefaultHostNetworkHostPortsInPodTemplates: {implemented: true},
+	StatefulSetAutoDeletePVC:                  {on: true, beta: true, implemented: true},
+	StatefulSetStartOrdinal:                   {implemented: true},
+	PodIndexLabel:                             {on: true, beta: true, implemented: true},
 
 	"PodWebhook":                                {on: true, beta: true},
 	"KruiseDaemon":                              {on: true, beta: true},
@@ -44,7 +47,6 @@ var openKruiseGates = map[Feature]gate{
 	"WorkloadSpread":                            {on: true, beta: true},
 	"PodUnavailableBudgetDeleteGate":            {on: true, beta: true},
 	"PodUnavailableBudgetUpdateGate":            {},
-	"StatefulSetAutoDeletePVC":                  {on: true, beta: true},
 	"SidecarSetPatchPodMetadataDefaultsAllowed": {},
 	"SidecarTerminator":                         {},
 	"PodProbeMarkerGate":                        {on: true, beta: true},
@@ -54,8 +56,6 @@ var openKruiseGates = map[Feature]gate{
 	"ResourceDistributionGate":                  {beta: true},
 	"DeletionProtectionForCRDCascadingGate":     {},
 	"EnhancedLivenessProbe":                     {},
-	"StatefulSetStartOrdinal":                   {},
-	"PodIndexLabel":                             {on: true, beta: true},
 	"EnableExternalCerts":                       {},
 	"StatefulSetAutoResizePVCGate":              {},
 	"ForceDeleteTimeoutExpectationGate":         {},
@@ -91,7 +91,7 @@ const (
 	// volumeClaimTemplates change recreates pods (new claims) instead of updating them in place
 	// (OpenKruise's gate of that name, off by default: claim templates apply to new pods only).
 	RecreatePodWhenChangeVCTInCloneSetGate Feature = "RecreatePodWhenChangeVCTInCloneSetGate"
-	// TemplateNoDefaults: the CloneSet webhook leaves pod templates and claim templates as given
+	// TemplateNoDefaults: the CloneSet and Advanced StatefulSet webhooks leave pod templates and claim templates as given
 	// (OpenKruise's gate of that name, off by default: templates are defaulted as OpenKruise
 	// defaults them, so revision names match OpenKruise's and `kubectl replace` of an unchanged
 	// template rolls nothing).
@@ -99,10 +99,19 @@ const (
 	// PreparingUpdateAsUpdate: when a CloneSet scales, a pod held in PreparingUpdate by an
 	// inPlaceUpdate hook counts as updated (OpenKruise's gate of that name, off by default).
 	PreparingUpdateAsUpdate Feature = "PreparingUpdateAsUpdate"
-	// DefaultHostNetworkHostPortsInPodTemplates: the CloneSet webhook defaults each container port's
+	// DefaultHostNetworkHostPortsInPodTemplates: the CloneSet and Advanced StatefulSet webhooks default each container port's
 	// hostPort to its containerPort in a hostNetwork pod template, as Kubernetes did before 1.28
 	// (OpenKruise's gate of that name, off by default).
 	DefaultHostNetworkHostPortsInPodTemplates Feature = "DefaultHostNetworkHostPortsInPodTemplates"
+	// StatefulSetAutoDeletePVC: an Advanced StatefulSet honours persistentVolumeClaimRetentionPolicy
+	// (OpenKruise's gate of that name, on by default).
+	StatefulSetAutoDeletePVC Feature = "StatefulSetAutoDeletePVC"
+	// StatefulSetStartOrdinal: an Advanced StatefulSet numbers its pods from ordinals.start
+	// (OpenKruise's gate of that name, off by default: ordinals start at 0).
+	StatefulSetStartOrdinal Feature = "StatefulSetStartOrdinal"
+	// PodIndexLabel: Advanced StatefulSet pods carry their ordinal in the label
+	// apps.kubernetes.io/pod-index (OpenKruise's gate of that name, on by default).
+	PodIndexLabel Feature = "PodIndexLabel"
 )
 
 // FeatureGates are the resolved gates.

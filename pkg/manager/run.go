@@ -30,6 +30,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/controller/imagepulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/nodeimage"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/controller/statefulset"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/install"
@@ -162,6 +163,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		PreparingUpdateAsUpdate: gates.Enabled(PreparingUpdateAsUpdate)}
 	if err := cloneSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
+	}
+	statefulSets := &statefulset.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("statefulset-controller"),
+		Engine: engine.New(mgr.GetClient(), nil, inPlace), AutoDeletePVC: gates.Enabled(StatefulSetAutoDeletePVC),
+		StartOrdinal: gates.Enabled(StatefulSetStartOrdinal), PodIndexLabel: gates.Enabled(PodIndexLabel)}
+	if err := statefulSets.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the Advanced StatefulSet controller: %w", err)
 	}
 	nodeImages := &nodeimage.Reconciler{Client: mgr.GetClient()}
 	if err := nodeImages.SetupWithManager(mgr, o.Workers); err != nil {

@@ -71,7 +71,7 @@ type Reconciler struct {
 	// PreparingUpdateAsUpdate is the feature gate PreparingUpdateAsUpdate (Options.PreparingUpdateAsUpdate).
 	PreparingUpdateAsUpdate bool
 
-	waits  waitReporter
+	waits  podcontrol.WaitReporter
 	status statusPacer
 	// rolloutStarts holds when this manager saw each CloneSet's update revision change (key
 	// namespace/name → time.Time), for the rollout duration metric.
@@ -136,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, cs); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Expectations.Forget(req.String())
-			r.waits.forget(req.String())
+			r.waits.Forget(req.String())
 			r.status.forget(req.String())
 			workload(req.Namespace, req.Name).Forget()
 			r.rolloutStarts.Delete(req.String())
@@ -176,7 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.event(cs, corev1.EventTypeWarning, "PreDownloadFailed", "%v", preDownloadErr)
 		}
 	}
-	r.waits.report(r, req.String(), cs, plan)
+	r.waits.Report(r.Recorder, cs, req.String(), refusalMessage(cs, plan.Refusals), plan.Notes)
 	status := ComputeStatus(obs.snap, now, cs.Status, cs.Generation, errs)
 	status.CollisionCount = obs.collisionCount
 	requeue := plan.RequeueAfter(now)

@@ -6,13 +6,14 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 func TestWaitReporterEmitsOncePerReason(t *testing.T) {
 	rec := events.NewFakeRecorder(20)
 	r := &Reconciler{Recorder: rec}
 	cs := &v1alpha1.CloneSet{}
-	var w waitReporter
+	var w podcontrol.WaitReporter
 	steps := []Plan{
 		{Notes: []string{"3 unavailable ≥ maxUnavailable 3 (replicas 10, 7 available): 5 updates waiting"}},
 		{Notes: []string{"3 unavailable ≥ maxUnavailable 3 (replicas 10, 7 available): 2 updates waiting"}}, // same reason
@@ -22,7 +23,7 @@ func TestWaitReporterEmitsOncePerReason(t *testing.T) {
 		{}, // nothing to report
 	}
 	for _, p := range steps {
-		w.report(r, "ns/web", cs, p)
+		w.Report(r.Recorder, cs, "ns/web", refusalMessage(cs, p.Refusals), p.Notes)
 	}
 	var got []string
 	for len(rec.Events) > 0 {

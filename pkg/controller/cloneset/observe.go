@@ -17,7 +17,6 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/lifecycle"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
@@ -213,24 +212,9 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, engine.Pr
 		f.RestartCount += c.RestartCount
 	}
 	f.MaxRestarts, f.SidecarRestarts = maxRestarts(pod)
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			f.Ready, f.ReadySince = true, c.LastTransitionTime.Time
-		}
-	}
-	hooks := lifecycle.Hooks(spec.Lifecycle)
-	f.Lifecycle = lifecycle.State(pod)
-	f.PreDeleteHeld = lifecycle.Holding(hooks.PreDelete, pod)
-	f.PreUpdateHeld = lifecycle.Holding(hooks.InPlaceUpdate, pod)
-	f.PreNormalReleased = lifecycle.Released(hooks.PreNormal, pod)
-	f.UpdatedReleased = lifecycle.Released(hooks.InPlaceUpdate, pod)
-	progress, recreate := engine.Inspect(pod)
-	switch progress {
-	case engine.Updating, engine.BatchDone:
-		f.InPlaceUpdating = true
-	case engine.Waiting:
-		f.InPlaceUpdating = true
-		f.GraceDue, _ = engine.GraceDue(pod)
-	}
+	st, progress, recreate := podcontrol.Observe(pod, spec.Lifecycle)
+	f.Ready, f.ReadySince, f.InPlaceUpdating, f.GraceDue = st.Ready, st.ReadySince, st.InPlaceUpdating, st.GraceDue
+	f.Lifecycle, f.PreDeleteHeld, f.PreUpdateHeld = st.Lifecycle, st.PreDeleteHeld, st.PreUpdateHeld
+	f.PreNormalReleased, f.UpdatedReleased = st.PreNormalReleased, st.UpdatedReleased
 	return f, progress, recreate
 }

@@ -8,7 +8,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 // Snapshot is everything the planner may look at: an immutable view of one CloneSet and the pods it
@@ -90,21 +90,16 @@ type PodFacts struct {
 	GraceDue time.Time
 }
 
-// AvailableAt is when the pod becomes (or became) available: ready, not in an in-place update, not
-// terminating, in no lifecycle action (state Normal or none), and ready for minReady. The boolean
-// is false when the pod cannot become available without some other change.
+// AvailableAt is when the pod becomes (or became) available (podcontrol.State.AvailableAt).
 func (p *PodFacts) AvailableAt(minReady time.Duration) (time.Time, bool) {
-	if !p.Ready || p.InPlaceUpdating || p.Terminating || !lifecycle.Serving(p.Lifecycle) {
-		return time.Time{}, false
-	}
-	if minReady <= 0 {
-		return time.Time{}, true
-	}
-	if p.ReadySince.IsZero() {
-		// Ready with no known transition time: assume it has been ready long enough.
-		return time.Time{}, true
-	}
-	return p.ReadySince.Add(minReady), true
+	s := p.state()
+	return s.AvailableAt(minReady)
+}
+
+// state is the part of the facts every workload shares.
+func (p *PodFacts) state() podcontrol.State {
+	return podcontrol.State{Phase: p.Phase, Ready: p.Ready, ReadySince: p.ReadySince, Terminating: p.Terminating,
+		InPlaceUpdating: p.InPlaceUpdating, Lifecycle: p.Lifecycle}
 }
 
 // Available reports whether the pod counts as available at now.

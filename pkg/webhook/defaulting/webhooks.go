@@ -62,8 +62,9 @@ func (f defaulter[T]) Default(_ context.Context, obj T) error {
 
 // Options tune the defaulting webhooks.
 type Options struct {
-	// TemplateDefaults defaults CloneSet pod templates and claim templates as OpenKruise does
-	// (defaults.SetDefaultsCloneSetTemplate); OpenKruise's TemplateNoDefaults gate turns it off.
+	// TemplateDefaults defaults CloneSet and Advanced StatefulSet pod templates and claim templates
+	// as OpenKruise does (defaults.SetDefaultsCloneSetTemplate, SetDefaultsStatefulSetTemplate and
+	// SetDefaultsStatefulSetTemplateV1beta1); OpenKruise's TemplateNoDefaults gate turns it off.
 	TemplateDefaults bool
 	// HostNetworkHostPorts also defaults a hostNetwork template's host ports to its container ports
 	// (OpenKruise's gate DefaultHostNetworkHostPortsInPodTemplates).
@@ -87,7 +88,7 @@ var notRunYet = map[string]string{
 	"advancedcronjob": "AdvancedCronJob", "broadcastjob": "BroadcastJob", "daemonset": "DaemonSet (Advanced DaemonSet)",
 	"ephemeraljob": "EphemeralJob", "nodepodprobe": "NodePodProbe", "persistentpodstate": "PersistentPodState",
 	"podprobemarker": "PodProbeMarker", "podunavailablebudget": "PodUnavailableBudget",
-	"resourcedistribution": "ResourceDistribution", "sidecarset": "SidecarSet", "statefulset": "StatefulSet (Advanced StatefulSet)",
+	"resourcedistribution": "ResourceDistribution", "sidecarset": "SidecarSet",
 	"uniteddeployment": "UnitedDeployment", "workloadspread": "WorkloadSpread",
 }
 
@@ -119,6 +120,23 @@ func handlers(scheme *runtime.Scheme, pods client.Reader, opts Options) []handle
 			defaults.SetDefaultsCloneSetTemplate(obj)
 		}
 	}
+	statefulSet, statefulSetV1beta1 := defaults.SetDefaultsStatefulSet, defaults.SetDefaultsStatefulSetV1beta1
+	if opts.TemplateDefaults {
+		statefulSet = func(obj *v1alpha1.StatefulSet) {
+			defaults.SetDefaultsStatefulSet(obj)
+			if opts.HostNetworkHostPorts {
+				defaults.SetDefaultsHostNetworkPorts(&obj.Spec.Template.Spec)
+			}
+			defaults.SetDefaultsStatefulSetTemplate(obj)
+		}
+		statefulSetV1beta1 = func(obj *v1beta1.StatefulSet) {
+			defaults.SetDefaultsStatefulSetV1beta1(obj)
+			if opts.HostNetworkHostPorts {
+				defaults.SetDefaultsHostNetworkPorts(&obj.Spec.Template.Spec)
+			}
+			defaults.SetDefaultsStatefulSetTemplateV1beta1(obj)
+		}
+	}
 	return []handler{
 		{"/mutate-apps-kruise-io-v1alpha1-advancedcronjob", admission.WithDefaulter(scheme, defaulter[*v1alpha1.AdvancedCronJob](defaults.SetDefaultsAdvancedCronJob))},
 		{"/mutate-apps-kruise-io-v1beta1-advancedcronjob", admission.WithDefaulter(scheme, defaulter[*v1beta1.AdvancedCronJob](defaults.SetDefaultsAdvancedCronJobV1beta1))},
@@ -142,8 +160,8 @@ func handlers(scheme *runtime.Scheme, pods client.Reader, opts Options) []handle
 		{"/mutate-apps-kruise-io-v1alpha1-resourcedistribution", admission.WithDefaulter(scheme, defaulter[*v1alpha1.ResourceDistribution](func(*v1alpha1.ResourceDistribution) {}))},
 		{"/mutate-apps-kruise-io-v1alpha1-sidecarset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.SidecarSet](defaults.SetDefaultsSidecarSet))},
 		{"/mutate-apps-kruise-io-v1beta1-sidecarset", admission.WithDefaulter(scheme, defaulter[*v1beta1.SidecarSet](defaults.SetDefaultsSidecarSetV1beta1))},
-		{"/mutate-apps-kruise-io-v1alpha1-statefulset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.StatefulSet](defaults.SetDefaultsStatefulSet))},
-		{"/mutate-apps-kruise-io-v1beta1-statefulset", admission.WithDefaulter(scheme, defaulter[*v1beta1.StatefulSet](defaults.SetDefaultsStatefulSetV1beta1))},
+		{"/mutate-apps-kruise-io-v1alpha1-statefulset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.StatefulSet](statefulSet))},
+		{"/mutate-apps-kruise-io-v1beta1-statefulset", admission.WithDefaulter(scheme, defaulter[*v1beta1.StatefulSet](statefulSetV1beta1))},
 		{"/mutate-apps-kruise-io-v1alpha1-uniteddeployment", admission.WithDefaulter(scheme, defaulter[*v1alpha1.UnitedDeployment](defaults.SetDefaultsUnitedDeployment))},
 		{"/mutate-apps-kruise-io-v1alpha1-workloadspread", admission.WithDefaulter(scheme, defaulter[*v1alpha1.WorkloadSpread](defaults.SetDefaultsWorkloadSpread))},
 	}

@@ -42,11 +42,11 @@ func TestNotRunYetWarns(t *testing.T) {
 		!strings.Contains(resp.Warnings[0], "does not run PodUnavailableBudget yet") {
 		t.Errorf("PodUnavailableBudget: allowed %v, warnings %v (%v)", resp.Allowed, resp.Warnings, resp.Result)
 	}
-	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage"}
-	sts := warnNotRun(notRunYet["statefulset"], byPath["/mutate-apps-kruise-io-v1beta1-statefulset"])
-	resp := sts.Handle(context.Background(), req("StatefulSet", "v1beta1", `,"spec":{"selector":{"matchLabels":{"a":"b"}}}`))
-	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run StatefulSet (Advanced StatefulSet) yet") {
-		t.Errorf("StatefulSet: allowed %v, warnings %v", resp.Allowed, resp.Warnings)
+	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage", "statefulset"}
+	ads := warnNotRun(notRunYet["daemonset"], byPath["/mutate-apps-kruise-io-v1beta1-daemonset"])
+	resp := ads.Handle(context.Background(), req("DaemonSet", "v1beta1", `,"spec":{"selector":{"matchLabels":{"a":"b"}}}`))
+	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run DaemonSet (Advanced DaemonSet) yet") {
+		t.Errorf("DaemonSet: allowed %v, warnings %v", resp.Allowed, resp.Warnings)
 	}
 	for _, h := range handlers(scheme, nil, Options{}) {
 		kind := h.path[strings.LastIndexByte(h.path, '-')+1:]

@@ -1,0 +1,176 @@
+package statefulset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
+)
+
+// ApplyErrors are the errors of one apply, by kind: Scale for creates and deletes (condition
+// FailedCreate/FailedDelete in OpenKruise's words), Update for updates.
+type ApplyErrors struct{ Scale, Update error }
+
+// apply carries out the plan through podcontrol, the controller's only writer of pods, claims and
+// revisions.
+func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *observation, plan Plan) ApplyErrors {
+	ctl, o := r.control(), r.owner(set)
+	var errs ApplyErrors
+	if rev, err := ctl.ApplyRevision(ctx, obs.newRevision); err != nil {
+		errs.Update = err
+		return errs
+	} else if rev != nil {
+		obs.revisions[rev.Name] = rev
+	}
+	inFlight := obs.inFlight
+	inFlight.Resumes = plan.Resumes
+	errs.Update = ctl.Progress(ctx, o, obs.pods, inFlight)
+	done := &podcontrol.Batch{}
+	defer done.Flush(r.Recorder, set)
+	errs.Scale = r.ensurePendingClaims(ctx, set, obs)
+	errs.Scale = errors.Join(errs.Scale, podcontrol.Parallel(plan.Deletes, func(d Deletion) error {
+		return ctl.Delete(ctx, o, obs.pods[d.Pod], "Deleted", d.Reason, done)
+	}))
+	var pending []podcontrol.Pending
+	for _, u := range plan.Updates {
+		if u.Mode == UpdateInPlace {
+			pending = append(pending, podcontrol.Pending{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason})
+		}
+	}
+	held, err := ctl.Unready(ctx, o, pending)
+	errs.Update = errors.Join(errs.Update, err)
+	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Updates, func(u Update) error {
+		pod := obs.pods[u.Pod]
+		if u.Mode == UpdateRecreate {
+			err := ctl.Delete(ctx, o, pod, "Recreated", u.Reason, done)
+			if err == nil {
+				o.Metrics.PodUpdated(rolloutmetrics.Recreate)
+			}
+			return err
+		}
+		if h := held[u.Pod]; h != nil {
+			pod = h
+		}
+		return ctl.UpdateInPlace(ctx, o, pod, u.Spec, u.Reason, done)
+	}))
+	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {
+		return r.createPod(ctx, set, obs, c, done)
+	}))
+	r.pruneRevisions(ctx, set, obs)
+	return errs
+}
+
+// control is the pod writer over the Reconciler's client, clock, engine and expectations.
+func (r *Reconciler) control() *podcontrol.Control {
+	return &podcontrol.Control{Client: r.Client, Clock: r.Clock, Engine: r.Engine, Expectations: r.Expectations, Recorder: r.Recorder}
+}
+
+// owner is set as the owner of podcontrol's writes.
+func (r *Reconciler) owner(set *v1beta1.StatefulSet) podcontrol.Owner {
+	o := podcontrol.Owner{Object: set, GVK: gvk, Lifecycle: set.Spec.Lifecycle, Metrics: workload(set.Namespace, set.Name)}
+	if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.InPlaceUpdateStrategy != nil {
+		o.GraceSeconds = ru.InPlaceUpdateStrategy.GracePeriodSeconds
+	}
+	return o
+}
+
+func workload(namespace, name string) rolloutmetrics.Workload {
+	return rolloutmetrics.Workload{Kind: "StatefulSet", Namespace: namespace, Name: name}
+}
+
+// createPod creates the pod of an ordinal from its revision: named <set>-<ordinal>, with its
+// identity (hostname, subdomain, the pod-name and pod-index labels) and its claims.
+func (r *Reconciler) createPod(ctx context.Context, set *v1beta1.StatefulSet, obs *observation, c Creation, done *podcontrol.Batch) error {
+	rev := obs.revisions[c.Revision]
+	if rev == nil {
+		return fmt.Errorf("revision %s of a new pod not found", c.Revision)
+	}
+	tmpl, err := revision.TemplateOf(rev)
+	if err != nil {
+		return err
+	}
+	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
+	pod.Name, pod.GenerateName, pod.Namespace = PodName(set.Name, c.Ordinal), set.Name+"-", set.Namespace
+	pod.Labels = maps.Clone(pod.Labels)
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[appsv1.StatefulSetPodNameLabel] = pod.Name
+	if r.PodIndexLabel {
+		pod.Labels[appsv1.PodIndexLabel] = strconv.Itoa(c.Ordinal)
+	}
+	pod.Spec.Hostname, pod.Spec.Subdomain = pod.Name, set.Spec.ServiceName
+	if err := r.ensureClaims(ctx, set, obs, c.Ordinal); err != nil {
+		r.control().Event(r.owner(set), corev1.EventTypeWarning, "FailedCreate", "create the PVCs of pod %s: %v", pod.Name, err)
+		return err
+	}
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		pod.Spec.Volumes = slices.DeleteFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == t.Name })
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ClaimName(t.Name, set.Name, c.Ordinal)}}})
+	}
+	return r.control().Create(ctx, r.owner(set), pod, c.Revision, c.Reason, done)
+}
+
+// ensureClaims creates the missing PVCs of ordinal ord from volumeClaimTemplates: named
+// <template>-<set>-<ordinal>, labelled with the selector's labels, owned by the set when
+// persistentVolumeClaimRetentionPolicy.whenDeleted is Delete. Existing claims are kept as they are.
+func (r *Reconciler) ensureClaims(ctx context.Context, set *v1beta1.StatefulSet, obs *observation, ord int) error {
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		name := ClaimName(t.Name, set.Name, ord)
+		if pvc, ok := obs.claims[name]; ok && pvc.DeletionTimestamp == nil {
+			continue
+		}
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: *t.ObjectMeta.DeepCopy(), Spec: *t.Spec.DeepCopy()}
+		pvc.Name, pvc.Namespace, pvc.ResourceVersion, pvc.UID = name, set.Namespace, "", ""
+		pvc.Labels = maps.Clone(pvc.Labels)
+		if pvc.Labels == nil {
+			pvc.Labels = map[string]string{}
+		}
+		if set.Spec.Selector != nil {
+			maps.Copy(pvc.Labels, set.Spec.Selector.MatchLabels)
+		}
+		if p := set.Spec.PersistentVolumeClaimRetentionPolicy; r.AutoDeletePVC && p != nil && p.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+			pvc.OwnerReferences = []metav1.OwnerReference{{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: set.Name, UID: set.UID}}
+		}
+		if err := r.Client.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create PVC %s: %w", pvc.Name, err)
+		}
+		obs.claims[name] = pvc
+	}
+	return nil
+}
+
+// ensurePendingClaims recreates the missing PVCs of pods that wait for them (phase Pending): a
+// claim deleted under a pod is made again so the pod can start.
+func (r *Reconciler) ensurePendingClaims(ctx context.Context, set *v1beta1.StatefulSet, obs *observation) error {
+	var errs []error
+	for _, pod := range obs.snap.Pods {
+		if pod.Phase == corev1.PodPending && !pod.Terminating {
+			errs = append(errs, r.ensureClaims(ctx, set, obs, pod.Ordinal))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pruneRevisions deletes the oldest revisions no pod uses beyond revisionHistoryLimit.
+func (r *Reconciler) pruneRevisions(ctx context.Context, set *v1beta1.StatefulSet, obs *observation) {
+	inUse := map[string]bool{obs.snap.CurrentRevision: true, obs.snap.UpdateRevision: true}
+	for _, p := range obs.snap.Pods {
+		inUse[p.Revision] = true
+	}
+	r.control().PruneRevisions(ctx, r.owner(set), obs.revisions, inUse, ptr.Deref(obs.snap.Spec.RevisionHistoryLimit, 10))
+}

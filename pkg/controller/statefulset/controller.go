@@ -1,0 +1,163 @@
+package statefulset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
+)
+
+// The controller's permissions, generated into config/rbac.
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=statefulsets,verbs=list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=statefulsets/status,verbs=patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=statefulsets/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete;patch
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;watch;create
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=list;watch;create;update;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler runs Advanced StatefulSets: observe → plan → apply → status. It is the only writer of
+// the pods, claims, revisions and status of the sets it manages.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	// Expectations hold the writes not yet seen in the cache.
+	Expectations *podcontrol.Expectations
+	// APIReader reads the pods around the cache when the cache has not shown the controller's
+	// writes within expectationTimeout. SetupWithManager defaults it to the manager's.
+	APIReader client.Reader
+	// Engine carries out in-place updates (pkg/inplace/engine).
+	Engine engine.Engine
+	// AutoDeletePVC is the feature gate StatefulSetAutoDeletePVC: persistentVolumeClaimRetentionPolicy
+	// is honoured.
+	AutoDeletePVC bool
+	// StartOrdinal is the feature gate StatefulSetStartOrdinal: ordinals.start is honoured (else
+	// ordinals start at 0).
+	StartOrdinal bool
+	// PodIndexLabel is the feature gate PodIndexLabel: pods carry apps.kubernetes.io/pod-index.
+	PodIndexLabel bool
+
+	waits podcontrol.WaitReporter
+}
+
+// SetupWithManager registers the controller with workers parallel reconciles.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.Expectations == nil {
+		r.Expectations = podcontrol.NewExpectations()
+	}
+	if r.Engine == nil {
+		r.Engine = engine.New(r.Client, r.Clock, inplace.Options{})
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("advanced-statefulset").
+		For(&v1beta1.StatefulSet{}).
+		Owns(&corev1.Pod{}).
+		Owns(&appsv1.ControllerRevision{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// expectationTimeout is how long the controller waits for the cache to show its own writes before
+// it checks them against the API server (Expectations.Pending).
+const expectationTimeout = 30 * time.Second
+
+// Reconcile brings one Advanced StatefulSet one step closer to its spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	set := &v1beta1.StatefulSet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, set); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Expectations.Forget(req.String())
+			r.waits.Forget(req.String())
+			workload(req.Namespace, req.Name).Forget()
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if set.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
+	}
+	now := r.Clock.Now()
+	obs, err := r.observe(ctx, set, r.Client)
+	if err != nil {
+		r.control().Event(r.owner(set), corev1.EventTypeWarning, "InvalidSpec", "%v", err)
+		return ctrl.Result{}, fmt.Errorf("observe statefulset %s: %w", req, err)
+	}
+	wait, err := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
+		live, err := r.observe(ctx, set, r.APIReader)
+		if err != nil {
+			return nil, err
+		}
+		return live.pods, nil
+	})
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("check statefulset %s's pod writes against the API server: %w", req, err)
+	}
+	if wait {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	plan := Compute(obs.snap, now)
+	errs := r.apply(ctx, set, obs, plan)
+	r.waits.Report(r.Recorder, set, req.String(), refusalMessage(plan.Refusals), plan.Notes)
+	status := ComputeStatus(obs.snap, now, set.Status, set.Generation, obs.selector.String(), obs.claims)
+	status.CollisionCount = ptr.To(obs.collisionCount)
+	r.reportMetrics(set, status)
+	if !equality.Semantic.DeepEqual(set.Status, status) {
+		if err := r.control().WriteStatus(ctx, set, status); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if errs.Scale != nil {
+		return ctrl.Result{}, errs.Scale
+	}
+	if errs.Update != nil {
+		return ctrl.Result{}, errs.Update
+	}
+	if plan.Next.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{RequeueAfter: plan.Next.Sub(now) + time.Second}, nil // a second late: stored times have whole seconds
+}
+
+// refusalMessage says which pods InPlaceOnly leaves on their revision and why, or "".
+func refusalMessage(refusals []Refusal) string {
+	if len(refusals) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(refusals))
+	for _, r := range refusals {
+		names = append(names, r.Pod)
+	}
+	return fmt.Sprintf("%d pod(s) (%s) keep their revision and are not deleted: %s; revert the template or use podUpdatePolicy InPlaceIfPossible or ReCreate",
+		len(refusals), podcontrol.ListNames(names, 3), refusals[0].Reason)
+}
+
+// reportMetrics sets the set's rollout gauges from the status just computed.
+func (r *Reconciler) reportMetrics(set *v1beta1.StatefulSet, st v1beta1.StatefulSetStatus) {
+	want := ptr.Deref(set.Spec.Replicas, 1)
+	workload(set.Namespace, set.Name).Set(rolloutmetrics.Counts{Replicas: want, Ready: st.ReadyReplicas, Updated: st.UpdatedReplicas,
+		UpdatedReady: st.UpdatedReadyReplicas, Unavailable: max(want-st.AvailableReplicas, 0)})
+}

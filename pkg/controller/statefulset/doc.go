@@ -1,0 +1,25 @@
+// Package statefulset holds the Advanced StatefulSet controller (apps.kruise.io StatefulSet,
+// v1beta1). Compute is its pure planner: it turns a Snapshot (the defaulted spec, the current and
+// update revisions, the in-place decision per source revision and one PodFacts per owned pod) and
+// the time into a Plan of creates, deletes and updates, each with a reason, notes on what it waits
+// for, and the next time it may change. ComputeStatus is its pure counterpart for status. All
+// writes go through pkg/podcontrol, and in-place updates through pkg/inplace/engine.
+//
+// Terms: replicas are the ordinals Ordinals gives (from ordinals.start, skipping reserveOrdinals);
+// a pod is healthy when it runs and is available (ready for minReadySeconds, in no in-place update
+// or lifecycle action); condemned pods have an ordinal that is not a replica.
+//
+// Invariants of every plan (checked after each step of TestPlanSequences):
+//   - Identity: at most one pod per ordinal (pods are named <set>-<ordinal>); a pod is created
+//     only for a replica ordinal that has none.
+//   - OrderedReady: pods are created by ascending ordinal, one at a time, each only once every
+//     lower replica is healthy; condemned pods are deleted by descending ordinal, one at a time,
+//     only while every replica is healthy; nothing is updated while a replica is unhealthy.
+//   - Partition: ordered, no replica below position partition (reserved ordinals not counted) is
+//     updated; unordered, at least partition replicas keep their old revision.
+//   - Availability: an update makes healthy replicas unhealthy only while fewer than
+//     maxUnavailable replicas are unhealthy; ordered updates go by descending ordinal.
+//   - In place: InPlaceIfPossible and InPlaceOnly never recreate a pod that can be updated in
+//     place; InPlaceOnly never recreates (Plan.Refusals).
+//   - Paused and OnDelete: no pod is updated; scaling goes on.
+package statefulset

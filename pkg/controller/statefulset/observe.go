@@ -1,0 +1,134 @@
+package statefulset
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kruise-ng/kruise/apis/apps/defaults"
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/revision"
+)
+
+// gvk is the Advanced StatefulSet kind (the storage version), the owner of its pods and revisions.
+var gvk = v1beta1.GroupVersion.WithKind("StatefulSet")
+
+// observation is what observe read: the planner's snapshot plus the objects apply needs.
+type observation struct {
+	snap      *Snapshot
+	selector  labels.Selector
+	pods      map[string]*corev1.Pod
+	revisions map[string]*appsv1.ControllerRevision
+	// newRevision is set when the update revision must be created (or renumbered) first.
+	newRevision    *revision.Decision
+	updateRevision *appsv1.ControllerRevision
+	collisionCount int32
+	inFlight       podcontrol.InFlight
+	// claims are the PVCs of the set's namespace that match its selector, by name.
+	claims map[string]*corev1.PersistentVolumeClaim
+}
+
+// observe reads the set's revisions and claims from the cache and its pods through pods (the
+// cache, or the API server to check writes the cache has not shown), and builds the snapshot.
+func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods client.Reader) (*observation, error) {
+	obj := &v1beta1.StatefulSet{Spec: *set.Spec.DeepCopy()}
+	defaults.SetDefaultsStatefulSetV1beta1(obj)
+	spec := &obj.Spec
+	if !r.StartOrdinal {
+		spec.Ordinals = nil // StatefulSetStartOrdinal off: ordinals start at 0
+	}
+	sel, err := metav1.LabelSelectorAsSelector(spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("selector: %w", err)
+	}
+	reserved, err := ParseReserved(spec.ReserveOrdinals)
+	if err != nil {
+		return nil, err
+	}
+	var podList corev1.PodList
+	if err := pods.List(ctx, &podList, client.InNamespace(set.Namespace), client.MatchingLabelsSelector{Selector: sel},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	obs := &observation{selector: sel, pods: map[string]*corev1.Pod{}, revisions: map[string]*appsv1.ControllerRevision{}}
+	if err := r.observeRevisions(ctx, set, sel, obs); err != nil {
+		return nil, err
+	}
+	current := set.Status.CurrentRevision
+	if _, ok := obs.revisions[current]; !ok {
+		current = obs.updateRevision.Name
+	}
+	obs.snap = &Snapshot{Spec: *spec, Name: set.Name, Reserved: reserved, CurrentRevision: current,
+		UpdateRevision: obs.updateRevision.Name, InPlace: map[string]inplace.Decision{}}
+	for name, rev := range obs.revisions {
+		if name == obs.updateRevision.Name {
+			continue
+		}
+		if old, err := revision.TemplateOf(rev); err == nil { // an unreadable revision: its pods are recreated
+			obs.snap.InPlace[name] = r.Engine.CanUpdateInPlace(old, &set.Spec.Template, obs.updateRevision.Name)
+		}
+	}
+	for i := range podList.Items {
+		pod := &podList.Items[i]
+		ord := OrdinalOf(set.Name, pod.Name)
+		if !metav1.IsControlledBy(pod, set) || ord < 0 {
+			continue
+		}
+		obs.pods[pod.Name] = pod
+		st, progress, recreate := podcontrol.Observe(pod, spec.Lifecycle)
+		obs.inFlight.Add(pod.Name, progress, recreate)
+		f := PodFacts{State: st, Name: pod.Name, Ordinal: ord, Labels: pod.Labels, Running: pod.Status.Phase == corev1.PodRunning,
+			Revision: pod.Labels[inplace.RevisionLabel]}
+		obs.snap.Pods = append(obs.snap.Pods, f)
+	}
+	sort.Slice(obs.snap.Pods, func(i, j int) bool { return obs.snap.Pods[i].Ordinal < obs.snap.Pods[j].Ordinal })
+	return obs, r.observeClaims(ctx, set, sel, obs)
+}
+
+// observeRevisions reads the set's ControllerRevisions and decides its update revision.
+func (r *Reconciler) observeRevisions(ctx context.Context, set *v1beta1.StatefulSet, sel labels.Selector, obs *observation) error {
+	var list appsv1.ControllerRevisionList
+	if err := r.Client.List(ctx, &list, client.InNamespace(set.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return err
+	}
+	var revs []*appsv1.ControllerRevision
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], set) {
+			revs = append(revs, &list.Items[i])
+			obs.revisions[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	dec, err := revision.Select(revs, set, gvk, revision.Input{Template: &set.Spec.Template}, set.Status.CollisionCount)
+	if err != nil {
+		return err
+	}
+	obs.updateRevision, obs.collisionCount = dec.Update, dec.CollisionCount
+	if dec.Create || dec.Renumber {
+		obs.newRevision = &dec
+	}
+	return nil
+}
+
+// observeClaims reads the PVCs that may belong to the set's pods.
+func (r *Reconciler) observeClaims(ctx context.Context, set *v1beta1.StatefulSet, sel labels.Selector, obs *observation) error {
+	obs.claims = map[string]*corev1.PersistentVolumeClaim{}
+	if len(set.Spec.VolumeClaimTemplates) == 0 {
+		return nil
+	}
+	var list corev1.PersistentVolumeClaimList
+	if err := r.Client.List(ctx, &list, client.InNamespace(set.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return fmt.Errorf("list PVCs: %w", err)
+	}
+	for i := range list.Items {
+		obs.claims[list.Items[i].Name] = &list.Items[i]
+	}
+	return nil
+}

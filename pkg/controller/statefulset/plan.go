@@ -1,0 +1,276 @@
+package statefulset
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/kruise-ng/kruise/pkg/inplace"
+)
+
+// Plan is what one reconcile does, with a reason for every action.
+type Plan struct {
+	// Creates are the pods to create, by ascending ordinal.
+	Creates []Creation
+	// Deletes are pods to delete: condemned by a scale-in, or finished (Failed, Succeeded) and
+	// replaced by a later plan.
+	Deletes []Deletion
+	// Updates are pods to move to the update revision, in place or by recreate.
+	Updates []Update
+	// Resumes are pods whose deferred in-place update's grace period is over.
+	Resumes []string
+	// Refusals are pods InPlaceOnly leaves on their revision: the change cannot be made in place.
+	Refusals []Refusal
+	// Notes say what the plan waits for.
+	Notes []string
+	// Next is when the plan may change without any event (a pod becoming available after
+	// minReadySeconds, a grace period ending); zero for never.
+	Next time.Time
+}
+
+// Creation is a pod to create.
+type Creation struct {
+	Ordinal  int
+	Revision string
+	Reason   string
+}
+
+// Deletion is a pod to delete.
+type Deletion struct{ Pod, Reason string }
+
+// UpdateMode is how a pod moves to the update revision.
+type UpdateMode int
+
+const (
+	// UpdateInPlace changes the pod through the in-place engine.
+	UpdateInPlace UpdateMode = iota
+	// UpdateRecreate deletes the pod; a later plan creates it again at the update revision.
+	UpdateRecreate
+)
+
+// Update is a pod to move to the update revision.
+type Update struct {
+	Pod  string
+	Mode UpdateMode
+	// Spec is the in-place change (UpdateInPlace only).
+	Spec   *inplace.UpdateSpec
+	Reason string
+}
+
+// Refusal is a pod InPlaceOnly cannot update.
+type Refusal struct{ Pod, Reason string }
+
+// Compute plans one step of s at now. It never modifies s.
+func Compute(s *Snapshot, now time.Time) Plan {
+	p := newPlanner(s, now)
+	p.resume()
+	blocked := p.scale()
+	if !blocked {
+		p.condemn()
+	}
+	if !blocked || !p.monotonic {
+		p.update()
+	}
+	return p.plan
+}
+
+// planner holds what every rule of one Compute reads.
+type planner struct {
+	s         *Snapshot
+	now       time.Time
+	minReady  time.Duration
+	ords      []int
+	pos       map[int]int
+	byOrd     map[int]*PodFacts
+	monotonic bool
+	plan      Plan
+}
+
+func newPlanner(s *Snapshot, now time.Time) *planner {
+	p := &planner{s: s, now: now, byOrd: map[int]*PodFacts{}}
+	if ru := s.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MinReadySeconds != nil {
+		p.minReady = time.Duration(*ru.MinReadySeconds) * time.Second
+	}
+	start := int32(0)
+	if s.Spec.Ordinals != nil {
+		start = s.Spec.Ordinals.Start
+	}
+	p.ords = Ordinals(start, ptr.Deref(s.Spec.Replicas, 1), s.Reserved)
+	p.pos = positions(p.ords)
+	for i := range s.Pods {
+		p.byOrd[s.Pods[i].Ordinal] = &s.Pods[i]
+	}
+	p.monotonic = s.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
+	return p
+}
+
+func (p *planner) note(format string, args ...any) {
+	p.plan.Notes = append(p.plan.Notes, fmt.Sprintf(format, args...))
+}
+
+func (p *planner) wake(at time.Time) {
+	if !at.IsZero() && at.After(p.now) && (p.plan.Next.IsZero() || at.Before(p.plan.Next)) {
+		p.plan.Next = at
+	}
+}
+
+// healthy is the pod's health, and schedules the plan for when a ready pod becomes available.
+func (p *planner) healthy(pod *PodFacts) bool {
+	if pod.healthy(p.now, p.minReady) {
+		return true
+	}
+	if at, ok := pod.AvailableAt(p.minReady); ok && pod.Running {
+		p.wake(at)
+	}
+	return false
+}
+
+// resume applies the deferred in-place updates whose grace period is over.
+func (p *planner) resume() {
+	for i := range p.s.Pods {
+		pod := &p.s.Pods[i]
+		if pod.GraceDue.IsZero() || pod.Terminating {
+			continue
+		}
+		if pod.GraceDue.After(p.now) {
+			p.wake(pod.GraceDue)
+			continue
+		}
+		p.plan.Resumes = append(p.plan.Resumes, pod.Name)
+	}
+}
+
+// scale creates the missing replicas and replaces finished ones, by ascending ordinal. With
+// OrderedReady it acts on one pod at a time and stops at the first pod that is not healthy,
+// reporting blocked; with Parallel it acts on all, within scaleStrategy.maxUnavailable.
+func (p *planner) scale() (blocked bool) {
+	budget := p.scaleBudget()
+	currentKept := 0
+	for _, ord := range p.ords {
+		pod := p.byOrd[ord]
+		switch {
+		case pod == nil:
+			if budget == 0 {
+				p.note("scaleStrategy.maxUnavailable: %s waits to be created", PodName(p.s.Name, ord))
+				continue
+			}
+			budget--
+			rev := p.revisionForNew(ord, &currentKept)
+			p.plan.Creates = append(p.plan.Creates, Creation{Ordinal: ord, Revision: rev,
+				Reason: fmt.Sprintf("ordinal %d of %d replicas is missing", ord, len(p.ords))})
+			if p.monotonic {
+				p.note("OrderedReady: waiting for %s to be created and become available", PodName(p.s.Name, ord))
+				return true
+			}
+		case pod.finished():
+			p.plan.Deletes = append(p.plan.Deletes, Deletion{Pod: pod.Name, Reason: fmt.Sprintf("the pod is %s: it is replaced", pod.Phase)})
+			if p.monotonic {
+				return true
+			}
+		case pod.Terminating:
+			if p.monotonic {
+				p.note("OrderedReady: waiting for %s to terminate", pod.Name)
+				return true
+			}
+		case !p.healthy(pod):
+			if p.monotonic {
+				p.note("OrderedReady: waiting for %s to become available", pod.Name)
+				return true
+			}
+		}
+		if pod != nil && pod.Revision != p.s.UpdateRevision {
+			currentKept++
+		}
+	}
+	return false
+}
+
+// scaleBudget is how many pods Parallel may create now under scaleStrategy.maxUnavailable (-1:
+// no bound): the bound less the replicas already there and not healthy.
+func (p *planner) scaleBudget() int {
+	ss := p.s.Spec.ScaleStrategy
+	if p.monotonic || ss == nil || ss.MaxUnavailable == nil {
+		return -1
+	}
+	bound := scaledValue(ss.MaxUnavailable, len(p.ords))
+	for _, ord := range p.ords {
+		if pod := p.byOrd[ord]; pod != nil && !pod.finished() && !pod.healthy(p.now, p.minReady) {
+			bound--
+		}
+	}
+	return max(bound, 0)
+}
+
+// revisionForNew is the revision a new pod of ordinal ord gets: the current revision below the
+// partition of a rolling update, else the update revision. Unordered (Parallel with
+// unorderedUpdate), the partition counts pods: new pods keep the current revision while fewer
+// than partition pods do.
+func (p *planner) revisionForNew(ord int, currentKept *int) string {
+	ru := p.s.Spec.UpdateStrategy.RollingUpdate
+	if p.s.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType || ru == nil {
+		return p.s.UpdateRevision
+	}
+	partition := int(ptr.Deref(ru.Partition, 0))
+	if p.unordered() {
+		if *currentKept < partition {
+			*currentKept++
+			return p.s.CurrentRevision
+		}
+		return p.s.UpdateRevision
+	}
+	if p.pos[ord] < partition {
+		return p.s.CurrentRevision
+	}
+	return p.s.UpdateRevision
+}
+
+// unordered reports whether updates follow unorderedUpdate (Parallel only).
+func (p *planner) unordered() bool {
+	ru := p.s.Spec.UpdateStrategy.RollingUpdate
+	return !p.monotonic && ru != nil && ru.UnorderedUpdate != nil
+}
+
+// condemn deletes the pods whose ordinals are no longer replicas (scale-in, reserveOrdinals), by
+// descending ordinal: with OrderedReady one at a time, once the previous one is gone.
+func (p *planner) condemn() {
+	var condemned []*PodFacts
+	for i := range p.s.Pods {
+		if _, ok := p.pos[p.s.Pods[i].Ordinal]; !ok {
+			condemned = append(condemned, &p.s.Pods[i])
+		}
+	}
+	slices.Reverse(condemned) // Pods are by ascending ordinal
+	for _, pod := range condemned {
+		if pod.Terminating {
+			if p.monotonic {
+				p.note("OrderedReady: waiting for %s to terminate", pod.Name)
+				return
+			}
+			continue
+		}
+		p.plan.Deletes = append(p.plan.Deletes, Deletion{Pod: pod.Name, Reason: condemnReason(pod.Ordinal, p.s.Reserved)})
+		if p.monotonic {
+			return
+		}
+	}
+}
+
+func condemnReason(ord int, reserved map[int]bool) string {
+	if reserved[ord] {
+		return fmt.Sprintf("ordinal %d is reserved (reserveOrdinals)", ord)
+	}
+	return fmt.Sprintf("ordinal %d is beyond the replicas", ord)
+}
+
+// scaledValue is an int-or-percent of total, percentages rounded down, at least 1.
+func scaledValue(v *intstr.IntOrString, total int) int {
+	n, err := intstr.GetScaledValueFromIntOrPercent(v, total, false)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}

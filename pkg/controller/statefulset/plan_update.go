@@ -1,0 +1,110 @@
+package statefulset
+
+import (
+	"fmt"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/updateorder"
+)
+
+// update moves replicas to the update revision under a rolling update: ordered, from the highest
+// ordinal down to the partition (a position among the replicas, reserved ordinals not counted);
+// unordered, by unorderedUpdate.priorityStrategy, keeping partition pods old. At most
+// maxUnavailable replicas are unavailable at once; a replica unavailable already is updated at no
+// cost. Paused and OnDelete update nothing.
+func (p *planner) update() {
+	us := p.s.Spec.UpdateStrategy
+	ru := us.RollingUpdate
+	if us.Type == appsv1.OnDeleteStatefulSetStrategyType || ru == nil || p.s.CurrentRevision == "" {
+		return
+	}
+	if ru.Paused {
+		if p.hasOld() {
+			p.note("rollingUpdate.paused: no pod is updated")
+		}
+		return
+	}
+	budget := scaledValue(ru.MaxUnavailable, len(p.ords))
+	for _, ord := range p.ords {
+		if pod := p.byOrd[ord]; pod == nil || !p.healthy(pod) {
+			budget--
+		}
+	}
+	for _, pod := range p.candidates(ru) {
+		if pod.InPlaceUpdating {
+			p.note("%s finishes its in-place update first", pod.Name)
+			continue
+		}
+		free := !pod.healthy(p.now, p.minReady)
+		if !free && budget <= 0 {
+			p.note("maxUnavailable %s: %s waits for another replica to become available", ru.MaxUnavailable.String(), pod.Name)
+			if !p.unordered() {
+				return // ordered: never past a pod that waits
+			}
+			continue
+		}
+		if p.updatePod(pod, ru.PodUpdatePolicy) && !free {
+			budget--
+		}
+	}
+}
+
+// hasOld reports whether some replica is not at the update revision.
+func (p *planner) hasOld() bool {
+	for _, pod := range p.byOrd {
+		if _, ok := p.pos[pod.Ordinal]; ok && pod.Revision != p.s.UpdateRevision {
+			return true
+		}
+	}
+	return false
+}
+
+// candidates are the replicas to update, in update order.
+func (p *planner) candidates(ru *v1beta1.StatefulSetRollingUpdateStrategy) []*PodFacts {
+	partition := int(ptr.Deref(ru.Partition, 0))
+	var old []*PodFacts
+	for i := len(p.ords) - 1; i >= 0; i-- {
+		pod := p.byOrd[p.ords[i]]
+		if pod == nil || pod.Terminating || pod.finished() || pod.Revision == p.s.UpdateRevision {
+			continue
+		}
+		if !p.unordered() && i < partition {
+			continue
+		}
+		old = append(old, pod)
+	}
+	if !p.unordered() {
+		return old
+	}
+	if prio := updateorder.Priority(ru.UnorderedUpdate.PriorityStrategy); prio != nil {
+		slices.SortStableFunc(old, func(a, b *PodFacts) int { return prio(a.Labels, b.Labels) })
+	}
+	return old[:max(len(old)-partition, 0)]
+}
+
+// updatePod plans pod's update under policy and reports whether one was planned.
+func (p *planner) updatePod(pod *PodFacts, policy v1beta1.StatefulSetPodUpdatePolicyType) bool {
+	dec, known := p.s.InPlace[pod.Revision]
+	why := fmt.Sprintf("revision %s → %s", pod.Revision, p.s.UpdateRevision)
+	switch {
+	case policy != v1beta1.RecreateStatefulSetPodUpdatePolicy && known && dec.InPlace():
+		p.plan.Updates = append(p.plan.Updates, Update{Pod: pod.Name, Mode: UpdateInPlace, Spec: dec.Spec, Reason: why})
+	case policy == v1beta1.InPlaceOnlyStatefulSetPodUpdatePolicy:
+		reason := "its revision is unknown"
+		if len(dec.RecreateReasons) > 0 {
+			reason = dec.RecreateReasons[0]
+		}
+		p.plan.Refusals = append(p.plan.Refusals, Refusal{Pod: pod.Name, Reason: "InPlaceOnly cannot apply the change in place: " + reason})
+		return false
+	default:
+		if policy != v1beta1.RecreateStatefulSetPodUpdatePolicy && len(dec.RecreateReasons) > 0 {
+			why += ": " + dec.RecreateReasons[0]
+		}
+		p.plan.Updates = append(p.plan.Updates, Update{Pod: pod.Name, Mode: UpdateRecreate, Reason: why})
+	}
+	return true
+}

@@ -1,0 +1,209 @@
+package statefulset
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+)
+
+// world is a simulated cluster for one set: pods by ordinal, moved by the plan and by a seeded
+// random kubelet.
+type world struct {
+	rng  *rand.Rand
+	now  time.Time
+	pods map[int]*PodFacts
+}
+
+func (w *world) snapshot(s v1beta1.StatefulSetSpec, reserved map[int]bool) *Snapshot {
+	sn := snap(s)
+	sn.Reserved = reserved
+	for _, p := range w.pods {
+		sn.Pods = append(sn.Pods, *p)
+	}
+	slices.SortFunc(sn.Pods, func(a, b PodFacts) int { return a.Ordinal - b.Ordinal })
+	return sn
+}
+
+// apply carries the plan out as the API server would.
+func (w *world) apply(p Plan) {
+	for _, c := range p.Creates {
+		w.pods[c.Ordinal] = &PodFacts{Name: PodName("web", c.Ordinal), Ordinal: c.Ordinal, Revision: c.Revision}
+		w.pods[c.Ordinal].Phase = corev1.PodPending
+	}
+	terminate := func(name string) {
+		for _, pod := range w.pods {
+			if pod.Name == name {
+				pod.Terminating = true
+			}
+		}
+	}
+	for _, d := range p.Deletes {
+		terminate(d.Pod)
+	}
+	for _, u := range p.Updates {
+		if u.Mode == UpdateRecreate {
+			terminate(u.Pod)
+			continue
+		}
+		for _, pod := range w.pods {
+			if pod.Name == u.Pod {
+				pod.Revision, pod.InPlaceUpdating, pod.Ready = u.Spec.Revision, true, false
+			}
+		}
+	}
+}
+
+// step moves one random pod on, as the kubelet and the garbage collector would.
+func (w *world) step() {
+	w.now = w.now.Add(time.Second)
+	ords := make([]int, 0, len(w.pods))
+	for o := range w.pods {
+		ords = append(ords, o)
+	}
+	if len(ords) == 0 {
+		return
+	}
+	slices.Sort(ords)
+	pod := w.pods[ords[w.rng.IntN(len(ords))]]
+	switch {
+	case pod.Terminating:
+		delete(w.pods, pod.Ordinal)
+	case pod.InPlaceUpdating:
+		pod.InPlaceUpdating, pod.Ready, pod.ReadySince = false, true, w.now
+	case pod.Phase == corev1.PodPending:
+		pod.Phase, pod.Running = corev1.PodRunning, true
+	case pod.Running && !pod.Ready:
+		pod.Ready, pod.ReadySince = true, w.now
+	case w.rng.IntN(20) == 0:
+		pod.Phase, pod.Running, pod.Ready = corev1.PodFailed, false, false // a crash
+	}
+}
+
+// checkPlan asserts the package's invariants for a plan made from sn.
+func checkPlan(t *testing.T, sn *Snapshot, p Plan, now time.Time) {
+	t.Helper()
+	pl := newPlanner(sn, now)
+	for _, c := range p.Creates {
+		if _, ok := pl.pos[c.Ordinal]; !ok || pl.byOrd[c.Ordinal] != nil {
+			t.Fatalf("created ordinal %d: a replica %v, its pod %v", c.Ordinal, ok, pl.byOrd[c.Ordinal])
+		}
+	}
+	unhealthy := 0
+	for _, o := range pl.ords {
+		if pod := pl.byOrd[o]; pod == nil || !pod.healthy(now, pl.minReady) {
+			unhealthy++
+		}
+	}
+	if pl.monotonic {
+		if len(p.Creates)+len(p.Deletes) > 1 {
+			t.Fatalf("OrderedReady acted on %d pods at once: %+v %+v", len(p.Creates)+len(p.Deletes), p.Creates, p.Deletes)
+		}
+		for _, c := range p.Creates {
+			for _, o := range pl.ords {
+				if pod := pl.byOrd[o]; o < c.Ordinal && (pod == nil || !pod.healthy(now, pl.minReady)) {
+					t.Fatalf("OrderedReady created ordinal %d while %d is not healthy", c.Ordinal, o)
+				}
+			}
+		}
+		if len(p.Updates) > 0 && unhealthy > 0 && slices.ContainsFunc(p.Updates, func(u Update) bool {
+			return pl.byOrd[OrdinalOf("web", u.Pod)].healthy(now, pl.minReady)
+		}) {
+			t.Fatalf("OrderedReady updated a healthy pod while %d replicas are unhealthy", unhealthy)
+		}
+	}
+	ru := sn.Spec.UpdateStrategy.RollingUpdate
+	maxU := scaledValue(ru.MaxUnavailable, len(pl.ords))
+	costly := 0
+	for _, u := range p.Updates {
+		ord := OrdinalOf("web", u.Pod)
+		if pl.pos[ord] < int(ptr.Deref(ru.Partition, 0)) {
+			t.Fatalf("updated %s below partition %d", u.Pod, *ru.Partition)
+		}
+		if pl.byOrd[ord].healthy(now, pl.minReady) {
+			costly++
+		}
+		if ru.PodUpdatePolicy != v1beta1.RecreateStatefulSetPodUpdatePolicy && u.Mode == UpdateRecreate {
+			t.Fatalf("recreated %s though it can be updated in place", u.Pod)
+		}
+	}
+	if costly > 0 && unhealthy+costly > maxU {
+		t.Fatalf("%d healthy pods made unavailable with %d unavailable, maxUnavailable %d", costly, unhealthy, maxU)
+	}
+}
+
+// TestPlanSequences runs seeded random rollouts and scalings and checks every plan's invariants
+// and that each converges.
+func TestPlanSequences(t *testing.T) {
+	for seed := range uint64(300) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runSequence(t, seed) })
+	}
+}
+
+func runSequence(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	policy := appsv1.OrderedReadyPodManagement
+	if rng.IntN(2) == 0 {
+		policy = appsv1.ParallelPodManagement
+	}
+	replicas := int32(1 + rng.IntN(6))
+	part := int32(rng.IntN(3))
+	upd := []v1beta1.StatefulSetPodUpdatePolicyType{v1beta1.RecreateStatefulSetPodUpdatePolicy,
+		v1beta1.InPlaceIfPossibleStatefulSetPodUpdatePolicy}[rng.IntN(2)]
+	s := spec(replicas, policy, partition(part), maxUnavailable(intstr.FromInt32(int32(1+rng.IntN(3)))), podPolicy(upd))
+	reserved := map[int]bool{}
+	if rng.IntN(2) == 0 {
+		reserved[rng.IntN(4)] = true
+	}
+	w := &world{rng: rng, now: t0, pods: map[int]*PodFacts{}}
+	for _, o := range Ordinals(0, replicas+int32(rng.IntN(3)), nil) { // some start beyond the replicas
+		p := healthyPod(o, "web-old")
+		w.pods[o] = &p
+	}
+	for i := range 2000 {
+		sn := w.snapshot(s, reserved)
+		p := Compute(sn, w.now)
+		checkPlan(t, sn, p, w.now)
+		w.apply(p)
+		if i == 300 && rng.IntN(2) == 0 {
+			s.Replicas = ptr.To(int32(1 + rng.IntN(6))) // a scale in the middle of the rollout
+		}
+		if converged(w, s, reserved) {
+			return
+		}
+		w.step()
+	}
+	t.Fatalf("no convergence: replicas %d, partition %d, %s, pods %v", *s.Replicas, part, policy, describe(w))
+}
+
+func converged(w *world, s v1beta1.StatefulSetSpec, reserved map[int]bool) bool {
+	ords := Ordinals(0, *s.Replicas, reserved)
+	if len(w.pods) != len(ords) {
+		return false
+	}
+	part := int(ptr.Deref(s.UpdateStrategy.RollingUpdate.Partition, 0))
+	for i, o := range ords {
+		pod := w.pods[o]
+		if pod == nil || !pod.healthy(w.now, 0) || (i >= part && pod.Revision != "web-new") {
+			return false
+		}
+	}
+	return true
+}
+
+func describe(w *world) string {
+	var out []string
+	for o, p := range w.pods {
+		out = append(out, fmt.Sprintf("%d:%s/%s/ready=%v/term=%v/upd=%v", o, p.Revision, p.Phase, p.Ready, p.Terminating, p.InPlaceUpdating))
+	}
+	slices.Sort(out)
+	return fmt.Sprint(out)
+}
