@@ -4,45 +4,106 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
 // Takeover is the fixture of objects OpenKruise v1.9.0's own manager wrote (the oracle's
-// takeover/ folder): CloneSets with their pods, revisions and claims, as dumped.
+// takeover/ folder): CloneSets with their pods, revisions and claims, as dumped; and from its
+// workloads/ folder the Advanced StatefulSets named in TakeoverStatefulSets with theirs.
 type Takeover struct {
-	CloneSets []v1alpha1.CloneSet
-	Revisions []appsv1.ControllerRevision
-	Pods      []corev1.Pod
-	Claims    []corev1.PersistentVolumeClaim
-	Volumes   []corev1.PersistentVolume
+	CloneSets    []v1alpha1.CloneSet
+	StatefulSets []v1beta1.StatefulSet
+	Revisions    []appsv1.ControllerRevision
+	Pods         []corev1.Pod
+	Claims       []corev1.PersistentVolumeClaim
+	Volumes      []corev1.PersistentVolume
 }
+
+// TakeoverStatefulSets are the Advanced StatefulSets of the workloads/ dump the takeover tests
+// load (same namespace and nodes as the CloneSets; their object names do not collide).
+var TakeoverStatefulSets = []string{"asts-inplace"}
 
 // ReadTakeover reads the takeover fixture under the oracle folder.
 func ReadTakeover(repoRoot string) (*Takeover, error) {
 	dir := filepath.Join(OracleDir(repoRoot), "takeover")
 	tk := &Takeover{}
 	var cs v1alpha1.CloneSetList
+	if err := readDump(dir, &cs, tk); err != nil {
+		return nil, err
+	}
+	tk.CloneSets = cs.Items
+	var sets v1beta1.StatefulSetList
+	part := &Takeover{}
+	if err := readDump(filepath.Join(dir, "workloads"), &sets, part); err != nil {
+		return nil, err
+	}
+	for _, set := range sets.Items {
+		if slices.Contains(TakeoverStatefulSets, set.Name) {
+			tk.StatefulSets = append(tk.StatefulSets, set)
+		}
+	}
+	ofSets := func(name string) bool {
+		for _, set := range TakeoverStatefulSets {
+			if strings.Contains(name, set+"-") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range part.Revisions {
+		if ofSets(r.Name) {
+			tk.Revisions = append(tk.Revisions, r)
+		}
+	}
+	for _, p := range part.Pods {
+		if ofSets(p.Name) {
+			tk.Pods = append(tk.Pods, p)
+		}
+	}
+	for _, c := range part.Claims {
+		if ofSets(c.Name) {
+			tk.Claims = append(tk.Claims, c)
+		}
+	}
+	for _, v := range part.Volumes {
+		if ofSets(v.Name) {
+			tk.Volumes = append(tk.Volumes, v)
+		}
+	}
+	return tk, nil
+}
+
+// readDump reads the dump in dir: the workloads of one kind into workloads (a list) and the
+// revisions, pods, claims and volumes into tk.
+func readDump(dir string, workloads any, tk *Takeover) error {
+	file := "clonesets.apps.kruise.io.yaml"
+	if _, ok := workloads.(*v1beta1.StatefulSetList); ok {
+		file = "statefulsets.apps.kruise.io.yaml"
+	}
 	var revs appsv1.ControllerRevisionList
 	var pods corev1.PodList
 	var pvcs corev1.PersistentVolumeClaimList
 	var pvs corev1.PersistentVolumeList
 	for file, into := range map[string]any{
-		"clonesets.apps.kruise.io.yaml": &cs, "controllerrevisions.yaml": &revs, "pods.yaml": &pods,
+		file: workloads, "controllerrevisions.yaml": &revs, "pods.yaml": &pods,
 		"persistentvolumeclaims.yaml": &pvcs, "persistentvolumes.yaml": &pvs,
 	} {
 		raw, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := yaml.Unmarshal(raw, into); err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+			return fmt.Errorf("%s: %w", file, err)
 		}
 	}
-	tk.CloneSets, tk.Revisions, tk.Pods, tk.Claims, tk.Volumes = cs.Items, revs.Items, pods.Items, pvcs.Items, pvs.Items
-	return tk, nil
+	tk.Revisions, tk.Pods, tk.Claims, tk.Volumes = revs.Items, pods.Items, pvcs.Items, pvs.Items
+	return nil
 }

@@ -27,7 +27,7 @@ import (
 
 // kruise-manager, running as its own user with only the generated RBAC, makes its webhook
 // certificates, registers its webhooks by URL, becomes ready, defaults Kruise objects the way
-// OpenKruise does, and rejects invalid CloneSets naming the offending field.
+// OpenKruise does, and rejects invalid CloneSets and Advanced StatefulSets naming the offending field.
 func TestManagerServesDefaultingWebhooks(t *testing.T) {
 	ctx := context.Background()
 	admin := harness.KruiseClient(t, cfg)
@@ -75,6 +75,7 @@ func TestManagerServesDefaultingWebhooks(t *testing.T) {
 
 	t.Run("conversion round trip", func(t *testing.T) { checkConversion(t, admin, ns.Name, selector, template) })
 	t.Run("CloneSet validation", func(t *testing.T) { checkCloneSetValidation(t, admin, ns.Name, selector, template) })
+	t.Run("StatefulSet validation", func(t *testing.T) { checkStatefulSetValidation(t, admin, ns.Name, selector, template) })
 	t.Run("pod webhook and KruisePodReady", func(t *testing.T) { checkPodWebhook(t, admin, ns.Name, cs) })
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/ordinal"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/revision"
 	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
@@ -103,7 +104,7 @@ func (r *Reconciler) createPod(ctx context.Context, set *v1beta1.StatefulSet, ob
 		return err
 	}
 	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
-	pod.Name, pod.GenerateName, pod.Namespace = PodName(set.Name, c.Ordinal), set.Name+"-", set.Namespace
+	pod.Name, pod.GenerateName, pod.Namespace = ordinal.PodName(set.Name, c.Ordinal), set.Name+"-", set.Namespace
 	pod.Labels = maps.Clone(pod.Labels)
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
@@ -120,7 +121,7 @@ func (r *Reconciler) createPod(ctx context.Context, set *v1beta1.StatefulSet, ob
 	for _, t := range set.Spec.VolumeClaimTemplates {
 		pod.Spec.Volumes = slices.DeleteFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == t.Name })
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ClaimName(t.Name, set.Name, c.Ordinal)}}})
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ordinal.ClaimName(t.Name, set.Name, c.Ordinal)}}})
 	}
 	return r.control().Create(ctx, r.owner(set), pod, c.Revision, c.Reason, done)
 }
@@ -130,7 +131,7 @@ func (r *Reconciler) createPod(ctx context.Context, set *v1beta1.StatefulSet, ob
 // persistentVolumeClaimRetentionPolicy.whenDeleted is Delete. Existing claims are kept as they are.
 func (r *Reconciler) ensureClaims(ctx context.Context, set *v1beta1.StatefulSet, obs *observation, ord int) error {
 	for _, t := range set.Spec.VolumeClaimTemplates {
-		name := ClaimName(t.Name, set.Name, ord)
+		name := ordinal.ClaimName(t.Name, set.Name, ord)
 		if pvc, ok := obs.claims[name]; ok && pvc.DeletionTimestamp == nil {
 			continue
 		}

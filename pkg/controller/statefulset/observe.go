@@ -14,6 +14,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/ordinal"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
@@ -49,7 +50,7 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods
 	if err != nil {
 		return nil, fmt.Errorf("selector: %w", err)
 	}
-	reserved, err := ParseReserved(spec.ReserveOrdinals)
+	reserved, err := ordinal.ParseReserved(spec.ReserveOrdinals)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods
 	}
 	for i := range podList.Items {
 		pod := &podList.Items[i]
-		ord := OrdinalOf(set.Name, pod.Name)
+		ord := ordinal.OrdinalOf(set.Name, pod.Name)
 		if !metav1.IsControlledBy(pod, set) || ord < 0 {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/ordinal"
 )
 
 // Plan is what one reconcile does, with a reason for every action.
@@ -99,7 +100,7 @@ func newPlanner(s *Snapshot, now time.Time) *planner {
 	if s.Spec.Ordinals != nil {
 		start = s.Spec.Ordinals.Start
 	}
-	p.ords = Ordinals(start, ptr.Deref(s.Spec.Replicas, 1), s.Reserved)
+	p.ords = ordinal.Ordinals(start, ptr.Deref(s.Spec.Replicas, 1), s.Reserved)
 	p.pos = positions(p.ords)
 	for i := range s.Pods {
 		p.byOrd[s.Pods[i].Ordinal] = &s.Pods[i]
@@ -155,7 +156,7 @@ func (p *planner) scale() (blocked bool) {
 		switch {
 		case pod == nil:
 			if budget == 0 {
-				p.note("scaleStrategy.maxUnavailable: %s waits to be created", PodName(p.s.Name, ord))
+				p.note("scaleStrategy.maxUnavailable: %s waits to be created", ordinal.PodName(p.s.Name, ord))
 				continue
 			}
 			budget--
@@ -163,7 +164,7 @@ func (p *planner) scale() (blocked bool) {
 			p.plan.Creates = append(p.plan.Creates, Creation{Ordinal: ord, Revision: rev,
 				Reason: fmt.Sprintf("ordinal %d of %d replicas is missing", ord, len(p.ords))})
 			if p.monotonic {
-				p.note("OrderedReady: waiting for %s to be created and become available", PodName(p.s.Name, ord))
+				p.note("OrderedReady: waiting for %s to be created and become available", ordinal.PodName(p.s.Name, ord))
 				return true
 			}
 		case pod.finished():
@@ -273,4 +274,13 @@ func scaledValue(v *intstr.IntOrString, total int) int {
 		return 1
 	}
 	return n
+}
+
+// positions maps each replica ordinal to its position in ords (ascending).
+func positions(ords []int) map[int]int {
+	pos := make(map[int]int, len(ords))
+	for i, o := range ords {
+		pos[o] = i
+	}
+	return pos
 }

@@ -14,29 +14,6 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
-func TestOrdinals(t *testing.T) {
-	reserved, err := ParseReserved([]intstr.IntOrString{intstr.FromInt32(1), intstr.FromString("4-5"), intstr.FromString("9")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := Ordinals(0, 5, reserved), []int{0, 2, 3, 6, 7}; !slices.Equal(got, want) {
-		t.Errorf("Ordinals(0, 5, 1+4-5+9) = %v, want %v", got, want)
-	}
-	if got, want := Ordinals(3, 3, reserved), []int{3, 6, 7}; !slices.Equal(got, want) {
-		t.Errorf("Ordinals(3, 3, …) = %v, want %v", got, want)
-	}
-	for _, bad := range []string{"a", "5-3", "-1", "1-", "0-1000000"} {
-		if _, err := ParseReserved([]intstr.IntOrString{intstr.FromString(bad)}); err == nil {
-			t.Errorf("reserveOrdinals %q accepted", bad)
-		}
-	}
-	for name, want := range map[string]int{"web-0": 0, "web-12": 12, "web-01": -1, "web-": -1, "web-x": -1, "webx-1": -1, "web-1-2": -1} {
-		if got := OrdinalOf("web", name); got != want {
-			t.Errorf("OrdinalOf(web, %s) = %d, want %d", name, got, want)
-		}
-	}
-}
-
 func TestOrderedReadyCreatesOneAtATimeAscending(t *testing.T) {
 	s := snap(spec(3, appsv1.OrderedReadyPodManagement))
 	if got := createdOrds(Compute(s, t0)); !slices.Equal(got, []int{0}) {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/ordinal"
 )
 
 // world is a simulated cluster for one set: pods by ordinal, moved by the plan and by a seeded
@@ -36,7 +37,7 @@ func (w *world) snapshot(s v1beta1.StatefulSetSpec, reserved map[int]bool) *Snap
 // apply carries the plan out as the API server would.
 func (w *world) apply(p Plan) {
 	for _, c := range p.Creates {
-		w.pods[c.Ordinal] = &PodFacts{Name: PodName("web", c.Ordinal), Ordinal: c.Ordinal, Revision: c.Revision}
+		w.pods[c.Ordinal] = &PodFacts{Name: ordinal.PodName("web", c.Ordinal), Ordinal: c.Ordinal, Revision: c.Revision}
 		w.pods[c.Ordinal].Phase = corev1.PodPending
 	}
 	terminate := func(name string) {
@@ -115,7 +116,7 @@ func checkPlan(t *testing.T, sn *Snapshot, p Plan, now time.Time) {
 			}
 		}
 		if len(p.Updates) > 0 && unhealthy > 0 && slices.ContainsFunc(p.Updates, func(u Update) bool {
-			return pl.byOrd[OrdinalOf("web", u.Pod)].healthy(now, pl.minReady)
+			return pl.byOrd[ordinal.OrdinalOf("web", u.Pod)].healthy(now, pl.minReady)
 		}) {
 			t.Fatalf("OrderedReady updated a healthy pod while %d replicas are unhealthy", unhealthy)
 		}
@@ -124,7 +125,7 @@ func checkPlan(t *testing.T, sn *Snapshot, p Plan, now time.Time) {
 	maxU := scaledValue(ru.MaxUnavailable, len(pl.ords))
 	costly := 0
 	for _, u := range p.Updates {
-		ord := OrdinalOf("web", u.Pod)
+		ord := ordinal.OrdinalOf("web", u.Pod)
 		if pl.pos[ord] < int(ptr.Deref(ru.Partition, 0)) {
 			t.Fatalf("updated %s below partition %d", u.Pod, *ru.Partition)
 		}
@@ -164,7 +165,7 @@ func runSequence(t *testing.T, seed uint64) {
 		reserved[rng.IntN(4)] = true
 	}
 	w := &world{rng: rng, now: t0, pods: map[int]*PodFacts{}}
-	for _, o := range Ordinals(0, replicas+int32(rng.IntN(3)), nil) { // some start beyond the replicas
+	for _, o := range ordinal.Ordinals(0, replicas+int32(rng.IntN(3)), nil) { // some start beyond the replicas
 		p := healthyPod(o, "web-old")
 		w.pods[o] = &p
 	}
@@ -185,7 +186,7 @@ func runSequence(t *testing.T, seed uint64) {
 }
 
 func converged(w *world, s v1beta1.StatefulSetSpec, reserved map[int]bool) bool {
-	ords := Ordinals(0, *s.Replicas, reserved)
+	ords := ordinal.Ordinals(0, *s.Replicas, reserved)
 	if len(w.pods) != len(ords) {
 		return false
 	}

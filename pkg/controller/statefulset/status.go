@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/ordinal"
 )
 
 // ComputeStatus is the set's status over the snapshot (pure). Counters, as OpenKruise and upstream
@@ -70,7 +71,7 @@ func claimStatus(s *Snapshot, claims map[string]*corev1.PersistentVolumeClaim) [
 		want := t.Spec.Resources.Requests[corev1.ResourceStorage]
 		vc := v1beta1.StatefulSetVolumeClaimStatus{VolumeClaimName: t.Name}
 		for i := range s.Pods {
-			pvc := claims[ClaimName(t.Name, s.Name, s.Pods[i].Ordinal)]
+			pvc := claims[ordinal.ClaimName(t.Name, s.Name, s.Pods[i].Ordinal)]
 			if s.Pods[i].finished() || pvc == nil {
 				continue
 			}

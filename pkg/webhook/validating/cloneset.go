@@ -2,12 +2,9 @@ package validating
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -16,7 +13,6 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -84,7 +80,7 @@ func validateCloneSet(obj, old *v1alpha1.CloneSet) field.ErrorList {
 		replicas = int(*spec.Replicas)
 	}
 	var errs field.ErrorList
-	errs = append(errs, validateSelector(spec.Selector, spec.Template.Labels, path)...)
+	errs = append(errs, validateSelector("CloneSet", spec.Selector, spec.Template.Labels, path)...)
 	if spec.Replicas != nil {
 		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(*spec.Replicas), path.Child("replicas"))...)
 	}
@@ -96,8 +92,8 @@ func validateCloneSet(obj, old *v1alpha1.CloneSet) field.ErrorList {
 	}
 	errs = append(errs, validatePodsToDelete(spec.ScaleStrategy.PodsToDelete, oldPodsToDelete, old == nil,
 		path.Child("scaleStrategy", "podsToDelete"))...)
-	errs = append(errs, validateTemplateBasics(&spec.Template, path.Child("template"))...)
-	errs = append(errs, validateClaimTemplates(spec, path)...)
+	errs = append(errs, validateTemplateBasics("CloneSet", &spec.Template, path.Child("template"))...)
+	errs = append(errs, validateClaimTemplates(&spec.Template, spec.VolumeClaimTemplates, false, path)...)
 	return errs
 }
 
@@ -120,10 +116,8 @@ func ValidateCloneSetUpdate(obj, old *v1alpha1.CloneSet) field.ErrorList {
 	path := field.NewPath("spec")
 	var errs field.ErrorList
 	if obj.Spec.UpdateStrategy.Type == v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType {
-		if changed := templateSpecChangesBesidesImages(&old.Spec.Template.Spec, &obj.Spec.Template.Spec); len(changed) > 0 {
-			errs = append(errs, field.Forbidden(path.Child("template"), fmt.Sprintf(
-				"updateStrategy.type is InPlaceOnly, which allows no change of the template's spec but container images "+
-					"(labels and annotations may change); changed: %s", strings.Join(changed, ", "))))
+		if e := inPlaceOnlyChange(&old.Spec.Template, &obj.Spec.Template, "updateStrategy.type", path); e != nil {
+			errs = append(errs, e)
 		}
 	}
 	if apiequality.Semantic.DeepEqual(obj.Spec, old.Spec) {
@@ -169,29 +163,6 @@ func ValidatePodsToDelete(ctx context.Context, c client.Reader, obj, old *v1alph
 		}
 	}
 	return errs
-}
-
-func validateSelector(sel *metav1.LabelSelector, templateLabels map[string]string, path *field.Path) field.ErrorList {
-	p := path.Child("selector")
-	if sel == nil {
-		return field.ErrorList{field.Required(p, "")}
-	}
-	if len(sel.MatchLabels)+len(sel.MatchExpressions) == 0 {
-		return field.ErrorList{field.Invalid(p, sel, "empty selector is invalid for a CloneSet: it would select every pod")}
-	}
-	errs := metav1validation.ValidateLabelSelector(sel, metav1validation.LabelSelectorValidationOptions{}, p)
-	if len(errs) > 0 {
-		return errs
-	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil {
-		return field.ErrorList{field.Invalid(p, sel, err.Error())}
-	}
-	if !s.Matches(labels.Set(templateLabels)) {
-		return field.ErrorList{field.Invalid(path.Child("template", "metadata", "labels"), templateLabels,
-			"`selector` does not match template `labels`")}
-	}
-	return nil
 }
 
 // validateProgressDeadline: ≥ 0 and, unless it is math.MaxInt32, greater than minReadySeconds.
@@ -388,178 +359,4 @@ func duplicates(names []string) []int {
 		seen[n] = true
 	}
 	return dups
-}
-
-// validateTemplateBasics checks what OpenKruise checks of the template beyond Kubernetes' pod
-// template validation, and the basics of that validation (the dry run checks the rest).
-func validateTemplateBasics(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorList {
-	errs := metav1validation.ValidateLabels(t.Labels, p.Child("metadata", "labels"))
-	cp := p.Child("spec", "containers")
-	if len(t.Spec.Containers) == 0 {
-		errs = append(errs, field.Required(cp, "a pod needs at least one container"))
-	}
-	seen := map[string]bool{}
-	for i, c := range t.Spec.Containers {
-		ip := cp.Index(i)
-		switch {
-		case c.Name == "":
-			errs = append(errs, field.Required(ip.Child("name"), ""))
-		case seen[c.Name]:
-			errs = append(errs, field.Duplicate(ip.Child("name"), c.Name))
-		default:
-			for _, msg := range validation.IsDNS1123Label(c.Name) {
-				errs = append(errs, field.Invalid(ip.Child("name"), c.Name, msg))
-			}
-		}
-		seen[c.Name] = true
-		// Kubernetes' template validation only requires an image (" " is accepted in a template).
-		if c.Image == "" {
-			errs = append(errs, field.Required(ip.Child("image"), ""))
-		}
-	}
-	// A CloneSet's pods run until the CloneSet says otherwise (the API server defaults "" to Always).
-	if rp := t.Spec.RestartPolicy; rp != "" && rp != corev1.RestartPolicyAlways {
-		errs = append(errs, field.NotSupported(p.Child("spec", "restartPolicy"), rp, []string{string(corev1.RestartPolicyAlways)}))
-	}
-	if t.Spec.ActiveDeadlineSeconds != nil {
-		errs = append(errs, field.Forbidden(p.Child("spec", "activeDeadlineSeconds"),
-			"a CloneSet's pods must not end on a deadline: the CloneSet would replace them forever"))
-	}
-	return errs
-}
-
-// validateClaimTemplates checks the volumes the claim templates become: OpenKruise validates the
-// template with one PVC volume per claim template appended, named after it. The dry run of a
-// changed template sees them too (withClaimVolumes), but an update changing only the claim
-// templates is not dry-run, hence these checks of the names and of the mounts that need them.
-func validateClaimTemplates(spec *v1alpha1.CloneSetSpec, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	volumes := map[string]bool{}
-	for _, v := range spec.Template.Spec.Volumes {
-		volumes[v.Name] = true
-	}
-	claims := map[string]bool{}
-	for i, c := range spec.VolumeClaimTemplates {
-		np := path.Child("volumeClaimTemplates").Index(i).Child("metadata", "name")
-		switch {
-		case c.Name == "":
-			errs = append(errs, field.Required(np, "each claim template becomes the pod volume of its name"))
-		case claims[c.Name]:
-			errs = append(errs, field.Duplicate(np, c.Name))
-		case volumes[c.Name]:
-			e := field.Duplicate(np, c.Name)
-			e.Detail = "spec.template.spec.volumes has a volume of this name, and each claim template becomes the pod volume of its name"
-			errs = append(errs, e)
-		default:
-			for _, msg := range validation.IsDNS1123Label(c.Name) {
-				errs = append(errs, field.Invalid(np, c.Name, "each claim template becomes the pod volume of its name: "+msg))
-			}
-		}
-		claims[c.Name] = true
-	}
-	tp := path.Child("template", "spec")
-	for _, list := range []struct {
-		name       string
-		containers []corev1.Container
-	}{{"initContainers", spec.Template.Spec.InitContainers}, {"containers", spec.Template.Spec.Containers}} {
-		for i, c := range list.containers {
-			cp := tp.Child(list.name).Index(i)
-			for j, m := range c.VolumeMounts {
-				if m.Name != "" && !volumes[m.Name] && !claims[m.Name] {
-					errs = append(errs, volumeNotFound(cp.Child("volumeMounts").Index(j).Child("name"), m.Name))
-				}
-			}
-			for j, d := range c.VolumeDevices {
-				if d.Name != "" && !volumes[d.Name] && !claims[d.Name] {
-					errs = append(errs, volumeNotFound(cp.Child("volumeDevices").Index(j).Child("name"), d.Name))
-				}
-			}
-		}
-	}
-	return errs
-}
-
-func volumeNotFound(p *field.Path, name string) *field.Error {
-	e := field.NotFound(p, name)
-	e.Detail = "no volume of this name in spec.template.spec.volumes or spec.volumeClaimTemplates"
-	return e
-}
-
-// templateSpecChangesBesidesImages returns the paths at which cur differs from old other than the
-// image of a container that has one in both (same index): OpenKruise's InPlaceOnly rule, which
-// allows a JSON patch of the template spec made only of replacements of /containers/N/image.
-// Both are compared in their JSON form, as OpenKruise compares them (so "1Gi" and "1073741824"
-// differ). At most maxChangedPaths paths are listed.
-func templateSpecChangesBesidesImages(old, cur *corev1.PodSpec) []string {
-	restored := cur.DeepCopy()
-	for i := range restored.Containers {
-		if i < len(old.Containers) && old.Containers[i].Image != "" && restored.Containers[i].Image != "" {
-			restored.Containers[i].Image = old.Containers[i].Image
-		}
-	}
-	a, errA := jsonValue(old)
-	b, errB := jsonValue(restored)
-	if errA != nil || errB != nil {
-		return []string{"spec.template.spec (not comparable as JSON)"}
-	}
-	var paths []string
-	jsonDiff(a, b, "spec.template.spec", &paths)
-	return paths
-}
-
-const maxChangedPaths = 5
-
-func jsonValue(v any) (any, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(raw, &out)
-	return out, err
-}
-
-// jsonDiff appends to paths the paths at which the decoded JSON values a and b differ.
-func jsonDiff(a, b any, path string, paths *[]string) {
-	if len(*paths) > maxChangedPaths || reflect.DeepEqual(a, b) {
-		return
-	}
-	add := func(p string) {
-		if len(*paths) == maxChangedPaths {
-			p = "…"
-		}
-		*paths = append(*paths, p)
-	}
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok {
-			add(path)
-			return
-		}
-		keys := make([]string, 0, len(av)+len(bv))
-		for k := range av {
-			keys = append(keys, k)
-		}
-		for k := range bv {
-			if _, ok := av[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			jsonDiff(av[k], bv[k], path+"."+k, paths)
-		}
-	case []any:
-		bv, ok := b.([]any)
-		if !ok || len(av) != len(bv) {
-			add(path)
-			return
-		}
-		for i := range av {
-			jsonDiff(av[i], bv[i], fmt.Sprintf("%s[%d]", path, i), paths)
-		}
-	default:
-		add(path)
-	}
 }

@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 )
 
 // PodTemplateChecker validates a workload's pod template as the API server validates pods.
@@ -70,18 +68,19 @@ func causeError(path *field.Path, c metav1.StatusCause) *field.Error {
 	return &field.Error{Type: typ, Field: path.String() + "." + c.Field, BadValue: field.OmitValueType{}, Detail: detail}
 }
 
-// withClaimVolumes returns the CloneSet's template as its pods get it: with a volume for each of its
-// volumeClaimTemplates (the controller mounts each claim as the volume named after its template,
-// replacing a template volume of that name), so containers may mount them.
-func withClaimVolumes(cs *v1alpha1.CloneSet) *corev1.PodTemplateSpec {
-	if len(cs.Spec.VolumeClaimTemplates) == 0 {
-		return &cs.Spec.Template
+// withClaimVolumes returns a workload's template as its pods get it: with a volume for each of its
+// claim templates (the controller mounts each claim as the volume named after its template,
+// replacing a template volume of that name), so containers may mount them. owner names the
+// workload (the claims' names only need to be valid).
+func withClaimVolumes(tmpl *corev1.PodTemplateSpec, claims []corev1.PersistentVolumeClaim, owner string) *corev1.PodTemplateSpec {
+	if len(claims) == 0 {
+		return tmpl
 	}
-	tmpl := cs.Spec.Template.DeepCopy()
-	for _, c := range cs.Spec.VolumeClaimTemplates {
+	tmpl = tmpl.DeepCopy()
+	for _, c := range claims {
 		tmpl.Spec.Volumes = slices.DeleteFunc(tmpl.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == c.Name })
 		tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, corev1.Volume{Name: c.Name, VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Name + "-" + cs.Name}}})
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Name + "-" + owner}}})
 	}
 	return tmpl
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
 // CloneSetPath is where the CloneSet validating webhook is served.
@@ -22,12 +23,15 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 //
 // +kubebuilder:webhookconfiguration:mutating=false,name=kruise-validating-webhook-configuration
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-cloneset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=clonesets,verbs=create;update,versions=v1alpha1,name=vcloneset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-statefulset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=statefulsets,verbs=create;update,versions=v1alpha1,name=vstatefulset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-statefulset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=statefulsets,verbs=create;update,versions=v1beta1,name=vstatefulset-v1beta1.apps.kruise.io,admissionReviewVersions=v1
 
 // Register adds every validating webhook to srv; templates checks pod templates (nil: not checked
 // beyond the rules of this package); pods reads the pods a CloneSet's podsToDelete names (nil: not
 // looked up).
 func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, pods client.Reader) {
 	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: pods}))
+	registerStatefulSets(srv, scheme, templates)
 	registerPullJobs(srv, scheme)
 	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
 		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
@@ -44,7 +48,7 @@ type cloneSetValidator struct {
 func (v cloneSetValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.CloneSet) (admission.Warnings, error) {
 	errs := ValidateCloneSet(obj)
 	if len(errs) == 0 && v.templates != nil {
-		errs = v.templates.Check(ctx, obj.Namespace, withClaimVolumes(obj), field.NewPath("spec", "template"))
+		errs = v.templates.Check(ctx, obj.Namespace, withClaimVolumes(&obj.Spec.Template, obj.Spec.VolumeClaimTemplates, obj.Name), field.NewPath("spec", "template"))
 	}
 	return nil, invalid("CloneSet", obj.Name, errs)
 }
@@ -57,7 +61,7 @@ func (v cloneSetValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v
 		errs = ValidatePodsToDelete(ctx, v.pods, newObj, oldObj)
 	}
 	if len(errs) == 0 && v.templates != nil && !apiequality.Semantic.DeepEqual(oldObj.Spec.Template, newObj.Spec.Template) {
-		errs = v.templates.Check(ctx, newObj.Namespace, withClaimVolumes(newObj), field.NewPath("spec", "template"))
+		errs = v.templates.Check(ctx, newObj.Namespace, withClaimVolumes(&newObj.Spec.Template, newObj.Spec.VolumeClaimTemplates, newObj.Name), field.NewPath("spec", "template"))
 	}
 	return nil, invalid("CloneSet", newObj.Name, errs)
 }
@@ -65,6 +69,83 @@ func (v cloneSetValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).
 func (cloneSetValidator) ValidateDelete(context.Context, *v1alpha1.CloneSet) (admission.Warnings, error) {
 	return nil, nil
+}
+
+// Paths of the Advanced StatefulSet validating webhooks, one per served version.
+const (
+	StatefulSetV1alpha1Path = "/validate-apps-kruise-io-v1alpha1-statefulset"
+	StatefulSetV1beta1Path  = "/validate-apps-kruise-io-v1beta1-statefulset"
+)
+
+// registerStatefulSets adds the Advanced StatefulSet validating webhooks: a v1alpha1 object is
+// converted to v1beta1 (the stored version) and validated as such, so the rules exist once.
+func registerStatefulSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker) {
+	srv.Register(StatefulSetV1beta1Path, admission.WithValidator[*v1beta1.StatefulSet](scheme,
+		statefulSetValidator[*v1beta1.StatefulSet]{templates: templates,
+			toV1beta1: func(o *v1beta1.StatefulSet) (*v1beta1.StatefulSet, error) { return o, nil }}))
+	srv.Register(StatefulSetV1alpha1Path, admission.WithValidator[*v1alpha1.StatefulSet](scheme,
+		statefulSetValidator[*v1alpha1.StatefulSet]{templates: templates,
+			toV1beta1: func(o *v1alpha1.StatefulSet) (*v1beta1.StatefulSet, error) {
+				out := &v1beta1.StatefulSet{}
+				return out, o.ConvertTo(out)
+			}}))
+}
+
+// statefulSetValidator adapts ValidateStatefulSet and ValidateStatefulSetUpdate to
+// controller-runtime for one version of the StatefulSet, and checks the pod template as the API
+// server would check its pods.
+type statefulSetValidator[T client.Object] struct {
+	templates PodTemplateChecker
+	toV1beta1 func(T) (*v1beta1.StatefulSet, error)
+}
+
+// ValidateCreate rejects an invalid new StatefulSet.
+func (v statefulSetValidator[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
+	sts, err := v.convert(obj)
+	if err != nil {
+		return nil, err
+	}
+	errs := ValidateStatefulSet(sts)
+	if len(errs) == 0 && v.templates != nil {
+		errs = v.templates.Check(ctx, sts.Namespace, withClaimVolumes(&sts.Spec.Template, sts.Spec.VolumeClaimTemplates, sts.Name),
+			field.NewPath("spec", "template"))
+	}
+	return nil, invalid(statefulSetKind, sts.Name, errs)
+}
+
+// ValidateUpdate rejects an invalid StatefulSet or a forbidden change; the template is checked
+// again only when it changed.
+func (v statefulSetValidator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
+	sts, err := v.convert(newObj)
+	if err != nil {
+		return nil, err
+	}
+	old, err := v.convert(oldObj)
+	if err != nil {
+		return nil, err
+	}
+	errs := ValidateStatefulSetUpdate(sts, old)
+	if len(errs) == 0 && v.templates != nil && !apiequality.Semantic.DeepEqual(old.Spec.Template, sts.Spec.Template) {
+		errs = v.templates.Check(ctx, sts.Namespace, withClaimVolumes(&sts.Spec.Template, sts.Spec.VolumeClaimTemplates, sts.Name),
+			field.NewPath("spec", "template"))
+	}
+	return nil, invalid(statefulSetKind, sts.Name, errs)
+}
+
+// ValidateDelete allows every deletion (the webhook is not registered for DELETE).
+func (statefulSetValidator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// convert returns obj as v1beta1; an unreadable v1beta1-only annotation of a v1alpha1 object is
+// refused at that annotation.
+func (v statefulSetValidator[T]) convert(obj T) (*v1beta1.StatefulSet, error) {
+	sts, err := v.toV1beta1(obj)
+	if err != nil {
+		p := field.NewPath("metadata", "annotations").Key(v1alpha1.ConversionV1beta1OnlyAnnotation)
+		return nil, invalid(statefulSetKind, obj.GetName(), field.ErrorList{field.Invalid(p, field.OmitValueType{}, err.Error())})
+	}
+	return sts, nil
 }
 
 // invalid turns errs about the apps.kruise.io object kind/name into the API's Invalid status

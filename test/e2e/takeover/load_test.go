@@ -31,8 +31,8 @@ func clean(m *metav1.ObjectMeta) {
 }
 
 // load creates the fixture's objects as the takeover README says: namespace, volumes and claims,
-// CloneSets (with their status), revisions and pods (owned by the new CloneSets, with their
-// status). The grace period of the pod whose in-place update waits for it (cs-grace) is moved so
+// CloneSets and Advanced StatefulSets (with their status), revisions and pods (owned by the new
+// workloads, with their status). The grace period of the pod whose in-place update waits for it (cs-grace) is moved so
 // that it ends graceLeft after now.
 func load(ctx context.Context, tk *compat.Takeover, graceLeft time.Duration) (*loaded, error) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, metav1.CreateOptions{}); err != nil {
@@ -61,6 +61,19 @@ func load(ctx context.Context, tk *compat.Takeover, graceLeft time.Duration) (*l
 			return nil, fmt.Errorf("CloneSet %s status: %w", c.Name, err)
 		}
 		owners[c.Name] = c.UID
+	}
+	for _, set := range tk.StatefulSets {
+		status := set.Status
+		clean(&set.ObjectMeta)
+		if err := kc.Create(ctx, &set); err != nil {
+			return nil, fmt.Errorf("StatefulSet %s: %w", set.Name, err)
+		}
+		set.Status = status
+		set.Status.ObservedGeneration = set.Generation
+		if err := kc.Status().Update(ctx, &set); err != nil {
+			return nil, fmt.Errorf("StatefulSet %s status: %w", set.Name, err)
+		}
+		owners[set.Name] = set.UID
 	}
 	own := func(m *metav1.ObjectMeta) {
 		for i := range m.OwnerReferences {

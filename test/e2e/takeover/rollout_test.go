@@ -14,8 +14,64 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/test/harness"
 )
+
+// After the takeover each Advanced StatefulSet rolls to a new image in place, through its
+// partition: first the ordinals above it, then, with partition 0, the rest; every pod keeps its UID
+// and its claims.
+func rollsStatefulSetsForwardInPlace(t *testing.T) {
+	ctx := context.Background()
+	const image = "example.com/app:v3"
+	for _, set := range fixture.StatefulSets {
+		replicas := int(*set.Spec.Replicas)
+		part := int(*set.Spec.UpdateStrategy.RollingUpdate.Partition)
+		patch := fmt.Sprintf(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":%q}]`, image)
+		setPatch(t, set.Name, patch)
+		waitImages(t, set.Name, image, replicas-part)
+		setPatch(t, set.Name, `[{"op":"replace","path":"/spec/updateStrategy/rollingUpdate/partition","value":0}]`)
+		waitImages(t, set.Name, image, replicas)
+	}
+	for _, want := range fixture.Claims {
+		got, err := cs.CoreV1().PersistentVolumeClaims(Namespace).Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil || got.DeletionTimestamp != nil {
+			t.Errorf("claim %s: %v (deleting %v)", want.Name, err, got.DeletionTimestamp)
+		}
+	}
+}
+
+func setPatch(t *testing.T, name, patch string) {
+	t.Helper()
+	obj := &appsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name}}
+	if err := kc.Patch(context.Background(), obj, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
+		t.Fatalf("StatefulSet %s: %v", name, err)
+	}
+}
+
+// waitImages waits until n of the set's pods run image, ready, none recreated.
+func waitImages(t *testing.T, name, image string, n int) {
+	t.Helper()
+	harness.Eventually(t, 90*time.Second, fmt.Sprintf("%d pods of %s on %s in place", n, name, image), func() (bool, string) {
+		pods, err := cs.CoreV1().Pods(Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + name})
+		if err != nil {
+			return false, err.Error()
+		}
+		var serving, seen []string
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			seen = append(seen, harness.DescribePod(p))
+			if uid, ok := objs.podUIDs[p.Name]; !ok || uid != p.UID {
+				t.Fatalf("pod %s was created or recreated: %s", p.Name, strings.Join(seen, "; "))
+			}
+			if p.Spec.Containers[0].Image == image && harness.PodCondition(p, corev1.PodReady) == corev1.ConditionTrue &&
+				harness.PodCondition(p, appspub.InPlaceUpdateReady) == corev1.ConditionTrue {
+				serving = append(serving, p.Name)
+			}
+		}
+		return len(serving) == n, strings.Join(seen, "; ")
+	})
+}
 
 // After the takeover each CloneSet rolls to a new image in place: every pod OpenKruise created
 // keeps its UID (the pod held in PreparingDelete and the evicted one aside, left as they are).

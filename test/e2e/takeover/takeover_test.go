@@ -12,8 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // watched is how long Kruise runs on the taken-over objects before they are checked.
@@ -54,6 +57,7 @@ func TestTakeover(t *testing.T) {
 	}{
 		{"touches nothing", touchesNothing},
 		{"rolls forward in place", rollsForwardInPlace},
+		{"rolls Advanced StatefulSets forward in place", rollsStatefulSetsForwardInPlace},
 		{"orphan delete", orphanDelete},
 	} {
 		if !t.Run(step.name, step.run) {
@@ -128,6 +132,17 @@ func checkUnchanged(t *testing.T) {
 		got := cloneSet(t, want.Name)
 		if got.Status.UpdateRevision != want.Status.UpdateRevision {
 			t.Errorf("CloneSet %s: update revision %s, OpenKruise's %s", want.Name, got.Status.UpdateRevision, want.Status.UpdateRevision)
+		}
+	}
+	for _, want := range fixture.StatefulSets {
+		got := &appsv1beta1.StatefulSet{}
+		if err := kc.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: want.Name}, got); err != nil {
+			t.Fatal(err)
+		}
+		// The same counts and revisions as OpenKruise wrote (observedGeneration is the new object's).
+		want.Status.ObservedGeneration = got.Status.ObservedGeneration
+		if !equality.Semantic.DeepEqual(got.Status, want.Status) {
+			t.Errorf("StatefulSet %s: status\n%+v\nOpenKruise's\n%+v", want.Name, got.Status, want.Status)
 		}
 	}
 	if got := cloneSet(t, "cs-evicted"); got.Status.Replicas != 3 || got.Status.ReadyReplicas != 3 {

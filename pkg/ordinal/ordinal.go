@@ -1,0 +1,109 @@
+// Package ordinal is the ordinal arithmetic of Advanced StatefulSets, shared by their controller
+// and their validating webhook: which ordinals a set's replicas have (ordinals.start,
+// reserveOrdinals), how reserveOrdinals reads, and the names derived from an ordinal.
+package ordinal
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Ordinals are the ordinals a StatefulSet's replicas have: the first replicas integers from start
+// that reserveOrdinals does not reserve, ascending. A reserved ordinal is skipped and the range
+// extends past it, so the set always has replicas members.
+func Ordinals(start, replicas int32, reserved map[int]bool) []int {
+	out := make([]int, 0, max(replicas, 0))
+	for ord := int(start); len(out) < int(replicas); ord++ {
+		if !reserved[ord] {
+			out = append(out, ord)
+		}
+	}
+	return out
+}
+
+// MaxReservedRange bounds an "a-b" entry of reserveOrdinals, so that a typo cannot make the
+// controller build a set of billions of ordinals; the webhook refuses wider ranges.
+const MaxReservedRange = 100000
+
+// ParseReserved reads reserveOrdinals: integers ≥ 0 and "first-last" ranges (both ends
+// included). An entry that is neither is an error naming it.
+func ParseReserved(entries []intstr.IntOrString) (map[int]bool, error) {
+	out := map[int]bool{}
+	for i, e := range entries {
+		if e.Type == intstr.Int {
+			if e.IntVal < 0 {
+				return nil, fmt.Errorf("reserveOrdinals[%d]: %d is negative", i, e.IntVal)
+			}
+			out[int(e.IntVal)] = true
+			continue
+		}
+		lo, hi, err := ParseRange(e.StrVal)
+		if err != nil {
+			return nil, fmt.Errorf("reserveOrdinals[%d]: %w", i, err)
+		}
+		for ord := lo; ord <= hi; ord++ {
+			out[int(ord)] = true
+		}
+	}
+	return out, nil
+}
+
+// ParseRange reads a reserveOrdinals range "first-last" (decimal digits only, no sign or space;
+// first ≤ last ≤ 2147483647, at most MaxReservedRange ordinals), the form OpenKruise v1.9.0
+// accepts; "3-5" stands for 3, 4 and 5.
+func ParseRange(s string) (first, last int32, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	if !ok || !decimalDigits(a) || !decimalDigits(b) {
+		return 0, 0, errors.New("must be an ordinal (an integer, not a string) or a range 'first-last' such as '3-5'")
+	}
+	x, errA := strconv.ParseInt(a, 10, 32)
+	y, errB := strconv.ParseInt(b, 10, 32)
+	if errA != nil || errB != nil {
+		return 0, 0, fmt.Errorf("ordinals must not exceed %d", math.MaxInt32)
+	}
+	switch {
+	case x > y:
+		return 0, 0, fmt.Errorf("the range's first ordinal (%d) must not be greater than its last (%d)", x, y)
+	case y-x >= MaxReservedRange:
+		return 0, 0, fmt.Errorf("a range may reserve at most %d ordinals", MaxReservedRange)
+	}
+	return int32(x), int32(y), nil
+}
+
+// decimalDigits reports whether s is one or more ASCII digits.
+func decimalDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// OrdinalOf is the ordinal in a pod's name <set>-<ordinal>, or -1 when the name is not of that
+// form (such a pod is not one of the set's replicas and is left alone).
+func OrdinalOf(set, pod string) int {
+	rest, ok := strings.CutPrefix(pod, set+"-")
+	if !ok || rest == "" || (len(rest) > 1 && rest[0] == '0') {
+		return -1
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+// PodName is the name of the pod of ordinal ord.
+func PodName(set string, ord int) string { return set + "-" + strconv.Itoa(ord) }
+
+// ClaimName is the name of the PVC of claim template tmpl for the pod of ordinal ord.
+func ClaimName(tmpl, set string, ord int) string { return tmpl + "-" + PodName(set, ord) }
