@@ -16,13 +16,15 @@ import (
 	"time"
 
 	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/sandbox/storage"
 	"github.com/kruise-ng/kruise/pkg/version"
 )
 
 const usage = `usage: kruise-sandbox <command> [flags]
 
 commands:
-  up       start a sandbox: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok nodes
+  up       start a sandbox: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok nodes,
+           a storage provisioner (StorageClasses standard, the default, and expandable)
   down     stop the processes a sandbox started and remove its state
   status   show what a sandbox runs
   demo     start a sandbox with Kruise and roll a 50-pod CloneSet from v1 to v2 in place, live
@@ -169,6 +171,8 @@ func up(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "Sandbox up in %.1fs: %d kwok node(s) Ready, API server %s\n", time.Since(t0).Seconds(), sb.Nodes, sb.Server())
+	fmt.Fprintf(stdout, "Storage: StorageClasses %s (default) and %s (volumes can grow), volumes in %s\n",
+		storage.StandardClass, storage.ExpandableClass, sb.VolumesDir())
 	if sb.AuditLog != "" {
 		fmt.Fprintf(stdout, "Audit log: %s\n", sb.AuditLog)
 	}

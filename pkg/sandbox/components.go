@@ -18,11 +18,13 @@ const (
 	kubeconfigsDir = "kubeconfigs"
 	certsDir       = "serving-certs"
 	kruiseDir      = "kruise"
+	// volumesDir holds the folders of the storage provisioner's volumes.
+	volumesDir = "volumes"
 )
 
 // ownedPaths lists everything under DIR that a sandbox creates.
 var ownedPaths = []string{stateFile, adminConfig, auditLogFile, pkiDir, etcdDir, logsDir, configDir, kubeconfigsDir, certsDir, kruiseDir,
-	containerdDir, kubeletDir, cniDir}
+	volumesDir, containerdDir, kubeletDir, cniDir}
 
 // Client QPS of the sandbox's own controllers: high enough that neither kube-controller-manager nor
 // the scheduler bounds a 2,000-pod rollout (a rolling update needs a few writes per pod).

@@ -1,6 +1,18 @@
 // Package sandbox runs a local Kubernetes control plane with simulated nodes for development and
 // end-to-end tests: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok, all real
-// binaries built from source by `make tools`, on loopback, with fresh certificates.
+// binaries built from source by `make tools`, on loopback, with fresh certificates; and a storage
+// provisioner (package storage), which is the program that started the sandbox run again.
+//
+// What the kwok nodes do with pods (stages/*.yaml): pods start and run until deleted, restart a
+// container in place when its image changes, and never run a bad image (tagged "broken", or from
+// the host invalid.registry.k8s.io). A job's pod (controller owner a batch/v1 Job or a Kruise
+// BroadcastJob, restartPolicy Never or OnFailure) exits 1-2 s after it starts: phase Succeeded. The
+// annotation sandbox.kruise.io/exit-code: "N" sets the exit code of every container of a pod (any
+// pod): a Never pod (or an OnFailure one with N = 0) ends Succeeded, or Failed (reason Error) for
+// N != 0; an OnFailure pod with N != 0, or an Always pod, restarts its containers in a crash loop.
+//
+// Storage: StorageClasses "standard" (the default; volumes cannot grow) and "expandable", both of
+// provisioner sandbox.kruise.io/hostpath, whose volumes are folders under DIR/volumes.
 //
 // Guarantees:
 //   - every listener gets a free port, so several sandboxes can run at once;

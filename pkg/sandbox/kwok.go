@@ -37,6 +37,10 @@ func Stages() (string, error) {
 	return strings.Join(docs, "\n---\n") + "\n", nil
 }
 
+// ExitCodeAnnotation on a pod makes its containers on kwok nodes exit with that code (an integer)
+// 1-2 s after they start; the package documentation says what follows, by restart policy.
+const ExitCodeAnnotation = "sandbox.kruise.io/exit-code"
+
 // Labels and capacity of the fake nodes. 250 pods per node fits 2,000 pods on 10 nodes with room.
 const (
 	// NodeTypeLabel tells fake nodes (value "kwok") from real ones.

@@ -144,6 +144,9 @@ func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := s.startControlPlane(ctx, bins, cfg.AuditLog); err != nil {
 		return nil, err
 	}
+	if err := s.startStorage(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.startNodes(ctx, bins); err != nil {
 		return nil, err
 	}

@@ -64,6 +64,7 @@ func (s *Sandbox) writeFiles(audit bool) error {
 		{filepath.Join(s.Dir, kubeconfigsDir, "kube-controller-manager.kubeconfig"), "system:kube-controller-manager", nil},
 		{filepath.Join(s.Dir, kubeconfigsDir, "kube-scheduler.kubeconfig"), "system:kube-scheduler", nil},
 		{filepath.Join(s.Dir, kubeconfigsDir, "kwok.kubeconfig"), "kwok-controller", []string{"system:masters"}},
+		{filepath.Join(s.Dir, kubeconfigsDir, "storage.kubeconfig"), "sandbox-storage", []string{"system:masters"}},
 	}
 	for _, c := range clients {
 		kp, err := ca.Issue(pki.Request{CommonName: c.user, Groups: c.groups, Validity: certValidity})

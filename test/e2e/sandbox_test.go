@@ -32,8 +32,8 @@ func TestSecondSandboxAndCleanDown(t *testing.T) {
 		t.Fatalf("two sandboxes share ports: %+v", second.Ports)
 	}
 	procs, ready := second.Status(context.Background())
-	if !ready || len(procs) != 5 {
-		t.Fatalf("status: API ready=%v, %d processes; want ready and 5 (etcd, apiserver, kcm, scheduler, kwok)", ready, len(procs))
+	if !ready || len(procs) != 6 {
+		t.Fatalf("status: API ready=%v, %d processes; want ready and 6 (etcd, apiserver, kcm, scheduler, storage provisioner, kwok)", ready, len(procs))
 	}
 
 	_, err = sandbox.Up(context.Background(), sandbox.Config{Dir: dir, Nodes: 1, BinDir: harness.BinDir()})
