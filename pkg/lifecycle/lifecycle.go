@@ -88,3 +88,31 @@ func Patch(s appspub.LifecycleStateType, now time.Time) ([]byte, error) {
 	l, a := Metadata(s, now)
 	return json.Marshal(map[string]any{"metadata": map[string]any{"labels": l, "annotations": a}})
 }
+
+// Progress is the move a pod that its workload does not act on makes by itself, from its state s
+// once its hooks let it: PreparingNormal → Normal when the preNormal hook is satisfied (released);
+// Updating → Updated when its in-place update is over (not updating), straight to Normal when the
+// inPlaceUpdate hook is satisfied already (updatedReleased); Updated → Normal then. ok is false
+// when the pod stays. (PreparingUpdate and PreparingDelete wait for the workload's decision.)
+func Progress(s appspub.LifecycleStateType, updating, preNormalReleased, updatedReleased bool) (to appspub.LifecycleStateType, reason string, ok bool) {
+	switch {
+	case s == appspub.LifecycleStatePreparingNormal && preNormalReleased:
+		return appspub.LifecycleStateNormal, "preNormal hook satisfied", true
+	case s == appspub.LifecycleStateUpdating && !updating:
+		// Finished, whatever revision is now the update revision (a newer one updates it again
+		// from Normal, as in OpenKruise).
+		return AfterUpdate(updatedReleased), "in-place update completed", true
+	case s == appspub.LifecycleStateUpdated && updatedReleased:
+		return appspub.LifecycleStateNormal, "inPlaceUpdate hook satisfied after the update", true
+	}
+	return "", "", false
+}
+
+// AfterUpdate is the state of a pod whose in-place update is over (or no longer needed): Updated
+// while the inPlaceUpdate hook is not satisfied, Normal once it is (updatedReleased).
+func AfterUpdate(updatedReleased bool) appspub.LifecycleStateType {
+	if updatedReleased {
+		return appspub.LifecycleStateNormal
+	}
+	return appspub.LifecycleStateUpdated
+}

@@ -45,35 +45,19 @@ func (pl *planner) hold(p *PodFacts, held bool, state appspub.LifecycleStateType
 
 // planLifecycle releases the pods whose hooks are done, for the pods this plan does not act on.
 func (pl *planner) planLifecycle() {
-	afterUpdate := func(p *PodFacts) appspub.LifecycleStateType {
-		if p.UpdatedReleased {
-			return appspub.LifecycleStateNormal
-		}
-		return appspub.LifecycleStateUpdated
-	}
 	for _, p := range pl.alive() {
 		if pl.touched[p.Name] || pl.held[p.Name] {
 			continue
 		}
+		if to, reason, ok := lifecycle.Progress(p.Lifecycle, p.InPlaceUpdating, p.PreNormalReleased, p.UpdatedReleased); ok {
+			pl.move(p, to, false, reason)
+			continue
+		}
 		switch p.Lifecycle {
-		case appspub.LifecycleStatePreparingNormal:
-			if p.PreNormalReleased {
-				pl.move(p, appspub.LifecycleStateNormal, false, "preNormal hook satisfied")
-			}
-		case appspub.LifecycleStateUpdating:
-			// Finished, whatever revision is now the update revision (a newer one updates it
-			// again from Normal, as in OpenKruise).
-			if !p.InPlaceUpdating {
-				pl.move(p, afterUpdate(p), false, "in-place update completed")
-			}
-		case appspub.LifecycleStateUpdated:
-			if p.UpdatedReleased {
-				pl.move(p, appspub.LifecycleStateNormal, false, "inPlaceUpdate hook satisfied after the update")
-			}
 		case appspub.LifecycleStatePreparingUpdate:
 			switch {
 			case !pl.isOld(p): // the template went back to the pod's revision: nothing to update
-				pl.move(p, afterUpdate(p), false, "no update needed any more")
+				pl.move(p, lifecycle.AfterUpdate(p.UpdatedReleased), false, "no update needed any more")
 			case pl.oldKeepCount() <= pl.b.Partition:
 				// A raised partition keeps every old pod: the update will not come (OpenKruise
 				// leaves such a pod held; Kruise lets it serve again).

@@ -41,6 +41,9 @@ func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *o
 	errs.Update = ctl.Progress(ctx, o, obs.pods, inFlight)
 	done := &podcontrol.Batch{}
 	defer done.Flush(r.Recorder, set)
+	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Lifecycle, func(m LifecycleMove) error {
+		return ctl.MoveLifecycle(ctx, o, obs.pods[m.Pod], m.To, m.MarkNotReady, m.Reason, done)
+	}))
 	errs.Scale = r.ensurePendingClaims(ctx, set, obs)
 	errs.Scale = errors.Join(errs.Scale, podcontrol.Parallel(plan.Deletes, func(d Deletion) error {
 		return ctl.Delete(ctx, o, obs.pods[d.Pod], "Deleted", d.Reason, done)

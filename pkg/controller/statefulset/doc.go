@@ -14,11 +14,17 @@
 //     only for a replica ordinal that has none.
 //   - OrderedReady: pods are created by ascending ordinal, one at a time, each only once every
 //     lower replica is healthy; condemned pods are deleted by descending ordinal, one at a time,
-//     only while every replica is healthy; nothing is updated while a replica is unhealthy.
+//     only while every replica is healthy. Updates wait for unhealthy replicas too, except for an
+//     unhealthy replica the update is to move (the broken-pod trap, kubernetes#67250): it is
+//     updated, at no cost, so that fixing a bad template is one apply.
 //   - Partition: ordered, no replica below position partition (reserved ordinals not counted) is
 //     updated; unordered, at least partition replicas keep their old revision.
 //   - Availability: an update makes healthy replicas unhealthy only while fewer than
-//     maxUnavailable replicas are unhealthy; ordered updates go by descending ordinal.
+//     maxUnavailable replicas are unhealthy (with OrderedReady too, as upstream's
+//     MaxUnavailableStatefulSet); replicas unhealthy already go first, then by descending ordinal.
+//   - Lifecycle: a pod the preDelete or inPlaceUpdate hook holds is moved to PreparingDelete or
+//     PreparingUpdate instead of being deleted or updated, and released when the action is no
+//     longer needed.
 //   - In place: InPlaceIfPossible and InPlaceOnly never recreate a pod that can be updated in
 //     place; InPlaceOnly never recreates (Plan.Refusals).
 //   - Paused and OnDelete: no pod is updated; scaling goes on.

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/ordinal"
 )
@@ -24,6 +25,8 @@ type Plan struct {
 	Updates []Update
 	// Resumes are pods whose deferred in-place update's grace period is over.
 	Resumes []string
+	// Lifecycle are the lifecycle state changes (pkg/lifecycle).
+	Lifecycle []LifecycleMove
 	// Refusals are pods InPlaceOnly leaves on their revision: the change cannot be made in place.
 	Refusals []Refusal
 	// Notes say what the plan waits for.
@@ -62,6 +65,15 @@ type Update struct {
 	Reason string
 }
 
+// LifecycleMove puts a pod in a lifecycle state: holding it for a hook, or releasing it.
+type LifecycleMove struct {
+	Pod string
+	To  appspub.LifecycleStateType
+	// MarkNotReady holds the pod NotReady (KruisePodReady False) while the hook holds it.
+	MarkNotReady bool
+	Reason       string
+}
+
 // Refusal is a pod InPlaceOnly cannot update.
 type Refusal struct{ Pod, Reason string }
 
@@ -69,13 +81,14 @@ type Refusal struct{ Pod, Reason string }
 func Compute(s *Snapshot, now time.Time) Plan {
 	p := newPlanner(s, now)
 	p.resume()
-	blocked := p.scale()
+	blocked, updatable := p.scale()
 	if !blocked {
 		p.condemn()
 	}
-	if !blocked || !p.monotonic {
+	if !blocked || !p.monotonic || updatable {
 		p.update()
 	}
+	p.release()
 	return p.plan
 }
 
@@ -88,11 +101,13 @@ type planner struct {
 	pos       map[int]int
 	byOrd     map[int]*PodFacts
 	monotonic bool
-	plan      Plan
+	// acted are the pods this plan creates, deletes, updates or holds.
+	acted map[string]bool
+	plan  Plan
 }
 
 func newPlanner(s *Snapshot, now time.Time) *planner {
-	p := &planner{s: s, now: now, byOrd: map[int]*PodFacts{}}
+	p := &planner{s: s, now: now, byOrd: map[int]*PodFacts{}, acted: map[string]bool{}}
 	if ru := s.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MinReadySeconds != nil {
 		p.minReady = time.Duration(*ru.MinReadySeconds) * time.Second
 	}
@@ -147,8 +162,10 @@ func (p *planner) resume() {
 
 // scale creates the missing replicas and replaces finished ones, by ascending ordinal. With
 // OrderedReady it acts on one pod at a time and stops at the first pod that is not healthy,
-// reporting blocked; with Parallel it acts on all, within scaleStrategy.maxUnavailable.
-func (p *planner) scale() (blocked bool) {
+// reporting blocked -- and updatable when that pod waits for the rolling update itself (an old pod
+// above the partition, not ready: the broken-pod trap, kubernetes#67250, which updating it
+// fixes); with Parallel it acts on all, within scaleStrategy.maxUnavailable.
+func (p *planner) scale() (blocked, updatable bool) {
 	budget := p.scaleBudget()
 	currentKept := 0
 	for _, ord := range p.ords {
@@ -165,29 +182,44 @@ func (p *planner) scale() (blocked bool) {
 				Reason: fmt.Sprintf("ordinal %d of %d replicas is missing", ord, len(p.ords))})
 			if p.monotonic {
 				p.note("OrderedReady: waiting for %s to be created and become available", ordinal.PodName(p.s.Name, ord))
-				return true
+				return true, false
 			}
 		case pod.finished():
+			p.acted[pod.Name] = true
 			p.plan.Deletes = append(p.plan.Deletes, Deletion{Pod: pod.Name, Reason: fmt.Sprintf("the pod is %s: it is replaced", pod.Phase)})
 			if p.monotonic {
-				return true
+				return true, false
 			}
 		case pod.Terminating:
 			if p.monotonic {
 				p.note("OrderedReady: waiting for %s to terminate", pod.Name)
-				return true
+				return true, false
 			}
 		case !p.healthy(pod):
 			if p.monotonic {
+				if p.rolling(pod) {
+					return true, true
+				}
 				p.note("OrderedReady: waiting for %s to become available", pod.Name)
-				return true
+				return true, false
 			}
 		}
 		if pod != nil && pod.Revision != p.s.UpdateRevision {
 			currentKept++
 		}
 	}
-	return false
+	return false, false
+}
+
+// rolling reports whether the rolling update is to move pod (old, above an ordered partition,
+// not paused).
+func (p *planner) rolling(pod *PodFacts) bool {
+	us := p.s.Spec.UpdateStrategy
+	ru := us.RollingUpdate
+	if us.Type == appsv1.OnDeleteStatefulSetStrategyType || ru == nil || ru.Paused || pod.Revision == p.s.UpdateRevision {
+		return false
+	}
+	return p.unordered() || p.pos[pod.Ordinal] >= int(ptr.Deref(ru.Partition, 0))
 }
 
 // scaleBudget is how many pods Parallel may create now under scaleStrategy.maxUnavailable (-1:
@@ -253,7 +285,11 @@ func (p *planner) condemn() {
 			}
 			continue
 		}
-		p.plan.Deletes = append(p.plan.Deletes, Deletion{Pod: pod.Name, Reason: condemnReason(pod.Ordinal, p.s.Reserved)})
+		reason := condemnReason(pod.Ordinal, p.s.Reserved)
+		if !p.holdForDelete(pod, reason) {
+			p.acted[pod.Name] = true
+			p.plan.Deletes = append(p.plan.Deletes, Deletion{Pod: pod.Name, Reason: reason})
+		}
 		if p.monotonic {
 			return
 		}

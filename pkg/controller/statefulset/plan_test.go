@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 )
@@ -157,5 +158,59 @@ func TestUnorderedUpdateKeepsPartitionPods(t *testing.T) {
 	pods := []PodFacts{healthyPod(0, "web-old"), healthyPod(1, "web-old"), healthyPod(2, "web-old"), healthyPod(3, "web-old")}
 	if got := updated(Compute(snap(s, pods...), t0)); len(got) != 3 {
 		t.Errorf("updates %v, want 3 (one kept by the partition)", got)
+	}
+}
+
+// The broken-pod trap (kubernetes#67250): an OrderedReady set whose old pod never becomes ready
+// updates it instead of waiting for it.
+func TestOrderedReadyUpdatesABrokenOldPod(t *testing.T) {
+	broken := healthyPod(1, "web-old")
+	broken.Ready = false
+	s := snap(spec(3, appsv1.OrderedReadyPodManagement, podPolicy(v1beta1.InPlaceIfPossibleStatefulSetPodUpdatePolicy)),
+		healthyPod(0, "web-old"), broken, healthyPod(2, "web-old"))
+	p := Compute(s, t0)
+	if got := updated(p); !slices.Equal(got, []string{"web-1"}) {
+		t.Errorf("updates %v, want [web-1]: the broken pod first, at no cost", got)
+	}
+	// At the update revision, a pod that is not ready is waited for (nothing to fix by updating).
+	s = snap(spec(3, appsv1.OrderedReadyPodManagement), healthyPod(0, "web-new"), func() PodFacts {
+		p := healthyPod(1, "web-new")
+		p.Ready = false
+		return p
+	}(), healthyPod(2, "web-old"))
+	if p := Compute(s, t0); len(p.Updates)+len(p.Creates)+len(p.Deletes) != 0 {
+		t.Errorf("plan %+v, want a wait for web-1", p)
+	}
+}
+
+func TestLifecycleHooksHoldDeletesAndUpdates(t *testing.T) {
+	hooks := func(s *v1beta1.StatefulSetSpec) {
+		s.Lifecycle = &appspub.Lifecycle{PreDelete: &appspub.LifecycleHook{LabelsHandler: map[string]string{"hold": "true"}},
+			InPlaceUpdate: &appspub.LifecycleHook{LabelsHandler: map[string]string{"hold": "true"}, MarkPodNotReady: true}}
+	}
+	held := func(ord int, rev string) PodFacts {
+		p := healthyPod(ord, rev)
+		p.PreDeleteHeld, p.PreUpdateHeld, p.Lifecycle = true, true, appspub.LifecycleStateNormal
+		return p
+	}
+	p := Compute(snap(spec(1, appsv1.ParallelPodManagement, hooks), healthyPod(0, "web-new"), held(1, "web-new")), t0)
+	if len(p.Deletes) != 0 || len(p.Lifecycle) != 1 || p.Lifecycle[0].To != appspub.LifecycleStatePreparingDelete {
+		t.Errorf("scale-in of a held pod: deletes %v lifecycle %+v, want PreparingDelete", p.Deletes, p.Lifecycle)
+	}
+	p = Compute(snap(spec(1, appsv1.ParallelPodManagement, hooks, podPolicy(v1beta1.InPlaceIfPossibleStatefulSetPodUpdatePolicy)), held(0, "web-old")), t0)
+	if len(p.Updates) != 0 || len(p.Lifecycle) != 1 || p.Lifecycle[0].To != appspub.LifecycleStatePreparingUpdate || !p.Lifecycle[0].MarkNotReady {
+		t.Errorf("update of a held pod: updates %v lifecycle %+v, want PreparingUpdate, not ready", p.Updates, p.Lifecycle)
+	}
+	released := healthyPod(0, "web-old")
+	released.Lifecycle, released.Ready = appspub.LifecycleStatePreparingUpdate, true
+	p = Compute(snap(spec(1, appsv1.OrderedReadyPodManagement, hooks, podPolicy(v1beta1.InPlaceIfPossibleStatefulSetPodUpdatePolicy)), released), t0)
+	if got := updated(p); !slices.Equal(got, []string{"web-0"}) {
+		t.Errorf("released from PreparingUpdate: updates %v, want web-0 (OrderedReady does not wait for it)", got)
+	}
+	done := healthyPod(0, "web-new")
+	done.Lifecycle, done.UpdatedReleased = appspub.LifecycleStateUpdating, true
+	p = Compute(snap(spec(1, appsv1.OrderedReadyPodManagement, hooks), done), t0)
+	if len(p.Lifecycle) != 1 || p.Lifecycle[0].To != appspub.LifecycleStateNormal {
+		t.Errorf("update done: lifecycle %+v, want Normal", p.Lifecycle)
 	}
 }

@@ -14,8 +14,9 @@ import (
 // update moves replicas to the update revision under a rolling update: ordered, from the highest
 // ordinal down to the partition (a position among the replicas, reserved ordinals not counted);
 // unordered, by unorderedUpdate.priorityStrategy, keeping partition pods old. At most
-// maxUnavailable replicas are unavailable at once; a replica unavailable already is updated at no
-// cost. Paused and OnDelete update nothing.
+// maxUnavailable replicas are unavailable at once. Replicas unavailable already are updated first
+// and at no cost, whatever their place in the order: a broken pod of an old revision is fixed by
+// the update rather than waited for. Paused and OnDelete update nothing.
 func (p *planner) update() {
 	us := p.s.Spec.UpdateStrategy
 	ru := us.RollingUpdate
@@ -34,20 +35,23 @@ func (p *planner) update() {
 			budget--
 		}
 	}
+	var healthy []*PodFacts
 	for _, pod := range p.candidates(ru) {
-		if pod.InPlaceUpdating {
+		switch {
+		case pod.InPlaceUpdating:
 			p.note("%s finishes its in-place update first", pod.Name)
-			continue
+		case pod.healthy(p.now, p.minReady):
+			healthy = append(healthy, pod)
+		default:
+			p.updatePod(pod, ru.PodUpdatePolicy) // unavailable already: no cost
 		}
-		free := !pod.healthy(p.now, p.minReady)
-		if !free && budget <= 0 {
+	}
+	for _, pod := range healthy {
+		if budget <= 0 {
 			p.note("maxUnavailable %s: %s waits for another replica to become available", ru.MaxUnavailable.String(), pod.Name)
-			if !p.unordered() {
-				return // ordered: never past a pod that waits
-			}
-			continue
+			return
 		}
-		if p.updatePod(pod, ru.PodUpdatePolicy) && !free {
+		if p.updatePod(pod, ru.PodUpdatePolicy) {
 			budget--
 		}
 	}
@@ -86,13 +90,17 @@ func (p *planner) candidates(ru *v1beta1.StatefulSetRollingUpdateStrategy) []*Po
 	return old[:max(len(old)-partition, 0)]
 }
 
-// updatePod plans pod's update under policy and reports whether one was planned.
+// updatePod plans pod's update under policy (or holds it for a hook) and reports whether it made
+// it unavailable.
 func (p *planner) updatePod(pod *PodFacts, policy v1beta1.StatefulSetPodUpdatePolicyType) bool {
 	dec, known := p.s.InPlace[pod.Revision]
 	why := fmt.Sprintf("revision %s → %s", pod.Revision, p.s.UpdateRevision)
 	switch {
 	case policy != v1beta1.RecreateStatefulSetPodUpdatePolicy && known && dec.InPlace():
-		p.plan.Updates = append(p.plan.Updates, Update{Pod: pod.Name, Mode: UpdateInPlace, Spec: dec.Spec, Reason: why})
+		if !p.holdForUpdate(pod, "update in place, "+why) {
+			p.acted[pod.Name] = true
+			p.plan.Updates = append(p.plan.Updates, Update{Pod: pod.Name, Mode: UpdateInPlace, Spec: dec.Spec, Reason: why})
+		}
 	case policy == v1beta1.InPlaceOnlyStatefulSetPodUpdatePolicy:
 		reason := "its revision is unknown"
 		if len(dec.RecreateReasons) > 0 {
@@ -104,7 +112,10 @@ func (p *planner) updatePod(pod *PodFacts, policy v1beta1.StatefulSetPodUpdatePo
 		if policy != v1beta1.RecreateStatefulSetPodUpdatePolicy && len(dec.RecreateReasons) > 0 {
 			why += ": " + dec.RecreateReasons[0]
 		}
-		p.plan.Updates = append(p.plan.Updates, Update{Pod: pod.Name, Mode: UpdateRecreate, Reason: why})
+		if !p.holdForDelete(pod, "recreate, "+why) {
+			p.acted[pod.Name] = true
+			p.plan.Updates = append(p.plan.Updates, Update{Pod: pod.Name, Mode: UpdateRecreate, Reason: why})
+		}
 	}
 	return true
 }
