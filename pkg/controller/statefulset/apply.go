@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -44,7 +43,7 @@ func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *o
 	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Lifecycle, func(m LifecycleMove) error {
 		return ctl.MoveLifecycle(ctx, o, obs.pods[m.Pod], m.To, m.MarkNotReady, m.Reason, done)
 	}))
-	errs.Scale = r.ensurePendingClaims(ctx, set, obs)
+	errs.Scale = errors.Join(r.ensurePendingClaims(ctx, set, obs), r.syncClaimOwners(ctx, set, obs, done))
 	errs.Scale = errors.Join(errs.Scale, podcontrol.Parallel(plan.Deletes, func(d Deletion) error {
 		return ctl.Delete(ctx, o, obs.pods[d.Pod], "Deleted", d.Reason, done)
 	}))
@@ -131,7 +130,7 @@ func (r *Reconciler) createPod(ctx context.Context, set *v1beta1.StatefulSet, ob
 
 // ensureClaims creates the missing PVCs of ordinal ord from volumeClaimTemplates: named
 // <template>-<set>-<ordinal>, labelled with the selector's labels, owned by the set when
-// persistentVolumeClaimRetentionPolicy.whenDeleted is Delete. Existing claims are kept as they are.
+// persistentVolumeClaimRetentionPolicy.whenDeleted is Delete (claimOwners). Existing claims are kept.
 func (r *Reconciler) ensureClaims(ctx context.Context, set *v1beta1.StatefulSet, obs *observation, ord int) error {
 	for _, t := range set.Spec.VolumeClaimTemplates {
 		name := ordinal.ClaimName(t.Name, set.Name, ord)
@@ -147,8 +146,8 @@ func (r *Reconciler) ensureClaims(ctx context.Context, set *v1beta1.StatefulSet,
 		if set.Spec.Selector != nil {
 			maps.Copy(pvc.Labels, set.Spec.Selector.MatchLabels)
 		}
-		if p := set.Spec.PersistentVolumeClaimRetentionPolicy; r.AutoDeletePVC && p != nil && p.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
-			pvc.OwnerReferences = []metav1.OwnerReference{{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: set.Name, UID: set.UID}}
+		if r.AutoDeletePVC {
+			pvc.OwnerReferences = claimOwners(nil, set.Spec.PersistentVolumeClaimRetentionPolicy, set, nil, false)
 		}
 		if err := r.Client.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create PVC %s: %w", pvc.Name, err)

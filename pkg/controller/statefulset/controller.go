@@ -9,12 +9,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
@@ -29,7 +34,7 @@ import (
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=statefulsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete;patch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;watch;create
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;watch;create;patch
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=list;watch;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -77,6 +82,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		For(&v1beta1.StatefulSet{}).
 		Owns(&corev1.Pod{}).
 		Owns(&appsv1.ControllerRevision{}).
+		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.claimOwner)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
@@ -124,6 +130,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.waits.Report(r.Recorder, set, req.String(), refusalMessage(plan.Refusals), plan.Notes)
 	status := ComputeStatus(obs.snap, now, set.Status, set.Generation, obs.selector.String(), obs.claims)
 	status.CollisionCount = ptr.To(obs.collisionCount)
+	status.Conditions = setCondition(status.Conditions, ConditionProgressing, progressCondition(set, &status, &set.Status, now))
+	r.reportProgress(set, &status)
 	r.reportMetrics(set, status)
 	if !equality.Semantic.DeepEqual(set.Status, status) {
 		if err := r.control().WriteStatus(ctx, set, status); err != nil {
@@ -136,10 +144,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if errs.Update != nil {
 		return ctrl.Result{}, errs.Update
 	}
-	if plan.Next.IsZero() {
+	next := plan.Next
+	if at := ProgressDeadlineAt(set, &status); !at.IsZero() && (next.IsZero() || at.Before(next)) {
+		next = at
+	}
+	if next.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{RequeueAfter: plan.Next.Sub(now) + time.Second}, nil // a second late: stored times have whole seconds
+	return ctrl.Result{RequeueAfter: max(next.Sub(now), 0) + time.Second}, nil // a second late: stored times have whole seconds
+}
+
+// reportProgress records a Warning event when the Progressing condition turns to
+// ProgressDeadlineExceeded, so that a stuck rollout is visible in `kubectl describe`.
+func (r *Reconciler) reportProgress(set *v1beta1.StatefulSet, next *v1beta1.StatefulSetStatus) {
+	reason := func(conds []v1beta1.StatefulSetCondition) string {
+		if c := findCondition(conds, ConditionProgressing); c != nil {
+			return c.Reason
+		}
+		return ""
+	}
+	if reason(next.Conditions) == ReasonProgressDeadlineExceeded && reason(set.Status.Conditions) != ReasonProgressDeadlineExceeded {
+		r.control().Event(r.owner(set), corev1.EventTypeWarning, ReasonProgressDeadlineExceeded,
+			"revision %s not rolled out within %s: %d of %d pods updated, %d updated and ready",
+			next.UpdateRevision, progressDeadline(set.Annotations), next.UpdatedReplicas, next.Replicas, next.UpdatedReadyReplicas)
+	}
 }
 
 // refusalMessage says which pods InPlaceOnly leaves on their revision and why, or "".
@@ -160,4 +188,24 @@ func (r *Reconciler) reportMetrics(set *v1beta1.StatefulSet, st v1beta1.Stateful
 	want := ptr.Deref(set.Spec.Replicas, 1)
 	workload(set.Namespace, set.Name).Set(rolloutmetrics.Counts{Replicas: want, Ready: st.ReadyReplicas, Updated: st.UpdatedReplicas,
 		UpdatedReady: st.UpdatedReadyReplicas, Unavailable: max(want-st.AvailableReplicas, 0)})
+}
+
+// claimOwner are the sets of the claim's namespace whose selector matches it (its capacity feeds
+// status.volumeClaims).
+func (r *Reconciler) claimOwner(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1beta1.StatefulSetList
+	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, set := range list.Items {
+		if len(set.Spec.VolumeClaimTemplates) == 0 {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(o.GetLabels())) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: set.Namespace, Name: set.Name}})
+		}
+	}
+	return reqs
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/ordinal"
@@ -88,6 +89,7 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods
 		obs.inFlight.Add(pod.Name, progress, recreate)
 		f := PodFacts{State: st, Name: pod.Name, Ordinal: ord, Labels: pod.Labels, Running: pod.Status.Phase == corev1.PodRunning,
 			Revision: pod.Labels[inplace.RevisionLabel]}
+		_, f.SpecifiedDelete = pod.Labels[v1alpha1.SpecifiedDeleteKey]
 		obs.snap.Pods = append(obs.snap.Pods, f)
 	}
 	sort.Slice(obs.snap.Pods, func(i, j int) bool { return obs.snap.Pods[i].Ordinal < obs.snap.Pods[j].Ordinal })

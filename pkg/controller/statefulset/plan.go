@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/ordinal"
 )
@@ -111,11 +112,7 @@ func newPlanner(s *Snapshot, now time.Time) *planner {
 	if ru := s.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MinReadySeconds != nil {
 		p.minReady = time.Duration(*ru.MinReadySeconds) * time.Second
 	}
-	start := int32(0)
-	if s.Spec.Ordinals != nil {
-		start = s.Spec.Ordinals.Start
-	}
-	p.ords = ordinal.Ordinals(start, ptr.Deref(s.Spec.Replicas, 1), s.Reserved)
+	p.ords = ordinal.Ordinals(startOf(&s.Spec), ptr.Deref(s.Spec.Replicas, 1), s.Reserved)
 	p.pos = positions(p.ords)
 	for i := range s.Pods {
 		p.byOrd[s.Pods[i].Ordinal] = &s.Pods[i]
@@ -193,6 +190,15 @@ func (p *planner) scale() (blocked, updatable bool) {
 		case pod.Terminating:
 			if p.monotonic {
 				p.note("OrderedReady: waiting for %s to terminate", pod.Name)
+				return true, false
+			}
+		case pod.SpecifiedDelete:
+			reason := "labelled " + v1alpha1.SpecifiedDeleteKey + ": it is created again"
+			if !p.holdForDelete(pod, reason) {
+				p.acted[pod.Name] = true
+				p.plan.Deletes = append(p.plan.Deletes, Deletion{Pod: pod.Name, Reason: reason})
+			}
+			if p.monotonic {
 				return true, false
 			}
 		case !p.healthy(pod):

@@ -50,7 +50,7 @@ func (p *planner) release() {
 		}
 		_, replica := p.pos[pod.Ordinal]
 		switch {
-		case pod.Lifecycle == appspub.LifecycleStatePreparingDelete && replica && !p.recreating(pod):
+		case pod.Lifecycle == appspub.LifecycleStatePreparingDelete && replica && !pod.SpecifiedDelete && !p.recreating(pod):
 			p.move(pod, appspub.LifecycleStateNormal, false, "no deletion needed any more")
 		case pod.Lifecycle == appspub.LifecycleStatePreparingUpdate && !p.rolling(pod):
 			p.move(pod, lifecycle.AfterUpdate(pod.UpdatedReleased), false, "no update needed any more")

@@ -214,3 +214,12 @@ func TestLifecycleHooksHoldDeletesAndUpdates(t *testing.T) {
 		t.Errorf("update done: lifecycle %+v, want Normal", p.Lifecycle)
 	}
 }
+
+func TestSpecifiedDeleteRecreatesTheOrdinal(t *testing.T) {
+	marked := healthyPod(1, "web-new")
+	marked.SpecifiedDelete = true
+	p := Compute(snap(spec(3, appsv1.OrderedReadyPodManagement), healthyPod(0, "web-new"), marked, healthyPod(2, "web-new")), t0)
+	if got := deleted(p); !slices.Equal(got, []string{"web-1"}) {
+		t.Errorf("deletes %v, want [web-1]", got)
+	}
+}

@@ -41,6 +41,9 @@ type PodFacts struct {
 	Revision string
 	// Running: the pod's phase is Running.
 	Running bool
+	// SpecifiedDelete: the pod carries the apps.kruise.io/specified-delete label; it is deleted and
+	// created again.
+	SpecifiedDelete bool
 }
 
 // finished reports whether the pod ran to an end (Failed or Succeeded): it is replaced.

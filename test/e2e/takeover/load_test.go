@@ -38,16 +38,6 @@ func load(ctx context.Context, tk *compat.Takeover, graceLeft time.Duration) (*l
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	for _, pv := range tk.Volumes {
-		clean(&pv.ObjectMeta)
-		pv.Status = corev1.PersistentVolumeStatus{}
-		if pv.Spec.ClaimRef != nil {
-			pv.Spec.ClaimRef.UID, pv.Spec.ClaimRef.ResourceVersion = "", ""
-		}
-		if _, err := cs.CoreV1().PersistentVolumes().Create(ctx, &pv, metav1.CreateOptions{}); err != nil {
-			return nil, fmt.Errorf("volume %s: %w", pv.Name, err)
-		}
-	}
 	owners := map[string]types.UID{}
 	for _, c := range tk.CloneSets {
 		status := c.Status
@@ -80,12 +70,42 @@ func load(ctx context.Context, tk *compat.Takeover, graceLeft time.Duration) (*l
 			m.OwnerReferences[i].UID = owners[m.OwnerReferences[i].Name]
 		}
 	}
+	claimUIDs := map[string]types.UID{}
 	for _, pvc := range tk.Claims {
 		clean(&pvc.ObjectMeta)
 		own(&pvc.ObjectMeta)
+		status := pvc.Status
 		pvc.Status = corev1.PersistentVolumeClaimStatus{}
-		if _, err := cs.CoreV1().PersistentVolumeClaims(Namespace).Create(ctx, &pvc, metav1.CreateOptions{}); err != nil {
+		created, err := cs.CoreV1().PersistentVolumeClaims(Namespace).Create(ctx, &pvc, metav1.CreateOptions{})
+		if err != nil {
 			return nil, fmt.Errorf("claim %s: %w", pvc.Name, err)
+		}
+		claimUIDs[pvc.Name] = created.UID
+		// As dumped (bound, its capacity), as the volume binder writes it.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			created.Status = status
+			_, err := cs.CoreV1().PersistentVolumeClaims(Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+			if apierrors.IsConflict(err) {
+				if cur, getErr := cs.CoreV1().PersistentVolumeClaims(Namespace).Get(ctx, pvc.Name, metav1.GetOptions{}); getErr == nil {
+					created = cur
+				}
+			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("claim %s status: %w", pvc.Name, err)
+		}
+	}
+	// The volumes after their claims: each claimRef names its claim's new UID, so the binder keeps
+	// the pair bound (with the dump's UID it would mark the claims Lost).
+	for _, pv := range tk.Volumes {
+		clean(&pv.ObjectMeta)
+		pv.Status = corev1.PersistentVolumeStatus{}
+		if pv.Spec.ClaimRef != nil {
+			pv.Spec.ClaimRef.UID, pv.Spec.ClaimRef.ResourceVersion = claimUIDs[pv.Spec.ClaimRef.Name], ""
+		}
+		if _, err := cs.CoreV1().PersistentVolumes().Create(ctx, &pv, metav1.CreateOptions{}); err != nil {
+			return nil, fmt.Errorf("volume %s: %w", pv.Name, err)
 		}
 	}
 	for _, rev := range tk.Revisions {

@@ -139,10 +139,30 @@ func checkUnchanged(t *testing.T) {
 		if err := kc.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: want.Name}, got); err != nil {
 			t.Fatal(err)
 		}
-		// The same counts and revisions as OpenKruise wrote (observedGeneration is the new object's).
+		// The same counts and revisions as OpenKruise wrote (observedGeneration is the new object's),
+		// and Kruise's Progressing condition (an extension): its partition is rolled out.
 		want.Status.ObservedGeneration = got.Status.ObservedGeneration
+		var progressing []string
+		got.Status.Conditions = slices.DeleteFunc(got.Status.Conditions, func(c appsv1beta1.StatefulSetCondition) bool {
+			if c.Type == "Progressing" {
+				progressing = append(progressing, c.Reason)
+			}
+			return c.Type == "Progressing"
+		})
+		if len(got.Status.Conditions) == 0 {
+			got.Status.Conditions = want.Status.Conditions
+		}
+		if !slices.Equal(progressing, []string{"ProgressPartitionAvailable"}) {
+			t.Errorf("StatefulSet %s: Progressing %v, want ProgressPartitionAvailable", want.Name, progressing)
+		}
 		if !equality.Semantic.DeepEqual(got.Status, want.Status) {
-			t.Errorf("StatefulSet %s: status\n%+v\nOpenKruise's\n%+v", want.Name, got.Status, want.Status)
+			var claims []string
+			for _, c := range fixture.Claims {
+				if pvc, err := cs.CoreV1().PersistentVolumeClaims(Namespace).Get(ctx, c.Name, metav1.GetOptions{}); err == nil {
+					claims = append(claims, fmt.Sprintf("%s %s %v", pvc.Name, pvc.Status.Phase, pvc.Status.Capacity))
+				}
+			}
+			t.Errorf("StatefulSet %s: status\n%+v\nOpenKruise's\n%+v\nclaims: %v", want.Name, got.Status, want.Status, claims)
 		}
 	}
 	if got := cloneSet(t, "cs-evicted"); got.Status.Replicas != 3 || got.Status.ReadyReplicas != 3 {

@@ -1,0 +1,88 @@
+package statefulset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/ordinal"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
+)
+
+// persistentVolumeClaimRetentionPolicy (gate StatefulSetAutoDeletePVC) is carried out by the
+// garbage collector, through owner references the controller keeps on the claims of its pods:
+//   - whenDeleted Delete: each claim is owned by the set, so deleting the set deletes it;
+//   - whenScaled Delete: the claims of a pod whose ordinal is no longer a replica (scale-in,
+//     reserveOrdinals) are owned by that pod, so they go with it.
+// Under Retain the controller's references are removed again. References of others are kept.
+
+// claimOwners are the owner references the claim of pod should carry, from refs (its current
+// ones), under policy. condemned says the pod's ordinal is no longer a replica.
+func claimOwners(refs []metav1.OwnerReference, policy *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy,
+	set *v1beta1.StatefulSet, pod *corev1.Pod, condemned bool) []metav1.OwnerReference {
+	ours := func(r metav1.OwnerReference) bool {
+		return r.UID == set.UID || (r.Kind == "Pod" && r.APIVersion == "v1" && ordinal.OrdinalOf(set.Name, r.Name) >= 0)
+	}
+	out := slices.DeleteFunc(slices.Clone(refs), ours)
+	if policy != nil && policy.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+		out = append(out, metav1.OwnerReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: set.Name, UID: set.UID})
+	}
+	if policy != nil && policy.WhenScaled == appsv1.DeletePersistentVolumeClaimRetentionPolicyType && condemned && pod != nil {
+		out = append(out, metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID})
+	}
+	return out
+}
+
+// syncClaimOwners brings the owner references of the claims of the set's pods to what the
+// retention policy asks (a merge patch of ownerReferences, with the claim's resourceVersion).
+func (r *Reconciler) syncClaimOwners(ctx context.Context, set *v1beta1.StatefulSet, obs *observation, done *podcontrol.Batch) error {
+	if !r.AutoDeletePVC {
+		return nil
+	}
+	replicas := map[int]bool{}
+	for _, o := range ordinal.Ordinals(startOf(&obs.snap.Spec), *obs.snap.Spec.Replicas, obs.snap.Reserved) {
+		replicas[o] = true
+	}
+	var errs []error
+	for _, f := range obs.snap.Pods {
+		pod := obs.pods[f.Name]
+		for _, t := range set.Spec.VolumeClaimTemplates {
+			pvc := obs.claims[ordinal.ClaimName(t.Name, set.Name, f.Ordinal)]
+			if pvc == nil || pvc.DeletionTimestamp != nil || pvc.UID == "" {
+				continue
+			}
+			want := claimOwners(pvc.OwnerReferences, set.Spec.PersistentVolumeClaimRetentionPolicy, set, pod, !replicas[f.Ordinal])
+			if slices.EqualFunc(want, pvc.OwnerReferences, func(a, b metav1.OwnerReference) bool { return a.UID == b.UID }) {
+				continue
+			}
+			patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": want, "resourceVersion": pvc.ResourceVersion}})
+			if err != nil {
+				return err
+			}
+			ref := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: pvc.Name, Namespace: pvc.Namespace}}
+			if err := r.Client.Patch(ctx, ref, client.RawPatch(types.MergePatchType, patch)); err != nil {
+				errs = append(errs, fmt.Errorf("set the owners of PVC %s: %w", pvc.Name, err))
+				continue
+			}
+			done.Add("UpdatedPVCOwners", "set the owners of the PVC of", f.Name, "persistentVolumeClaimRetentionPolicy")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// startOf is the first ordinal of spec's replicas.
+func startOf(spec *v1beta1.StatefulSetSpec) int32 {
+	if spec.Ordinals == nil {
+		return 0
+	}
+	return spec.Ordinals.Start
+}
