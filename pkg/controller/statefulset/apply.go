@@ -47,6 +47,9 @@ func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *o
 	errs.Scale = errors.Join(errs.Scale, podcontrol.Parallel(plan.Deletes, func(d Deletion) error {
 		return ctl.Delete(ctx, o, obs.pods[d.Pod], "Deleted", d.Reason, done)
 	}))
+	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Expands, func(pod string) error {
+		return r.expandClaims(ctx, set, obs, pod, done)
+	}))
 	var pending []podcontrol.Pending
 	for _, u := range plan.Updates {
 		if u.Mode == UpdateInPlace {

@@ -86,3 +86,33 @@ func startOf(spec *v1beta1.StatefulSetSpec) int32 {
 	}
 	return spec.Ordinals.Start
 }
+
+// expandClaims sets the storage request of the claims of pod that request less than their
+// templates to the templates' (volumeClaimUpdateStrategy OnPodRollingUpdate); the resizer of the
+// storage class does the rest. A class that cannot expand refuses it (the error says so).
+func (r *Reconciler) expandClaims(ctx context.Context, set *v1beta1.StatefulSet, obs *observation, pod string, done *podcontrol.Batch) error {
+	ord := ordinal.OrdinalOf(set.Name, pod)
+	var errs []error
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		pvc := obs.claims[ordinal.ClaimName(t.Name, set.Name, ord)]
+		want, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]
+		if pvc == nil || !ok {
+			continue
+		}
+		if req := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; req.Cmp(want) >= 0 {
+			continue
+		}
+		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": want.String()}}}})
+		if err != nil {
+			return err
+		}
+		ref := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: pvc.Name, Namespace: pvc.Namespace}}
+		if err := r.Client.Patch(ctx, ref, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			r.control().Event(r.owner(set), corev1.EventTypeWarning, "FailedResize", "expand PVC %s of pod %s to %s: %v", pvc.Name, pod, want.String(), err)
+			errs = append(errs, fmt.Errorf("expand PVC %s: %w", pvc.Name, err))
+			continue
+		}
+		done.Add("SuccessfulResize", "expanded the PVCs of", pod, fmt.Sprintf("%s to %s (volumeClaimUpdateStrategy OnPodRollingUpdate)", t.Name, want.String()))
+	}
+	return errors.Join(errs...)
+}

@@ -93,7 +93,38 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods
 		obs.snap.Pods = append(obs.snap.Pods, f)
 	}
 	sort.Slice(obs.snap.Pods, func(i, j int) bool { return obs.snap.Pods[i].Ordinal < obs.snap.Pods[j].Ordinal })
-	return obs, r.observeClaims(ctx, set, sel, obs)
+	if err := r.observeClaims(ctx, set, sel, obs); err != nil {
+		return nil, err
+	}
+	if spec.VolumeClaimUpdateStrategy.Type == v1beta1.OnPodRollingUpdateStatefulSetVolumeClaimUpdateStrategy {
+		for i := range obs.snap.Pods {
+			f := &obs.snap.Pods[i]
+			f.ClaimsBehind, f.ClaimsResizing = claimsState(set, obs.claims, f.Ordinal)
+		}
+	}
+	return obs, nil
+}
+
+// claimsState says whether a claim of the pod of ordinal ord requests less storage than its
+// template (behind), or requests enough but has less capacity (resizing). Missing claims are
+// neither: they are created with the template's size.
+func claimsState(set *v1beta1.StatefulSet, claims map[string]*corev1.PersistentVolumeClaim, ord int) (behind, resizing bool) {
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		pvc := claims[ordinal.ClaimName(t.Name, set.Name, ord)]
+		want, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]
+		if pvc == nil || !ok {
+			continue
+		}
+		req := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+		got, bound := pvc.Status.Capacity[corev1.ResourceStorage]
+		switch {
+		case req.Cmp(want) < 0:
+			behind = true
+		case bound && got.Cmp(req) < 0:
+			resizing = true
+		}
+	}
+	return behind, resizing
 }
 
 // observeRevisions reads the set's ControllerRevisions and decides its update revision.

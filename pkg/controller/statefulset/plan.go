@@ -24,6 +24,9 @@ type Plan struct {
 	Deletes []Deletion
 	// Updates are pods to move to the update revision, in place or by recreate.
 	Updates []Update
+	// Expands are pods whose claims are expanded to their templates' size
+	// (volumeClaimUpdateStrategy OnPodRollingUpdate); the pods keep running.
+	Expands []string
 	// Resumes are pods whose deferred in-place update's grace period is over.
 	Resumes []string
 	// Lifecycle are the lifecycle state changes (pkg/lifecycle).

@@ -223,3 +223,28 @@ func TestSpecifiedDeleteRecreatesTheOrdinal(t *testing.T) {
 		t.Errorf("deletes %v, want [web-1]", got)
 	}
 }
+
+// B2: a claim-template-only change expands the claims of one pod at a time (maxUnavailable 1),
+// from the highest ordinal, without updating (or restarting) any pod.
+func TestClaimOnlyChangeExpandsOnePodAtATime(t *testing.T) {
+	behind := func(ord int) PodFacts {
+		p := healthyPod(ord, "web-new")
+		p.ClaimsBehind = true
+		return p
+	}
+	s := snap(spec(3, appsv1.OrderedReadyPodManagement), behind(0), behind(1), behind(2))
+	p := Compute(s, t0)
+	if !slices.Equal(p.Expands, []string{"web-2"}) || len(p.Updates) != 0 {
+		t.Errorf("expands %v updates %v, want web-2 only", p.Expands, p.Updates)
+	}
+	resizing := healthyPod(2, "web-new")
+	resizing.ClaimsResizing = true
+	s = snap(spec(3, appsv1.OrderedReadyPodManagement), behind(0), behind(1), resizing)
+	if p := Compute(s, t0); len(p.Expands) != 0 {
+		t.Errorf("while web-2 resizes: expands %v, want none", p.Expands)
+	}
+	s = snap(spec(3, appsv1.OrderedReadyPodManagement, partition(2)), behind(0), behind(1), healthyPod(2, "web-new"))
+	if p := Compute(s, t0); len(p.Expands) != 0 {
+		t.Errorf("below the partition: expands %v, want none", p.Expands)
+	}
+}

@@ -31,7 +31,7 @@ func (p *planner) update() {
 	}
 	budget := scaledValue(ru.MaxUnavailable, len(p.ords))
 	for _, ord := range p.ords {
-		if pod := p.byOrd[ord]; pod == nil || !p.healthy(pod) {
+		if pod := p.byOrd[ord]; pod == nil || !p.healthy(pod) || pod.ClaimsResizing {
 			budget--
 		}
 	}
@@ -40,10 +40,12 @@ func (p *planner) update() {
 		switch {
 		case pod.InPlaceUpdating:
 			p.note("%s finishes its in-place update first", pod.Name)
+		case pod.ClaimsResizing:
+			p.note("%s waits for its claims to be resized", pod.Name)
 		case pod.healthy(p.now, p.minReady):
 			healthy = append(healthy, pod)
 		default:
-			p.updatePod(pod, ru.PodUpdatePolicy) // unavailable already: no cost
+			p.roll(pod, ru.PodUpdatePolicy) // unavailable already: no cost
 		}
 	}
 	for _, pod := range healthy {
@@ -51,10 +53,21 @@ func (p *planner) update() {
 			p.note("maxUnavailable %s: %s waits for another replica to become available", ru.MaxUnavailable.String(), pod.Name)
 			return
 		}
-		if p.updatePod(pod, ru.PodUpdatePolicy) {
+		if p.roll(pod, ru.PodUpdatePolicy) {
 			budget--
 		}
 	}
+}
+
+// roll moves pod on: its claims are expanded first (the pod keeps running), then it is updated.
+// It reports whether that costs an unavailable replica.
+func (p *planner) roll(pod *PodFacts, policy v1beta1.StatefulSetPodUpdatePolicyType) bool {
+	if pod.ClaimsBehind {
+		p.acted[pod.Name] = true
+		p.plan.Expands = append(p.plan.Expands, pod.Name)
+		return true
+	}
+	return p.updatePod(pod, policy)
 }
 
 // hasOld reports whether some replica is not at the update revision.
@@ -67,13 +80,14 @@ func (p *planner) hasOld() bool {
 	return false
 }
 
-// candidates are the replicas to update, in update order.
+// candidates are the replicas to update (old, or with claims behind their templates), in update
+// order.
 func (p *planner) candidates(ru *v1beta1.StatefulSetRollingUpdateStrategy) []*PodFacts {
 	partition := int(ptr.Deref(ru.Partition, 0))
 	var old []*PodFacts
 	for i := len(p.ords) - 1; i >= 0; i-- {
 		pod := p.byOrd[p.ords[i]]
-		if pod == nil || pod.Terminating || pod.finished() || pod.Revision == p.s.UpdateRevision {
+		if pod == nil || pod.Terminating || pod.finished() || (pod.Revision == p.s.UpdateRevision && !pod.ClaimsBehind && !pod.ClaimsResizing) {
 			continue
 		}
 		if !p.unordered() && i < partition {

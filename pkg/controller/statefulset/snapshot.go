@@ -41,6 +41,10 @@ type PodFacts struct {
 	Revision string
 	// Running: the pod's phase is Running.
 	Running bool
+	// ClaimsBehind: under volumeClaimUpdateStrategy OnPodRollingUpdate, a claim of the pod requests
+	// less storage than its template (it is to be expanded); ClaimsResizing: its claims request
+	// enough, but one's capacity has not reached its request yet.
+	ClaimsBehind, ClaimsResizing bool
 	// SpecifiedDelete: the pod carries the apps.kruise.io/specified-delete label; it is deleted and
 	// created again.
 	SpecifiedDelete bool

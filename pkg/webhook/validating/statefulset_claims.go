@@ -1,15 +1,20 @@
 package validating
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
@@ -151,4 +156,63 @@ func withStorageOf(list, from corev1.ResourceList) corev1.ResourceList {
 		return nil
 	}
 	return out
+}
+
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+
+// refusedExpansions refuses, under volumeClaimUpdateStrategy OnPodRollingUpdate, a claim template
+// whose storage request grows while its StorageClass (the default class when it names none) does
+// not allow volume expansion: the controller could not expand the existing claims, and the rollout
+// would stop at the first pod.
+func refusedExpansions(ctx context.Context, classes client.Reader, cur, old *v1beta1.StatefulSet) field.ErrorList {
+	if cur.Spec.VolumeClaimUpdateStrategy.Type != v1beta1.OnPodRollingUpdateStatefulSetVolumeClaimUpdateStrategy {
+		return nil
+	}
+	was := map[string]resource.Quantity{}
+	for _, t := range old.Spec.VolumeClaimTemplates {
+		was[t.Name] = t.Spec.Resources.Requests[corev1.ResourceStorage]
+	}
+	var errs field.ErrorList
+	for i, t := range cur.Spec.VolumeClaimTemplates {
+		before, ok := was[t.Name]
+		if now := t.Spec.Resources.Requests[corev1.ResourceStorage]; !ok || now.Cmp(before) <= 0 {
+			continue
+		}
+		p := field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec", "resources", "requests", "storage")
+		name, err := claimClass(ctx, classes, t.Spec.StorageClassName)
+		if err != nil {
+			errs = append(errs, field.InternalError(p, err))
+			continue
+		}
+		var sc storagev1.StorageClass
+		switch err := classes.Get(ctx, client.ObjectKey{Name: name}, &sc); {
+		case name == "":
+			errs = append(errs, field.Forbidden(p, "the claims have no StorageClass, so they cannot be expanded"))
+		case apierrors.IsNotFound(err):
+			errs = append(errs, field.Forbidden(p, fmt.Sprintf("StorageClass %q does not exist, so the claims cannot be expanded", name)))
+		case err != nil:
+			errs = append(errs, field.InternalError(p, err))
+		case sc.AllowVolumeExpansion == nil || !*sc.AllowVolumeExpansion:
+			errs = append(errs, field.Forbidden(p, fmt.Sprintf("StorageClass %q does not allow volume expansion (allowVolumeExpansion)", name)))
+		}
+	}
+	return errs
+}
+
+// claimClass is the StorageClass a claim of storageClassName gets: the name, or the default
+// class's when it names none ("" for no class).
+func claimClass(ctx context.Context, classes client.Reader, name *string) (string, error) {
+	if name != nil {
+		return *name, nil
+	}
+	var list storagev1.StorageClassList
+	if err := classes.List(ctx, &list); err != nil {
+		return "", err
+	}
+	for _, sc := range list.Items {
+		if sc.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+			return sc.Name, nil
+		}
+	}
+	return "", nil
 }

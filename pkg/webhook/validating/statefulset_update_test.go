@@ -11,11 +11,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
@@ -355,5 +358,32 @@ func TestStatefulSetWebhookV1alpha1(t *testing.T) {
 	_, err = v.ValidateCreate(ctx, alpha)
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.annotations["+v1alpha1.ConversionV1beta1OnlyAnnotation+"]") {
 		t.Errorf("unreadable conversion annotation: want Invalid at the annotation, got %v", err)
+	}
+}
+
+// Under OnPodRollingUpdate a growing claim template needs a StorageClass that can expand.
+func TestRefusedExpansions(t *testing.T) {
+	classes := fake.NewClientBuilder().WithObjects(
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "standard",
+			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "expandable"}, AllowVolumeExpansion: ptr.To(true)}).Build()
+	for _, c := range []struct {
+		name  string
+		class *string
+		ok    bool
+	}{{"default class, no expansion", nil, false}, {"expandable", ptr.To("expandable"), true}, {"no class", ptr.To(""), false},
+		{"missing class", ptr.To("gone"), false}} {
+		old := validStatefulSet()
+		old.Spec.VolumeClaimUpdateStrategy.Type = v1beta1.OnPodRollingUpdateStatefulSetVolumeClaimUpdateStrategy
+		old.Spec.VolumeClaimTemplates[0].Spec.StorageClassName = c.class
+		cur := old.DeepCopy()
+		cur.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("20Gi")
+		if errs := refusedExpansions(context.Background(), classes, cur, old); (len(errs) == 0) != c.ok {
+			t.Errorf("%s: errors %v, want ok %v", c.name, errs, c.ok)
+		}
+		cur.Spec.VolumeClaimUpdateStrategy.Type = v1beta1.OnPVCDeleteStatefulSetVolumeClaimUpdateStrategy
+		if errs := refusedExpansions(context.Background(), classes, cur, old); len(errs) != 0 {
+			t.Errorf("%s, OnPVCDelete: %v", c.name, errs)
+		}
 	}
 }

@@ -31,7 +31,7 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // looked up).
 func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, pods client.Reader) {
 	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: pods}))
-	registerStatefulSets(srv, scheme, templates)
+	registerStatefulSets(srv, scheme, templates, pods)
 	registerPullJobs(srv, scheme)
 	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
 		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
@@ -79,12 +79,12 @@ const (
 
 // registerStatefulSets adds the Advanced StatefulSet validating webhooks: a v1alpha1 object is
 // converted to v1beta1 (the stored version) and validated as such, so the rules exist once.
-func registerStatefulSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker) {
+func registerStatefulSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, classes client.Reader) {
 	srv.Register(StatefulSetV1beta1Path, admission.WithValidator[*v1beta1.StatefulSet](scheme,
-		statefulSetValidator[*v1beta1.StatefulSet]{templates: templates,
+		statefulSetValidator[*v1beta1.StatefulSet]{templates: templates, classes: classes,
 			toV1beta1: func(o *v1beta1.StatefulSet) (*v1beta1.StatefulSet, error) { return o, nil }}))
 	srv.Register(StatefulSetV1alpha1Path, admission.WithValidator[*v1alpha1.StatefulSet](scheme,
-		statefulSetValidator[*v1alpha1.StatefulSet]{templates: templates,
+		statefulSetValidator[*v1alpha1.StatefulSet]{templates: templates, classes: classes,
 			toV1beta1: func(o *v1alpha1.StatefulSet) (*v1beta1.StatefulSet, error) {
 				out := &v1beta1.StatefulSet{}
 				return out, o.ConvertTo(out)
@@ -96,6 +96,9 @@ func registerStatefulSets(srv webhook.Server, scheme *runtime.Scheme, templates 
 // server would check its pods.
 type statefulSetValidator[T client.Object] struct {
 	templates PodTemplateChecker
+	// classes reads StorageClasses, to refuse a claim template that grows under
+	// volumeClaimUpdateStrategy OnPodRollingUpdate when its class cannot expand (nil: not checked).
+	classes   client.Reader
 	toV1beta1 func(T) (*v1beta1.StatefulSet, error)
 }
 
@@ -125,6 +128,9 @@ func (v statefulSetValidator[T]) ValidateUpdate(ctx context.Context, oldObj, new
 		return nil, err
 	}
 	errs := ValidateStatefulSetUpdate(sts, old)
+	if len(errs) == 0 && v.classes != nil {
+		errs = refusedExpansions(ctx, v.classes, sts, old)
+	}
 	if len(errs) == 0 && v.templates != nil && !apiequality.Semantic.DeepEqual(old.Spec.Template, sts.Spec.Template) {
 		errs = v.templates.Check(ctx, sts.Namespace, withClaimVolumes(&sts.Spec.Template, sts.Spec.VolumeClaimTemplates, sts.Name),
 			field.NewPath("spec", "template"))
