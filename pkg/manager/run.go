@@ -34,6 +34,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/install"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
 	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
@@ -156,7 +157,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	// CloneSet pods carry pod-template-hash, and with CloneSetShortHash the revision's hash alone.
 	cloneSetInPlace := inPlace
 	cloneSetInPlace.PodTemplateHash, cloneSetInPlace.ShortRevisionHash = true, gates.Enabled(CloneSetShortHash)
-	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"),
+	if err := podcontrol.IndexPods(ctx, mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("index pods by controller: %w", err)
+	}
+	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"), OwnerIndexed: true,
 		Engine: engine.New(mgr.GetClient(), nil, cloneSetInPlace), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
 		PreDownload:             gates.Enabled(PreDownloadImageForInPlaceUpdate),
 		RecreateOnClaimChange:   gates.Enabled(RecreatePodWhenChangeVCTInCloneSetGate),
@@ -165,7 +169,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
 	}
 	statefulSets := &statefulset.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("statefulset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, inPlace), AutoDeletePVC: gates.Enabled(StatefulSetAutoDeletePVC),
+		Engine: engine.New(mgr.GetClient(), nil, inPlace), AutoDeletePVC: gates.Enabled(StatefulSetAutoDeletePVC), OwnerIndexed: true,
 		StartOrdinal: gates.Enabled(StatefulSetStartOrdinal), PodIndexLabel: gates.Enabled(PodIndexLabel)}
 	if err := statefulSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the Advanced StatefulSet controller: %w", err)

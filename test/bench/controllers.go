@@ -25,7 +25,7 @@ func podSpec(img string) corev1.PodSpec {
 	return corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: img}}, TerminationGracePeriodSeconds: ptr.To[int64](1)}
 }
 
-// runControllers measures the CloneSet scenarios (writer: kruise-manager) and the Deployment
+// runControllers measures the CloneSet and Advanced StatefulSet scenarios (writer: kruise-manager) and the Deployment
 // reference (writer: kube-controller-manager's deployment and replicaset controllers).
 func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profiler) ([]result, error) {
 	cfg, err := sb.RESTConfig()
@@ -104,6 +104,11 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profi
 	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return nil, err
 	}
+	asts, err := runStatefulSets(ctx, sb, c, n, mgrPID, prof)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, asts...)
 
 	dns, err := namespace(ctx, c, "bench-deployment")
 	if err != nil {

@@ -29,12 +29,12 @@ import (
 // possible, with the InPlaceUpdateReady readiness gate.
 func newStatefulSet(ns, name string, replicas int32, policy appsv1.PodManagementPolicyType) *appsv1beta1.StatefulSet {
 	labels := map[string]string{"app": name}
+	pod := podSpec("registry.example/app:v1")
+	pod.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: appspub.InPlaceUpdateReady}}
 	return &appsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: appsv1beta1.StatefulSetSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			ServiceName: name, PodManagementPolicy: policy,
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-				Containers:     []corev1.Container{{Name: "app", Image: "registry.example/app:v1"}},
-				ReadinessGates: []corev1.PodReadinessGate{{ConditionType: appspub.InPlaceUpdateReady}}}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 			UpdateStrategy: appsv1beta1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
 				RollingUpdate: &appsv1beta1.StatefulSetRollingUpdateStrategy{PodUpdatePolicy: appsv1beta1.InPlaceIfPossibleStatefulSetPodUpdatePolicy}}}}
 }
@@ -405,4 +405,43 @@ func TestStatefulSetOnDeletePausedAndInPlaceOnly(t *testing.T) {
 	})
 	patchStatefulSet(t, c, only, `{"spec":{"updateStrategy":{"rollingUpdate":{"paused":false}}}}`)
 	waitStatefulSet(t, c, ns, "only", "resumed and rolled out in place", stsRolledOut(2))
+}
+
+// An orphan pod named as one of the set's pods and matching its selector is adopted (not created
+// again); a pod relabelled out of the selector is released and keeps running.
+func TestStatefulSetAdoptsAndReleases(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "adopt-0", Namespace: ns, Labels: map[string]string{"app": "adopt"}},
+		Spec: podSpec("registry.example/app:v1")}
+	orphan, err := cs.CoreV1().Pods(ns).Create(ctx, orphan, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := newStatefulSet(ns, "adopt", 2, appsv1.ParallelPodManagement)
+	set.Spec.UpdateStrategy.RollingUpdate.PodUpdatePolicy = appsv1beta1.RecreateStatefulSetPodUpdatePolicy
+	set.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType
+	set.Spec.UpdateStrategy.RollingUpdate = nil
+	if err := c.Create(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	waitStatefulSet(t, c, ns, "adopt", "2 pods", func(s *appsv1beta1.StatefulSet) bool { return s.Status.Replicas == 2 })
+	p := podsByName(t, ns, "app=adopt")["adopt-0"]
+	if p == nil || p.UID != orphan.UID {
+		t.Fatalf("adopt-0 was replaced, not adopted")
+	}
+	if ref := metav1.GetControllerOf(p); ref == nil || ref.Kind != "StatefulSet" || ref.Name != "adopt" {
+		t.Fatalf("adopt-0's controller %v", ref)
+	}
+	if _, err := cs.CoreV1().Pods(ns).Patch(ctx, "adopt-1", types.MergePatchType, []byte(`{"metadata":{"labels":{"app":"gone"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 30*time.Second, "adopt-1 released", func() (bool, string) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "adopt-1", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return metav1.GetControllerOf(p) == nil && p.DeletionTimestamp == nil, fmt.Sprint(p.OwnerReferences)
+	})
 }

@@ -68,6 +68,9 @@ type Reconciler struct {
 	// change made together with a volumeClaimTemplates change recreates pods instead of updating
 	// them in place. Without it, claim templates apply to new pods only.
 	RecreateOnClaimChange bool
+	// OwnerIndexed says the client's cache indexes pods by controller (podcontrol.IndexPods), so
+	// that pods relabelled out of the selector are found and released.
+	OwnerIndexed bool
 	// PreparingUpdateAsUpdate is the feature gate PreparingUpdateAsUpdate (Options.PreparingUpdateAsUpdate).
 	PreparingUpdateAsUpdate bool
 
@@ -76,8 +79,6 @@ type Reconciler struct {
 	// rolloutStarts holds when this manager saw each CloneSet's update revision change (key
 	// namespace/name → time.Time), for the rollout duration metric.
 	rolloutStarts sync.Map
-	// ownerIndexed says the client's cache indexes pods by controlling CloneSet (ownerIndex).
-	ownerIndexed bool
 }
 
 // SetupWithManager registers the controller with workers parallel reconciles.
@@ -94,10 +95,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, ownerIndex, controllerUID); err != nil {
-		return fmt.Errorf("index pods by CloneSet: %w", err)
-	}
-	r.ownerIndexed = true
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.CloneSet{}).
 		Owns(&corev1.Pod{}).

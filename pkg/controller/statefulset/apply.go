@@ -35,11 +35,15 @@ func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *o
 	} else if rev != nil {
 		obs.revisions[rev.Name] = rev
 	}
+	done := &podcontrol.Batch{}
+	defer done.Flush(r.Recorder, set)
+	if err := ctl.Adopt(ctx, o, obs.adopt, done); err != nil { // before any plan acts on them
+		errs.Scale = err
+		return errs
+	}
 	inFlight := obs.inFlight
 	inFlight.Resumes = plan.Resumes
 	errs.Update = ctl.Progress(ctx, o, obs.pods, inFlight)
-	done := &podcontrol.Batch{}
-	defer done.Flush(r.Recorder, set)
 	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Lifecycle, func(m LifecycleMove) error {
 		return ctl.MoveLifecycle(ctx, o, obs.pods[m.Pod], m.To, m.MarkNotReady, m.Reason, done)
 	}))
@@ -75,6 +79,7 @@ func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *o
 	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {
 		return r.createPod(ctx, set, obs, c, done)
 	}))
+	errs.Scale = errors.Join(errs.Scale, ctl.Release(ctx, o, obs.release, done))
 	r.pruneRevisions(ctx, set, obs)
 	return errs
 }

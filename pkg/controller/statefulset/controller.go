@@ -16,14 +16,17 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/ordinal"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
 )
@@ -59,6 +62,9 @@ type Reconciler struct {
 	StartOrdinal bool
 	// PodIndexLabel is the feature gate PodIndexLabel: pods carry apps.kubernetes.io/pod-index.
 	PodIndexLabel bool
+	// OwnerIndexed says the client's cache indexes pods by controller (podcontrol.IndexPods), so
+	// that pods relabelled out of the selector are found and released.
+	OwnerIndexed bool
 
 	waits podcontrol.WaitReporter
 }
@@ -82,6 +88,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		For(&v1beta1.StatefulSet{}).
 		Owns(&corev1.Pod{}).
 		Owns(&appsv1.ControllerRevision{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.orphanOwners), builder.WithPredicates(orphanPods)).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.claimOwner)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
@@ -204,6 +211,26 @@ func (r *Reconciler) claimOwner(ctx context.Context, o client.Object) []reconcil
 		}
 		sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
 		if err == nil && !sel.Empty() && sel.Matches(labels.Set(o.GetLabels())) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: set.Namespace, Name: set.Name}})
+		}
+	}
+	return reqs
+}
+
+// orphanPods passes events of pods without a controller: a set may adopt them.
+var orphanPods = predicate.NewPredicateFuncs(func(o client.Object) bool { return metav1.GetControllerOfNoCopy(o) == nil })
+
+// orphanOwners are the sets of the pod's namespace whose selector matches it and whose pod it
+// would be by name.
+func (r *Reconciler) orphanOwners(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1beta1.StatefulSetList
+	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, set := range list.Items {
+		sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(o.GetLabels())) && ordinal.OrdinalOf(set.Name, o.GetName()) >= 0 {
 			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: set.Namespace, Name: set.Name}})
 		}
 	}

@@ -34,6 +34,9 @@ type observation struct {
 	updateRevision *appsv1.ControllerRevision
 	collisionCount int32
 	inFlight       podcontrol.InFlight
+	// adopt are orphans named as the set's pods that match its selector; release are pods it
+	// controls that no longer match it.
+	adopt, release []*corev1.Pod
 	// claims are the PVCs of the set's namespace that match its selector, by name.
 	claims map[string]*corev1.PersistentVolumeClaim
 }
@@ -81,8 +84,8 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods
 	for i := range podList.Items {
 		pod := &podList.Items[i]
 		ord := ordinal.OrdinalOf(set.Name, pod.Name)
-		if !metav1.IsControlledBy(pod, set) || ord < 0 {
-			continue
+		if ord < 0 || !(metav1.IsControlledBy(pod, set) || adoptable(pod)) {
+			continue // an orphan with the name of one of its pods is adopted by apply, so it counts
 		}
 		obs.pods[pod.Name] = pod
 		st, progress, recreate := podcontrol.Observe(pod, spec.Lifecycle)
@@ -95,6 +98,12 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods
 	sort.Slice(obs.snap.Pods, func(i, j int) bool { return obs.snap.Pods[i].Ordinal < obs.snap.Pods[j].Ordinal })
 	if err := r.observeClaims(ctx, set, sel, obs); err != nil {
 		return nil, err
+	}
+	obs.adopt = podcontrol.Orphans(podList.Items, func(p *corev1.Pod) bool { return ordinal.OrdinalOf(set.Name, p.Name) >= 0 })
+	if r.OwnerIndexed {
+		if obs.release, err = podcontrol.Strays(ctx, r.Client, set, sel); err != nil {
+			return nil, err
+		}
 	}
 	if spec.VolumeClaimUpdateStrategy.Type == v1beta1.OnPodRollingUpdateStatefulSetVolumeClaimUpdateStrategy {
 		for i := range obs.snap.Pods {
@@ -165,4 +174,9 @@ func (r *Reconciler) observeClaims(ctx context.Context, set *v1beta1.StatefulSet
 		obs.claims[list.Items[i].Name] = &list.Items[i]
 	}
 	return nil
+}
+
+// adoptable reports whether pod may be adopted (podcontrol.Orphans' rule).
+func adoptable(pod *corev1.Pod) bool {
+	return len(podcontrol.Orphans([]corev1.Pod{*pod}, func(*corev1.Pod) bool { return true })) == 1
 }

@@ -248,3 +248,14 @@ func TestClaimOnlyChangeExpandsOnePodAtATime(t *testing.T) {
 		t.Errorf("below the partition: expands %v, want none", p.Expands)
 	}
 }
+
+// A pod whose in-place update to an older revision never completed (a bad image) is updated again.
+func TestStuckInPlaceUpdateIsUpdatedAgain(t *testing.T) {
+	stuck := healthyPod(2, "web-old")
+	stuck.Ready, stuck.InPlaceUpdating = false, true
+	s := snap(spec(3, appsv1.OrderedReadyPodManagement, podPolicy(v1beta1.InPlaceIfPossibleStatefulSetPodUpdatePolicy)),
+		healthyPod(0, "web-old"), healthyPod(1, "web-old"), stuck)
+	if got := updated(Compute(s, t0)); !slices.Equal(got, []string{"web-2"}) {
+		t.Errorf("updates %v, want [web-2]", got)
+	}
+}

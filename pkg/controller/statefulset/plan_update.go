@@ -15,8 +15,9 @@ import (
 // ordinal down to the partition (a position among the replicas, reserved ordinals not counted);
 // unordered, by unorderedUpdate.priorityStrategy, keeping partition pods old. At most
 // maxUnavailable replicas are unavailable at once. Replicas unavailable already are updated first
-// and at no cost, whatever their place in the order: a broken pod of an old revision is fixed by
-// the update rather than waited for. Paused and OnDelete update nothing.
+// and at no cost, whatever their place in the order: a broken pod of an old revision (say, one
+// whose in-place update to a bad image never completes) is fixed by the update rather than
+// waited for. Paused and OnDelete update nothing.
 func (p *planner) update() {
 	us := p.s.Spec.UpdateStrategy
 	ru := us.RollingUpdate
@@ -38,8 +39,6 @@ func (p *planner) update() {
 	var healthy []*PodFacts
 	for _, pod := range p.candidates(ru) {
 		switch {
-		case pod.InPlaceUpdating:
-			p.note("%s finishes its in-place update first", pod.Name)
 		case pod.ClaimsResizing:
 			p.note("%s waits for its claims to be resized", pod.Name)
 		case pod.healthy(p.now, p.minReady):

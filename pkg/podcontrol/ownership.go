@@ -1,0 +1,99 @@
+package podcontrol
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+)
+
+// What a workload owns, as every Kubernetes workload controller keeps it: pods that match its
+// selector and have no controller are adopted; pods it controls whose labels stop matching are
+// released (their controller reference removed; they keep running).
+
+// ControllerIndex indexes pods by the UID of their controller, whatever its kind (IndexPods).
+const ControllerIndex = "pod.controller.uid"
+
+// IndexPods registers ControllerIndex with the manager's cache; call it once per manager.
+func IndexPods(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &corev1.Pod{}, ControllerIndex, func(obj client.Object) []string {
+		if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
+			return []string{string(ref.UID)}
+		}
+		return nil
+	})
+}
+
+// Orphans are the pods of matching (they match the workload's selector) that no controller owns
+// and that run (not terminating, not finished) and member accepts: the pods to adopt.
+func Orphans(matching []corev1.Pod, member func(*corev1.Pod) bool) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range matching {
+		p := &matching[i]
+		if metav1.GetControllerOfNoCopy(p) == nil && p.DeletionTimestamp == nil &&
+			p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded && member(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Strays are the pods owner controls whose labels no longer match sel: the pods to release. c
+// must be a cache with ControllerIndex (IndexPods).
+func Strays(ctx context.Context, c client.Reader, owner client.Object, sel labels.Selector) ([]*corev1.Pod, error) {
+	var owned corev1.PodList
+	if err := c.List(ctx, &owned, client.InNamespace(owner.GetNamespace()), client.MatchingFields{ControllerIndex: string(owner.GetUID())},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list the pods it controls: %w", err)
+	}
+	var out []*corev1.Pod
+	for i := range owned.Items {
+		if p := &owned.Items[i]; !sel.Matches(labels.Set(p.Labels)) && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Adopt makes o the controller of pods (each only if it is still the pod observed: UID
+// precondition).
+func (c *Control) Adopt(ctx context.Context, o Owner, pods []*corev1.Pod, done *Batch) error {
+	ref, err := json.Marshal(metav1.NewControllerRef(o.Object, o.GVK))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range pods {
+		// Merged by UID into the pod's owner references.
+		patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[%s],"uid":%q}}`, ref, p.UID)
+		if err := c.Client.Patch(ctx, engine.Ref(p), client.RawPatch(types.StrategicMergePatchType, []byte(patch))); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("adopt pod %s: %w", p.Name, err))
+			continue
+		}
+		done.Add("Adopted", "adopted", p.Name, "it matches the selector and had no controller")
+	}
+	return errors.Join(errs...)
+}
+
+// Release removes o's controller reference from pods.
+func (c *Control) Release(ctx context.Context, o Owner, pods []*corev1.Pod, done *Batch) error {
+	var errs []error
+	for _, p := range pods {
+		patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":%q}],"uid":%q}}`, o.Object.GetUID(), p.UID)
+		if err := c.Client.Patch(ctx, engine.Ref(p), client.RawPatch(types.StrategicMergePatchType, []byte(patch))); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("release pod %s: %w", p.Name, err))
+			continue
+		}
+		done.Add("Released", "released", p.Name, "its labels no longer match the selector")
+	}
+	return errors.Join(errs...)
+}
