@@ -15,15 +15,28 @@ import (
 )
 
 func TestParseWorkload(t *testing.T) {
-	for _, args := range [][]string{{"clone/web"}, {"cloneset/web"}, {"cloneset", "web"}, {"clonesets.apps.kruise.io/web"}} {
-		if name, err := ParseWorkload(args); err != nil || name != "web" {
-			t.Errorf("%v: %q, %v", args, name, err)
+	for _, tc := range []struct {
+		args []string
+		kind *Kind
+	}{
+		{[]string{"clone/web"}, CloneSetKind}, {[]string{"cloneset/web"}, CloneSetKind}, {[]string{"cloneset", "web"}, CloneSetKind},
+		{[]string{"clonesets.apps.kruise.io/web"}, CloneSetKind},
+		{[]string{"asts/web"}, StatefulSetKind}, {[]string{"ASTS/web"}, StatefulSetKind}, {[]string{"asts", "web"}, StatefulSetKind},
+		{[]string{"statefulset.apps.kruise.io/web"}, StatefulSetKind}, {[]string{"statefulsets.apps.kruise.io/web"}, StatefulSetKind},
+		{[]string{"advancedstatefulset/web"}, StatefulSetKind},
+	} {
+		if k, name, err := ParseWorkload(tc.args); err != nil || name != "web" || k != tc.kind {
+			t.Errorf("%v: %v %q, %v; want %s", tc.args, k, name, err, tc.kind.Noun)
 		}
 	}
-	for _, args := range [][]string{{"web"}, {"deployment/web"}, {"clone/"}, nil} {
-		if _, err := ParseWorkload(args); err == nil {
-			t.Errorf("%v: no error", args)
+	for args, why := range map[string]string{"web": "KIND/NAME", "deployment/web": "not supported yet", "clone/": "empty",
+		"asts/": "empty", "sts/web": "ambiguous", "statefulset/web": "ambiguous", "statefulsets.apps/web": "not supported"} {
+		if _, _, err := ParseWorkload([]string{args}); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%s: %v, want an error saying %q", args, err, why)
 		}
+	}
+	if _, _, err := ParseWorkload(nil); err == nil {
+		t.Error("no arguments: no error")
 	}
 }
 

@@ -60,7 +60,10 @@ func newMigrateCommand(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cName, err := ParseWorkload([]string{to})
+			k, cName, err := ParseWorkload([]string{to})
+			if err == nil && k != CloneSetKind {
+				err = fmt.Errorf("migrate moves Deployments to CloneSets, not to %ss", k.Noun)
+			}
 			if err != nil {
 				return fmt.Errorf("--to: %w", err)
 			}

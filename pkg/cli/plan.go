@@ -2,67 +2,87 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
 	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 )
 
+// planOptions are the plan command's flags: the feature gates the forecast plans under.
+type planOptions struct {
+	steps int
+	// partitionRollback is CloneSetPartitionRollback (CloneSets).
+	partitionRollback bool
+	// startOrdinal is StatefulSetStartOrdinal (Advanced StatefulSets).
+	startOrdinal bool
+}
+
+// planInPlace are the in-place options of kruise-manager's default feature gates, under which
+// the forecast decides what can be updated in place.
+var planInPlace = inplace.Options{EnvFromMetadata: true}
+
+// forecast is a workload's rollout forecast as the plan command prints it.
+type forecast struct {
+	// header is the first line: the workload, its revisions and pods.
+	header string
+	steps  []forecastStep
+}
+
+// forecastStep is one step of a forecast: the pods the planner moves, or, on the last step only,
+// none and what the rollout then waits for.
+type forecastStep struct {
+	actions []forecastAction
+	waits   []string
+}
+
+// forecastAction is one line of a step: a verb ("in place", "recreate", "create", "delete", ...)
+// and what it acts on, with the planner's reason.
+type forecastAction struct{ verb, what string }
+
 func newPlanCommand(env *Env) *cobra.Command {
-	var steps int
-	var rollback bool
+	var o planOptions
 	cmd := &cobra.Command{
-		Use:   "plan clone/NAME",
+		Use:   "plan " + workloadUse,
 		Short: "Show which pods the rollout's next steps update, and why, from the controller's own planner",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, cs, err := getCloneSet(cmd, env, args)
+			c, w, err := env.load(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			r := &cloneset.Reconciler{Client: c, Engine: engine.New(c, nil, inplace.Options{}), PartitionRollback: rollback}
-			snap, err := r.Snapshot(cmd.Context(), cs)
+			f, err := w.forecast(cmd.Context(), c, time.Now(), o)
 			if err != nil {
 				return err
 			}
-			out := env.Streams.Out
-			fmt.Fprintf(out, "cloneset %q: update revision %s, current revision %s, %d pods\n", cs.Name, snap.UpdateRevision,
-				snap.CurrentRevision, len(snap.Pods))
-			forecast := cloneset.Forecast(snap, time.Now(), cloneset.Options{PartitionRollback: rollback}, steps)
-			if len(forecast) == 0 {
-				fmt.Fprintln(out, "nothing to do: every pod is where the spec wants it")
-			}
-			for i, st := range forecast {
-				if len(st.Updates)+len(st.Creates)+len(st.Deletes) == 0 {
-					msg := "done"
-					if len(st.Waits) > 0 {
-						msg = "waiting: " + strings.Join(st.Waits, "; ")
-					}
-					fmt.Fprintf(out, "then: %s\n", msg)
-					continue
-				}
-				fmt.Fprintf(out, "step %d:\n", i+1)
-				for _, u := range st.Updates {
-					how := "in place"
-					if u.Mode == cloneset.UpdateRecreate {
-						how = "recreate"
-					}
-					fmt.Fprintf(out, "  %-8s %s (%s → %s): %s\n", how, u.Pod, u.From, u.To, u.Reason)
-				}
-				for _, cr := range st.Creates {
-					fmt.Fprintf(out, "  %-8s a pod at %s: %s\n", "create", cr.Revision, cr.Reason)
-				}
-				for _, d := range st.Deletes {
-					fmt.Fprintf(out, "  %-8s %s: %s\n", "delete", d.Pod, d.Reason)
-				}
-			}
+			printForecast(env.Streams.Out, f)
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&steps, "steps", 20, "how many steps to show at most")
-	cmd.Flags().BoolVar(&rollback, "partition-rollback", false, "plan as a manager with the CloneSetPartitionRollback gate does")
+	cmd.Flags().IntVar(&o.steps, "steps", 20, "how many steps to show at most")
+	cmd.Flags().BoolVar(&o.partitionRollback, "partition-rollback", false, "plan a CloneSet as a manager with the CloneSetPartitionRollback gate does")
+	cmd.Flags().BoolVar(&o.startOrdinal, "start-ordinal", false, "plan an Advanced StatefulSet as a manager with the StatefulSetStartOrdinal gate does")
 	return cmd
+}
+
+func printForecast(out io.Writer, f *forecast) {
+	fmt.Fprintln(out, f.header)
+	if len(f.steps) == 0 {
+		fmt.Fprintln(out, "nothing to do: every pod is where the spec wants it")
+	}
+	for i, st := range f.steps {
+		if len(st.actions) == 0 {
+			msg := "done"
+			if len(st.waits) > 0 {
+				msg = "waiting: " + strings.Join(st.waits, "; ")
+			}
+			fmt.Fprintf(out, "then: %s\n", msg)
+			continue
+		}
+		fmt.Fprintf(out, "step %d:\n", i+1)
+		for _, a := range st.actions {
+			fmt.Fprintf(out, "  %-8s %s\n", a.verb, a.what)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -37,59 +38,66 @@ func RestartBatches(cs *appsv1alpha1.CloneSet, pods []string) [][]string {
 func newRestartCommand(env *Env) *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "restart clone/NAME",
-		Short: "Restart every pod's containers in place (ContainerRecreateRequests), batch by batch within maxUnavailable, the partition's pods left alone",
+		Use: "restart " + workloadUse,
+		Short: "Restart the pods: a CloneSet's containers in place (ContainerRecreateRequests), batch by batch within maxUnavailable, " +
+			"the partition's pods left alone; an Advanced StatefulSet's through a rolling update (template annotation kubectl.kubernetes.io/restartedAt)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, cs, err := getCloneSet(cmd, env, args)
+			c, w, err := env.load(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			sel, err := metav1.LabelSelectorAsSelector(cs.Spec.Selector)
-			if err != nil {
-				return err
-			}
-			list := &corev1.PodList{}
-			if err := c.List(ctx, list, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-				return err
-			}
-			pods := map[string]*corev1.Pod{}
-			for i := range list.Items {
-				if p := &list.Items[i]; metav1.IsControlledBy(p, cs) && p.DeletionTimestamp == nil {
-					pods[p.Name] = p
-				}
-			}
-			names := make([]string, 0, len(pods))
-			for n := range pods {
-				names = append(names, n)
-			}
-			batches := RestartBatches(cs, names)
-			stamp := time.Now().UTC().Format("20060102150405")
-			t0 := time.Now()
-			done := 0
-			for i, batch := range batches {
-				fmt.Fprintf(env.Streams.Out, "batch %d/%d: restarting %s\n", i+1, len(batches), strings.Join(batch, ", "))
-				var crrs []*appsv1alpha1.ContainerRecreateRequest
-				for _, name := range batch {
-					crr := restartRequest(pods[name], stamp)
-					if err := c.Create(ctx, crr); err != nil {
-						return fmt.Errorf("restart pod %s: %w", name, err)
-					}
-					crrs = append(crrs, crr)
-				}
-				if err := waitRestarted(ctx, c, crrs); err != nil {
-					return err
-				}
-				done += len(batch)
-				fmt.Fprintf(env.Streams.Out, "batch %d/%d done: %d/%d pods restarted, %.1fs\n", i+1, len(batches), done, len(names), time.Since(t0).Seconds())
-			}
-			fmt.Fprintf(env.Streams.Out, "cloneset %q restarted: %d pods in place in %.1fs\n", cs.Name, done, time.Since(t0).Seconds())
-			return nil
+			return w.restart(ctx, c, env.Streams.Out)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
 	return cmd
+}
+
+// restartInPlace restarts the containers of cs's pods in place, RestartBatches at a time, each
+// batch once the previous one is restarted and Ready.
+func restartInPlace(ctx context.Context, c client.Client, cs *appsv1alpha1.CloneSet, out io.Writer) error {
+	sel, err := metav1.LabelSelectorAsSelector(cs.Spec.Selector)
+	if err != nil {
+		return err
+	}
+	list := &corev1.PodList{}
+	if err := c.List(ctx, list, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return err
+	}
+	pods := map[string]*corev1.Pod{}
+	for i := range list.Items {
+		if p := &list.Items[i]; metav1.IsControlledBy(p, cs) && p.DeletionTimestamp == nil {
+			pods[p.Name] = p
+		}
+	}
+	names := make([]string, 0, len(pods))
+	for n := range pods {
+		names = append(names, n)
+	}
+	batches := RestartBatches(cs, names)
+	stamp := time.Now().UTC().Format("20060102150405")
+	t0 := time.Now()
+	done := 0
+	for i, batch := range batches {
+		fmt.Fprintf(out, "batch %d/%d: restarting %s\n", i+1, len(batches), strings.Join(batch, ", "))
+		var crrs []*appsv1alpha1.ContainerRecreateRequest
+		for _, name := range batch {
+			crr := restartRequest(pods[name], stamp)
+			if err := c.Create(ctx, crr); err != nil {
+				return fmt.Errorf("restart pod %s: %w", name, err)
+			}
+			crrs = append(crrs, crr)
+		}
+		if err := waitRestarted(ctx, c, crrs); err != nil {
+			return err
+		}
+		done += len(batch)
+		fmt.Fprintf(out, "batch %d/%d done: %d/%d pods restarted, %.1fs\n", i+1, len(batches), done, len(names), time.Since(t0).Seconds())
+	}
+	fmt.Fprintf(out, "cloneset %q restarted: %d pods in place in %.1fs\n", cs.Name, done, time.Since(t0).Seconds())
+	return nil
 }
 
 // restartRequest asks kruise-daemon to restart every container of pod, after taking it out of its

@@ -4,24 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
 func newRolloutCommand(env *Env) *cobra.Command {
-	cmd := &cobra.Command{Use: "rollout", Short: "Manage the rollout of a CloneSet"}
+	cmd := &cobra.Command{Use: "rollout", Short: "Manage the rollout of a CloneSet or an Advanced StatefulSet"}
 	cmd.AddCommand(newStatusCommand(env), newPauseCommand(env, true), newPauseCommand(env, false),
 		newHistoryCommand(env), newUndoCommand(env), newRestartCommand(env), newPlanCommand(env))
 	return cmd
@@ -34,10 +30,10 @@ func newStatusCommand(env *Env) *cobra.Command {
 	var watch bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "status clone/NAME",
+		Use:   "status " + workloadUse,
 		Short: "Show the rollout's progress until it is done (exit 2 when it is stuck)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, key, err := env.workload(args)
+			c, k, key, err := env.target(args)
 			if err != nil {
 				return err
 			}
@@ -49,11 +45,11 @@ func newStatusCommand(env *Env) *cobra.Command {
 			}
 			last := ""
 			for {
-				cs := &appsv1alpha1.CloneSet{}
-				if err := c.Get(ctx, key, cs); err != nil {
+				w, err := getWorkload(ctx, c, k, key)
+				if err != nil {
 					return err
 				}
-				msg, done, err := Status(cs)
+				msg, done, err := w.status()
 				if msg != last {
 					fmt.Fprintln(env.Streams.Out, msg)
 					last = msg
@@ -63,7 +59,7 @@ func newStatusCommand(env *Env) *cobra.Command {
 				}
 				select {
 				case <-ctx.Done():
-					return fmt.Errorf("gave up waiting for cloneset %q: %w", key.Name, ctx.Err())
+					return fmt.Errorf("gave up waiting for %s %q: %w", k.Noun, key.Name, ctx.Err())
 				case <-time.After(500 * time.Millisecond):
 				}
 			}
@@ -74,137 +70,60 @@ func newStatusCommand(env *Env) *cobra.Command {
 	return cmd
 }
 
-// Status describes cs's rollout in one line; done when every pod is updated and available (or the
-// partition holds the rest); ErrStuck when its progress deadline passed.
-func Status(cs *appsv1alpha1.CloneSet) (string, bool, error) {
-	name := cs.Name
-	if cs.Status.ObservedGeneration < cs.Generation {
-		return fmt.Sprintf("Waiting for cloneset %q spec update to be observed...", name), false, nil
-	}
-	for _, c := range cs.Status.Conditions {
-		if c.Type == appsv1alpha1.CloneSetConditionProgressing && c.Reason == "ProgressDeadlineExceeded" {
-			return fmt.Sprintf("cloneset %q rollout is stuck: %s", name, c.Message), false, ErrStuck
-		}
-	}
-	b := cloneset.ComputeBounds(&cs.Spec) // the controller's own reading of replicas and partition
-	want, partition, target := int32(b.Replicas), int32(b.Partition), int32(b.ExpectedUpdated)
-	st := cs.Status
-	paused := ""
-	if cs.Spec.UpdateStrategy.Paused {
-		paused = " (paused)"
-	}
-	switch {
-	case st.UpdatedReplicas < target:
-		return fmt.Sprintf("Waiting for cloneset %q rollout to finish: %d of %d pods updated, %d ready, %d available%s...",
-			name, st.UpdatedReplicas, target, st.UpdatedReadyReplicas, st.AvailableReplicas, paused), false, nil
-	case st.Replicas > want:
-		return fmt.Sprintf("Waiting for cloneset %q rollout to finish: %d old pods are pending termination...", name, st.Replicas-want), false, nil
-	case st.UpdatedReadyReplicas < target || st.AvailableReplicas < want:
-		return fmt.Sprintf("Waiting for cloneset %q rollout to finish: %d of %d updated pods ready, %d of %d available...",
-			name, st.UpdatedReadyReplicas, target, st.AvailableReplicas, want), false, nil
-	case partition > 0:
-		return fmt.Sprintf("cloneset %q partitioned rollout done: %d of %d pods updated (partition %d)", name, target, want, partition), true, nil
-	}
-	return fmt.Sprintf("cloneset %q successfully rolled out", name), true, nil
-}
-
 func newPauseCommand(env *Env, pause bool) *cobra.Command {
-	use, short := "resume clone/NAME", "Let a paused rollout go on"
+	use, short, verb := "resume", "Let a paused rollout go on", "resumed"
 	if pause {
-		use, short = "pause clone/NAME", "Pause the rollout: no pod moves to the update revision until resumed"
+		use, short, verb = "pause", "Pause the rollout: no pod moves to the update revision until resumed", "paused"
 	}
 	return &cobra.Command{
-		Use:   use,
+		Use:   use + " " + workloadUse,
 		Short: short,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, key, err := env.workload(args)
+			c, w, err := env.load(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			cs := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-			patch := fmt.Sprintf(`{"spec":{"updateStrategy":{"paused":%t}}}`, pause)
-			if err := c.Patch(cmd.Context(), cs, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			patch, err := w.pausePatch(pause)
+			if err != nil {
 				return err
 			}
-			verb := "resumed"
-			if pause {
-				verb = "paused"
+			if err := c.Patch(cmd.Context(), w.object(), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+				return err
 			}
-			fmt.Fprintf(env.Streams.Out, "cloneset.apps.kruise.io/%s %s\n", key.Name, verb)
+			fmt.Fprintf(env.Streams.Out, "%s %s\n", ref(w), verb)
 			return nil
 		},
 	}
 }
 
-// history is the CloneSet's revisions, oldest first.
-func history(ctx context.Context, c client.Client, cs *appsv1alpha1.CloneSet) ([]*appsv1.ControllerRevision, error) {
-	list := &appsv1.ControllerRevisionList{}
-	if err := c.List(ctx, list, client.InNamespace(cs.Namespace)); err != nil {
-		return nil, err
-	}
-	var out []*appsv1.ControllerRevision
-	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], cs) {
-			out = append(out, &list.Items[i])
-		}
-	}
-	slices.SortFunc(out, func(a, b *appsv1.ControllerRevision) int { return int(a.Revision - b.Revision) })
-	return out, nil
-}
-
-// cloneSetHistory reads the CloneSet args name and its revisions, oldest first.
-func cloneSetHistory(cmd *cobra.Command, env *Env, args []string) (client.Client, *appsv1alpha1.CloneSet, []*appsv1.ControllerRevision, error) {
-	c, cs, err := getCloneSet(cmd, env, args)
+// loadHistory reads the workload the arguments name and its revisions, oldest first.
+func (e *Env) loadHistory(ctx context.Context, args []string) (client.Client, workload, []*appsv1.ControllerRevision, error) {
+	c, w, err := e.load(ctx, args)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	revs, err := history(cmd.Context(), c, cs)
-	return c, cs, revs, err
-}
-
-func getCloneSet(cmd *cobra.Command, env *Env, args []string) (client.Client, *appsv1alpha1.CloneSet, error) {
-	c, key, err := env.workload(args)
-	if err != nil {
-		return nil, nil, err
-	}
-	cs := &appsv1alpha1.CloneSet{}
-	if err := c.Get(cmd.Context(), key, cs); err != nil {
-		return nil, nil, err
-	}
-	return c, cs, nil
-}
-
-// workload reads the CloneSet the arguments name and the namespace of the flags, and gives a
-// client.
-func (e *Env) workload(args []string) (client.Client, client.ObjectKey, error) {
-	name, err := ParseWorkload(args)
-	if err != nil {
-		return nil, client.ObjectKey{}, err
-	}
-	c, ns, err := e.Client()
-	if err != nil {
-		return nil, client.ObjectKey{}, err
-	}
-	return c, client.ObjectKey{Namespace: ns, Name: name}, nil
+	revs, err := history(ctx, c, w.object())
+	return c, w, revs, err
 }
 
 func newHistoryCommand(env *Env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "history clone/NAME",
-		Short: "List the CloneSet's revisions and their images",
+		Use:   "history " + workloadUse,
+		Short: "List the workload's revisions and their images",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, cs, revs, err := cloneSetHistory(cmd, env, args)
+			_, w, revs, err := env.loadHistory(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			w := tabwriter.NewWriter(env.Streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "REVISION\tNAME\tSTATE\tIMAGES")
+			current, update := w.revisions()
+			tw := tabwriter.NewWriter(env.Streams.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "REVISION\tNAME\tSTATE\tIMAGES")
 			for _, r := range revs {
 				var states []string
-				if r.Name == cs.Status.CurrentRevision {
+				if r.Name == current {
 					states = append(states, "current")
 				}
-				if r.Name == cs.Status.UpdateRevision {
+				if r.Name == update {
 					states = append(states, "update")
 				}
 				state := strings.Join(states, ",")
@@ -216,9 +135,9 @@ func newHistoryCommand(env *Env) *cobra.Command {
 					}
 					images = strings.Join(parts, ",")
 				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", r.Revision, r.Name, state, images)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", r.Revision, r.Name, state, images)
 			}
-			return w.Flush()
+			return tw.Flush()
 		},
 	}
 }
@@ -226,14 +145,15 @@ func newHistoryCommand(env *Env) *cobra.Command {
 func newUndoCommand(env *Env) *cobra.Command {
 	var to int64
 	cmd := &cobra.Command{
-		Use:   "undo clone/NAME [--to-revision=N]",
-		Short: "Roll the CloneSet back to the previous revision (or --to-revision): in place where possible",
+		Use:   "undo " + workloadUse + " [--to-revision=N]",
+		Short: "Roll the workload back to the previous revision (or --to-revision): in place where possible",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, cs, revs, err := cloneSetHistory(cmd, env, args)
+			c, w, revs, err := env.loadHistory(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			target, err := undoTarget(revs, cs.Status.UpdateRevision, to)
+			_, update := w.revisions()
+			target, err := undoTarget(revs, update, to)
 			if err != nil {
 				return err
 			}
@@ -241,12 +161,12 @@ func newUndoCommand(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			before := cs.DeepCopy()
-			cs.Spec.Template = *tpl
-			if err := c.Patch(cmd.Context(), cs, client.MergeFrom(before)); err != nil {
+			before := w.object().DeepCopyObject().(client.Object)
+			*w.template() = *tpl
+			if err := c.Patch(cmd.Context(), w.object(), client.MergeFrom(before)); err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Streams.Out, "cloneset.apps.kruise.io/%s rolled back to revision %d (%s)\n", cs.Name, target.Revision, target.Name)
+			fmt.Fprintf(env.Streams.Out, "%s rolled back to revision %d (%s)\n", ref(w), target.Revision, target.Name)
 			return nil
 		},
 	}

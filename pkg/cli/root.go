@@ -1,11 +1,12 @@
-// Package cli is kubectl-kruise, the kubectl plugin for Kruise workloads (CloneSet for now):
-// rollout status/pause/resume/history/undo, set image and scaledown. It takes kubectl's connection
-// flags (--kubeconfig, --context, -n, ...) through cli-runtime.
+// Package cli is kubectl-kruise, the kubectl plugin for Kruise workloads: rollout
+// status/pause/resume/history/undo/restart/plan and set image for CloneSets and Advanced
+// StatefulSets (one code path, through the workload interface), scaledown and migrate for
+// CloneSets. It takes kubectl's connection flags (--kubeconfig, --context, -n, ...) through
+// cli-runtime.
 package cli
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,23 +16,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/version"
 )
 
 // NewRoot is the kubectl-kruise command.
 func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
-	flags := genericclioptions.NewConfigFlags(true)
+	return newRoot(&Env{Flags: genericclioptions.NewConfigFlags(true), Streams: streams})
+}
+
+func newRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kubectl-kruise",
-		Short:         "Drive Kruise workloads (CloneSet) from kubectl: kubectl kruise rollout status clone/NAME",
+		Short:         "Drive Kruise workloads (CloneSet, Advanced StatefulSet) from kubectl: kubectl kruise rollout status clone/NAME",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	flags.AddFlags(root.PersistentFlags())
-	env := &Env{Flags: flags, Streams: streams}
+	env.Flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(
 		&cobra.Command{Use: "version", Short: "Print the version", Run: func(*cobra.Command, []string) {
-			fmt.Fprintln(streams.Out, version.String("kubectl-kruise"))
+			fmt.Fprintln(env.Streams.Out, version.String("kubectl-kruise"))
 		}},
 		newRolloutCommand(env),
 		newSetCommand(env),
@@ -45,10 +49,16 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 type Env struct {
 	Flags   *genericclioptions.ConfigFlags
 	Streams genericiooptions.IOStreams
+	// client and namespace, when client is set, stand for the ones the flags give (tests).
+	client    client.Client
+	namespace string
 }
 
 // Client is a client for Kruise's kinds and the namespace the flags name (or the kubeconfig's).
 func (e *Env) Client() (client.Client, string, error) {
+	if e.client != nil {
+		return e.client, e.namespace, nil
+	}
 	cfg, err := e.Flags.ToRESTConfig()
 	if err != nil {
 		return nil, "", err
@@ -57,35 +67,21 @@ func (e *Env) Client() (client.Client, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, appsv1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, "", err
-		}
+	scheme, err := newScheme()
+	if err != nil {
+		return nil, "", err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	return c, ns, err
 }
 
-// ParseWorkload reads "clone/NAME", "cloneset/NAME", "cloneset.apps.kruise.io/NAME" or, with two
-// arguments, "cloneset NAME"; it returns the name. Other kinds are refused with what is supported.
-func ParseWorkload(args []string) (string, error) {
-	var kind, name string
-	switch {
-	case len(args) == 1 && strings.Contains(args[0], "/"):
-		kind, name, _ = strings.Cut(args[0], "/")
-	case len(args) == 2:
-		kind, name = args[0], args[1]
-	default:
-		return "", fmt.Errorf("name a workload as KIND/NAME or KIND NAME, e.g. clone/web")
+// newScheme holds the kinds the commands read and write.
+func newScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, appsv1alpha1.AddToScheme, appsv1beta1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
 	}
-	switch strings.ToLower(kind) {
-	case "clone", "clones", "cloneset", "clonesets", "cloneset.apps.kruise.io", "clonesets.apps.kruise.io":
-	default:
-		return "", fmt.Errorf("kind %q is not supported yet: kubectl-kruise drives CloneSets (clone/NAME)", kind)
-	}
-	if name == "" {
-		return "", fmt.Errorf("the workload's name is empty")
-	}
-	return name, nil
+	return scheme, nil
 }

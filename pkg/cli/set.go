@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,45 +9,54 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 )
 
 func newSetCommand(env *Env) *cobra.Command {
-	cmd := &cobra.Command{Use: "set", Short: "Set fields of a CloneSet"}
+	cmd := &cobra.Command{Use: "set", Short: "Set fields of a CloneSet or an Advanced StatefulSet"}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "image clone/NAME CONTAINER=IMAGE ...",
-		Short: "Set container images (applied in place where possible)",
+		Use:   "image " + workloadUse + " CONTAINER=IMAGE ...",
+		Short: "Set container images (applied in place where the update strategy allows)",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, cs, err := getCloneSet(cmd, env, args[:1])
+			w, err := env.patchTemplate(cmd.Context(), args[:1], func(w workload) error {
+				if err := setImages(w.template(), args[1:]); err != nil {
+					return fmt.Errorf("%s: %w", ref(w), err)
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			before := cs.DeepCopy()
-			for _, a := range args[1:] {
-				name, image, ok := strings.Cut(a, "=")
-				if !ok || name == "" || image == "" {
-					return fmt.Errorf("%q is not CONTAINER=IMAGE", a)
-				}
-				found := false
-				for _, list := range [][]corev1.Container{cs.Spec.Template.Spec.Containers, cs.Spec.Template.Spec.InitContainers} {
-					for i := range list {
-						if list[i].Name == name || name == "*" {
-							list[i].Image, found = image, true
-						}
-					}
-				}
-				if !found {
-					return fmt.Errorf("cloneset %q has no container %q", cs.Name, name)
-				}
-			}
-			if err := c.Patch(cmd.Context(), cs, client.MergeFrom(before)); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Streams.Out, "cloneset.apps.kruise.io/%s image updated\n", cs.Name)
+			fmt.Fprintf(env.Streams.Out, "%s image updated\n", ref(w))
 			return nil
 		},
 	})
 	return cmd
+}
+
+// setImages sets the images CONTAINER=IMAGE of tpl's containers and init containers ("*" names
+// them all); a container tpl lacks is an error.
+func setImages(tpl *corev1.PodTemplateSpec, assignments []string) error {
+	for _, a := range assignments {
+		name, image, ok := strings.Cut(a, "=")
+		if !ok || name == "" || image == "" {
+			return fmt.Errorf("%q is not CONTAINER=IMAGE", a)
+		}
+		found := false
+		for _, list := range [][]corev1.Container{tpl.Spec.Containers, tpl.Spec.InitContainers} {
+			for i := range list {
+				if list[i].Name == name || name == "*" {
+					list[i].Image, found = image, true
+				}
+			}
+		}
+		if !found {
+			return fmt.Errorf("the pod template has no container %q", name)
+		}
+	}
+	return nil
 }
 
 func newScaledownCommand(env *Env) *cobra.Command {
@@ -58,7 +68,7 @@ func newScaledownCommand(env *Env) *cobra.Command {
 			if len(pods) == 0 {
 				return fmt.Errorf("--pods names the pods to remove")
 			}
-			c, cs, err := getCloneSet(cmd, env, args)
+			c, cs, err := env.loadCloneSet(cmd.Context(), args, "scaledown")
 			if err != nil {
 				return err
 			}
@@ -86,4 +96,20 @@ func newScaledownCommand(env *Env) *cobra.Command {
 	}
 	cmd.Flags().StringSliceVar(&pods, "pods", nil, "the pods to delete (comma separated)")
 	return cmd
+}
+
+// loadCloneSet reads the CloneSet the arguments name for command, which drives CloneSets only.
+func (e *Env) loadCloneSet(ctx context.Context, args []string, command string) (client.Client, *appsv1alpha1.CloneSet, error) {
+	c, k, key, err := e.target(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if k != CloneSetKind {
+		return nil, nil, fmt.Errorf("%s drives CloneSets only (clone/NAME), not %ss", command, k.Noun)
+	}
+	cs := &appsv1alpha1.CloneSet{}
+	if err := c.Get(ctx, key, cs); err != nil {
+		return nil, nil, err
+	}
+	return c, cs, nil
 }

@@ -13,11 +13,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/cli"
 	"github.com/kruise-ng/kruise/test/harness"
 )
@@ -136,6 +138,84 @@ func TestKubectlKruise(t *testing.T) {
 	run(0, "set", "image", "clone/cli", "app=registry.example/app:broken")
 	if out := run(2, "rollout", "status", "clone/cli"); !strings.Contains(out, "stuck") {
 		t.Errorf("stuck rollout:\n%s", out)
+	}
+}
+
+// kubectl-kruise drives an Advanced StatefulSet as it drives a CloneSet: set image rolls it out in
+// place (every pod keeps its UID) while rollout status follows it to the end, history lists both
+// revisions, undo goes back to the first image, and pause and resume flip
+// updateStrategy.rollingUpdate.paused. The set is named in each of the forms kubectl-kruise reads.
+func TestKubectlKruiseStatefulSet(t *testing.T) {
+	bin, err := harness.BuildCommand("kubectl-kruise")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	set := newStatefulSet(ns, "cli", 3, appsv1.ParallelPodManagement)
+	if err := c.Create(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	run := func(want int, args ...string) string {
+		t.Helper()
+		out, code := kubectlKruise(t, bin, ns, args...)
+		if code != want {
+			t.Fatalf("kubectl kruise %s: exit %d, want %d:\n%s", strings.Join(args, " "), code, want, out)
+		}
+		return out
+	}
+	if out := run(0, "rollout", "status", "asts/cli"); !strings.Contains(out, `advanced statefulset "cli" successfully rolled out`) {
+		t.Errorf("status of the new set:\n%s", out)
+	}
+	uids := map[string]types.UID{}
+	for name, p := range podsByName(t, ns, "app=cli") {
+		uids[name] = p.UID
+	}
+
+	run(0, "set", "image", "asts/cli", "app=registry.example/app:v2")
+	if out := run(0, "rollout", "status", "statefulset.apps.kruise.io/cli"); !strings.Contains(out, `Waiting for advanced statefulset "cli"`) ||
+		!strings.Contains(out, "successfully rolled out") {
+		t.Errorf("status through the rollout should show progress, then success:\n%s", out)
+	} else {
+		t.Logf("rollout status:\n%s", out)
+	}
+	for name, p := range podsByName(t, ns, "app=cli") {
+		if img := p.Spec.Containers[0].Image; uids[name] != p.UID || img != "registry.example/app:v2" {
+			t.Errorf("pod %s: UID %s (was %s), image %s; want it updated in place to app:v2", name, p.UID, uids[name], img)
+		}
+	}
+	out := run(0, "rollout", "history", "asts/cli")
+	if revs := strings.Count(out, "app=registry.example/app:"); revs != 2 || !strings.Contains(out, "app=registry.example/app:v1") ||
+		!strings.Contains(out, "current,update") {
+		t.Errorf("history should list 2 revisions, v2 current and update:\n%s", out)
+	}
+
+	if out := run(0, "rollout", "undo", "statefulsets.apps.kruise.io/cli"); !strings.Contains(out, "rolled back to revision 1") {
+		t.Errorf("undo:\n%s", out)
+	}
+	run(0, "rollout", "status", "asts/cli")
+	got := waitStatefulSet(t, c, ns, "cli", "rolled back", stsRolledOut(3))
+	if img := got.Spec.Template.Spec.Containers[0].Image; img != "registry.example/app:v1" {
+		t.Errorf("after undo the template runs %s, want app:v1", img)
+	}
+
+	pausedNow := func() bool {
+		t.Helper()
+		s := &appsv1beta1.StatefulSet{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(set), s); err != nil {
+			t.Fatal(err)
+		}
+		return s.Spec.UpdateStrategy.RollingUpdate != nil && s.Spec.UpdateStrategy.RollingUpdate.Paused
+	}
+	if out := run(0, "rollout", "pause", "advancedstatefulset/cli"); !strings.Contains(out, "statefulset.apps.kruise.io/cli paused") || !pausedNow() {
+		t.Errorf("pause: rollingUpdate.paused %v\n%s", pausedNow(), out)
+	}
+	if out := run(0, "rollout", "resume", "asts/cli"); !strings.Contains(out, "statefulset.apps.kruise.io/cli resumed") || pausedNow() {
+		t.Errorf("resume: rollingUpdate.paused %v\n%s", pausedNow(), out)
+	}
+	if out := run(0, "rollout", "plan", "asts/cli"); !strings.Contains(out, "nothing to do") {
+		t.Errorf("plan of a rolled-out set:\n%s", out)
 	}
 }
 
