@@ -17,6 +17,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
 )
 
 // InFlight are a workload's pods whose in-place updates need the engine's next step, by name.
@@ -158,4 +159,39 @@ func (c *Control) MoveLifecycle(ctx context.Context, o Owner, pod *corev1.Pod, t
 		return client.IgnoreNotFound(err)
 	}
 	return nil
+}
+
+// Change is one planned update of a pod: in place to Spec, or, with Spec nil, by recreating it
+// (the pod is deleted; its workload creates it again).
+type Change struct {
+	Pod    *corev1.Pod
+	Spec   *inplace.UpdateSpec
+	Reason string
+}
+
+// ApplyUpdates carries out changes: first every in-place change's pod is taken out of service
+// (Unready), then each change is made, in parallel; recreate deletes a pod to recreate (the
+// workload's own deletion, which may take its claims along).
+func (c *Control) ApplyUpdates(ctx context.Context, o Owner, changes []Change, recreate func(pod *corev1.Pod, reason string) error, done *Batch) error {
+	var pending []Pending
+	for _, ch := range changes {
+		if ch.Spec != nil {
+			pending = append(pending, Pending(ch))
+		}
+	}
+	held, err := c.Unready(ctx, o, pending)
+	return errors.Join(err, Parallel(changes, func(ch Change) error {
+		if ch.Spec == nil {
+			err := recreate(ch.Pod, ch.Reason)
+			if err == nil {
+				o.Metrics.PodUpdated(rolloutmetrics.Recreate)
+			}
+			return err
+		}
+		pod := ch.Pod
+		if ch.Pod != nil && held[ch.Pod.Name] != nil {
+			pod = held[ch.Pod.Name]
+		}
+		return c.UpdateInPlace(ctx, o, pod, ch.Spec, ch.Reason, done)
+	}))
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/revision"
-	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
 	"k8s.io/utils/ptr"
 )
 
@@ -38,28 +37,17 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	errs.Scale = errors.Join(errs.Scale, podcontrol.Parallel(plan.Deletes, func(d Deletion) error {
 		return r.deletePod(ctx, cs, obs, obs.pods[d.Pod], "Deleted", d.Reason, done)
 	}))
-	var pending []podcontrol.Pending
+	changes := make([]podcontrol.Change, 0, len(plan.Updates))
 	for _, u := range plan.Updates {
-		if u.Mode != UpdateRecreate {
-			pending = append(pending, podcontrol.Pending{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason})
-		}
-	}
-	held, err := ctl.Unready(ctx, o, pending)
-	errs.Update = errors.Join(errs.Update, err)
-	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Updates, func(u Update) error {
+		ch := podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason}
 		if u.Mode == UpdateRecreate {
-			err := r.deletePod(ctx, cs, obs, obs.pods[u.Pod], "Recreated", u.Reason, done)
-			if err == nil {
-				o.Metrics.PodUpdated(rolloutmetrics.Recreate)
-			}
-			return err
+			ch.Spec = nil
 		}
-		pod := obs.pods[u.Pod]
-		if h := held[u.Pod]; h != nil {
-			pod = h
-		}
-		return ctl.UpdateInPlace(ctx, o, pod, u.Spec, u.Reason, done)
-	}))
+		changes = append(changes, ch)
+	}
+	errs.Update = errors.Join(errs.Update, ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
+		return r.deletePod(ctx, cs, obs, pod, "Recreated", why, done)
+	}, done))
 	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {
 		return r.createPod(ctx, cs, obs, c, done)
 	}))

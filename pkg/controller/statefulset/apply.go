@@ -54,28 +54,13 @@ func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *o
 	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Expands, func(pod string) error {
 		return r.expandClaims(ctx, set, obs, pod, done)
 	}))
-	var pending []podcontrol.Pending
+	changes := make([]podcontrol.Change, 0, len(plan.Updates))
 	for _, u := range plan.Updates {
-		if u.Mode == UpdateInPlace {
-			pending = append(pending, podcontrol.Pending{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason})
-		}
+		changes = append(changes, podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason})
 	}
-	held, err := ctl.Unready(ctx, o, pending)
-	errs.Update = errors.Join(errs.Update, err)
-	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Updates, func(u Update) error {
-		pod := obs.pods[u.Pod]
-		if u.Mode == UpdateRecreate {
-			err := ctl.Delete(ctx, o, pod, "Recreated", u.Reason, done)
-			if err == nil {
-				o.Metrics.PodUpdated(rolloutmetrics.Recreate)
-			}
-			return err
-		}
-		if h := held[u.Pod]; h != nil {
-			pod = h
-		}
-		return ctl.UpdateInPlace(ctx, o, pod, u.Spec, u.Reason, done)
-	}))
+	errs.Update = errors.Join(errs.Update, ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
+		return ctl.Delete(ctx, o, pod, "Recreated", why, done)
+	}, done))
 	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {
 		return r.createPod(ctx, set, obs, c, done)
 	}))
