@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -34,7 +35,7 @@ func newStatefulSet(ns, name string, replicas int32, policy appsv1.PodManagement
 	return &appsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: appsv1beta1.StatefulSetSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			ServiceName: name, PodManagementPolicy: policy,
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)}, Spec: pod},
 			UpdateStrategy: appsv1beta1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
 				RollingUpdate: &appsv1beta1.StatefulSetRollingUpdateStrategy{PodUpdatePolicy: appsv1beta1.InPlaceIfPossibleStatefulSetPodUpdatePolicy}}}}
 }
@@ -300,7 +301,8 @@ func TestStatefulSetBrokenRolloutIsReportedAndFixedByOneApply(t *testing.T) {
 }
 
 // An inPlaceUpdate hook holds each pod in PreparingUpdate (NotReady) until the user's controller
-// removes its label; a preDelete hook holds a scale-in the same way.
+// removes its label, and keeps it Updated after the update until the label is back; a preDelete
+// hook holds a scale-in the same way.
 func TestStatefulSetLifecycleHooks(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
@@ -337,10 +339,29 @@ func TestStatefulSetLifecycleHooks(t *testing.T) {
 	}
 	release("hooks-1")
 	harness.Eventually(t, 30*time.Second, "hooks-1 updated in place once released", func() (bool, string) {
-		_, img := state("hooks-1")
-		return img == "registry.example/app:v2", img
+		st, img := state("hooks-1")
+		return img == "registry.example/app:v2" && st == "Updated", st + " " + img + "; events: " + eventNotes(t, ns)
+	})
+	// The hook's labels back on the pod say the user's controller is done with it: Normal again,
+	// and the next pod is held in its turn.
+	hold := func(pod string) {
+		t.Helper()
+		if _, err := cs.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, []byte(`{"metadata":{"labels":{"example.com/hold":"true"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold("hooks-1")
+	harness.Eventually(t, 30*time.Second, "hooks-1 Normal, hooks-0 held", func() (bool, string) {
+		s1, _ := state("hooks-1")
+		s0, _ := state("hooks-0")
+		return s1 == "Normal" && s0 == "PreparingUpdate", s1 + " " + s0
 	})
 	release("hooks-0")
+	harness.Eventually(t, 30*time.Second, "hooks-0 updated in place once released", func() (bool, string) {
+		st, img := state("hooks-0")
+		return img == "registry.example/app:v2" && st == "Updated", st + " " + img
+	})
+	hold("hooks-0")
 	waitStatefulSet(t, c, ns, "hooks", "rolled out", stsRolledOut(2))
 
 	patchStatefulSet(t, c, set, `{"spec":{"replicas":1}}`)
@@ -348,9 +369,6 @@ func TestStatefulSetLifecycleHooks(t *testing.T) {
 		s, _ := state("hooks-1")
 		return s == "PreparingDelete", s
 	})
-	if _, err := cs.CoreV1().Pods(ns).Patch(ctx, "hooks-1", types.MergePatchType, []byte(`{"metadata":{"labels":{"example.com/hold":"true"}}}`), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	release("hooks-1")
 	harness.Eventually(t, 30*time.Second, "hooks-1 deleted once released", func() (bool, string) {
 		_, ok := podsByName(t, ns, "app=hooks")["hooks-1"]
@@ -444,4 +462,18 @@ func TestStatefulSetAdoptsAndReleases(t *testing.T) {
 		}
 		return metav1.GetControllerOf(p) == nil && p.DeletionTimestamp == nil, fmt.Sprint(p.OwnerReferences)
 	})
+}
+
+// eventNotes are the reasons and notes of the events in ns, for failure messages.
+func eventNotes(t *testing.T, ns string) string {
+	t.Helper()
+	evs, err := cs.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, e := range evs.Items {
+		out = append(out, e.Reason+": "+e.Note)
+	}
+	return strings.Join(out, " | ")
 }
