@@ -11,12 +11,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -141,5 +143,32 @@ func TestRolloutMetrics(t *testing.T) {
 	harness.Eventually(t, 30*time.Second, "the deleted CloneSet's series are gone", func() (bool, string) {
 		v := metricValue(scrape(t), "kruise_workload_replicas", w)
 		return v == -1, fmt.Sprintf("replicas gauge %v", v)
+	})
+}
+
+// An Advanced StatefulSet's rollout moves the same metrics, with kind StatefulSet.
+func TestStatefulSetRolloutMetrics(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	const replicas = 4
+	set := newStatefulSet(ns, "metrics", replicas, appsv1.ParallelPodManagement)
+	set.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(2))
+	if err := c.Create(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	waitStatefulSet(t, c, ns, "metrics", "all ready", func(s *appsv1beta1.StatefulSet) bool { return s.Status.ReadyReplicas == replicas })
+	kind := map[string]string{"kind": "StatefulSet"}
+	durationsBefore := max(metricValue(scrape(t), "kruise_workload_rollout_duration_seconds", kind), 0)
+	patchStatefulSet(t, c, set, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
+	waitStatefulSet(t, c, ns, "metrics", "rolled out", stsRolledOut(replicas))
+	w := map[string]string{"kind": "StatefulSet", "namespace": ns, "name": "metrics"}
+	harness.Eventually(t, 10*time.Second, "gauges, counters and the duration report the rollout", func() (bool, string) {
+		f := scrape(t)
+		ready := metricValue(f, "kruise_workload_updated_ready_replicas", w)
+		inPlace := metricValue(f, "kruise_workload_pod_updates_total", map[string]string{"kind": "StatefulSet", "namespace": ns, "name": "metrics", "method": "in_place"})
+		durations := metricValue(f, "kruise_workload_rollout_duration_seconds", kind)
+		return ready == replicas && inPlace == replicas && durations >= durationsBefore+1,
+			fmt.Sprintf("updated ready %v, in place %v, rollouts %v (before %v)", ready, inPlace, durations, durationsBefore)
 	})
 }

@@ -139,7 +139,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status.CollisionCount = ptr.To(obs.collisionCount)
 	status.Conditions = setCondition(status.Conditions, ConditionProgressing, progressCondition(set, &status, &set.Status, now))
 	r.reportProgress(set, &status)
-	r.reportMetrics(set, status)
+	r.reportMetrics(set, obs, status, now)
 	if !equality.Semantic.DeepEqual(set.Status, status) {
 		if err := r.control().WriteStatus(ctx, set, status); err != nil {
 			return ctrl.Result{}, err
@@ -190,11 +190,18 @@ func refusalMessage(refusals []Refusal) string {
 		len(refusals), podcontrol.ListNames(names, 3), refusals[0].Reason)
 }
 
-// reportMetrics sets the set's rollout gauges from the status just computed.
-func (r *Reconciler) reportMetrics(set *v1beta1.StatefulSet, st v1beta1.StatefulSetStatus) {
+// reportMetrics sets the set's rollout gauges from the status just computed and, when this status
+// ends a rollout (the current revision becomes the update revision), records how long it took
+// since the update revision was created.
+func (r *Reconciler) reportMetrics(set *v1beta1.StatefulSet, obs *observation, st v1beta1.StatefulSetStatus, now time.Time) {
 	want := ptr.Deref(set.Spec.Replicas, 1)
-	workload(set.Namespace, set.Name).Set(rolloutmetrics.Counts{Replicas: want, Ready: st.ReadyReplicas, Updated: st.UpdatedReplicas,
+	w := workload(set.Namespace, set.Name)
+	w.Set(rolloutmetrics.Counts{Replicas: want, Ready: st.ReadyReplicas, Updated: st.UpdatedReplicas,
 		UpdatedReady: st.UpdatedReadyReplicas, Unavailable: max(want-st.AvailableReplicas, 0)})
+	before := set.Status.CurrentRevision
+	if before != "" && before != st.CurrentRevision && st.CurrentRevision == st.UpdateRevision && obs.updateRevision.Name == st.UpdateRevision {
+		w.RolloutDone(now.Sub(obs.updateRevision.CreationTimestamp.Time))
+	}
 }
 
 // claimOwner are the sets of the claim's namespace whose selector matches it (its capacity feeds
