@@ -137,6 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.waits.Report(r.Recorder, set, req.String(), refusalMessage(plan.Refusals), plan.Notes)
 	status := ComputeStatus(obs.snap, now, set.Status, set.Generation, obs.selector.String(), obs.claims)
 	status.CollisionCount = ptr.To(obs.collisionCount)
+	status.Conditions = failureConditions(status.Conditions, errs, now)
 	status.Conditions = setCondition(status.Conditions, ConditionProgressing, progressCondition(set, &status, &set.Status, now))
 	r.reportProgress(set, &status)
 	r.reportMetrics(set, obs, status, now)

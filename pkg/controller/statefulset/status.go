@@ -3,7 +3,9 @@ package statefulset
 import (
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -87,4 +89,38 @@ func claimStatus(s *Snapshot, claims map[string]*corev1.PersistentVolumeClaim) [
 		out = append(out, vc)
 	}
 	return out
+}
+
+// The conditions OpenKruise v1.9.0 defines for a set whose pod writes fail.
+const (
+	ConditionFailedCreatePod appsv1.StatefulSetConditionType = "FailedCreatePod"
+	ConditionFailedUpdatePod appsv1.StatefulSetConditionType = "FailedUpdatePod"
+)
+
+// failureConditions sets FailedCreatePod from errs.Scale and FailedUpdatePod from errs.Update: True
+// with the error as message on a failure, False once the step succeeds again (a condition never
+// set is not added for a success). Its lastTransitionTime moves only with its status.
+func failureConditions(conds []v1beta1.StatefulSetCondition, errs ApplyErrors, now time.Time) []v1beta1.StatefulSetCondition {
+	for _, f := range []struct {
+		t   appsv1.StatefulSetConditionType
+		err error
+	}{{ConditionFailedCreatePod, errs.Scale}, {ConditionFailedUpdatePod, errs.Update}} {
+		cur := findCondition(conds, f.t)
+		want := v1beta1.StatefulSetCondition{Type: f.t, Status: corev1.ConditionFalse}
+		if f.err != nil {
+			want.Status, want.Message = corev1.ConditionTrue, f.err.Error()
+		}
+		switch {
+		case cur == nil && f.err == nil:
+			continue
+		case cur != nil && cur.Status == want.Status && cur.Message == want.Message:
+			continue
+		case cur != nil && cur.Status == want.Status:
+			want.LastTransitionTime = cur.LastTransitionTime
+		default:
+			want.LastTransitionTime = metav1.NewTime(now)
+		}
+		conds = setCondition(conds, f.t, &want)
+	}
+	return conds
 }

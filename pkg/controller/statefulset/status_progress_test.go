@@ -1,6 +1,7 @@
 package statefulset
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -47,3 +48,21 @@ func TestProgressConditionTimesOutAStuckRollout(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+func TestFailureConditions(t *testing.T) {
+	conds := failureConditions(nil, ApplyErrors{}, t0)
+	if len(conds) != 0 {
+		t.Fatalf("no failure: %+v", conds)
+	}
+	conds = failureConditions(conds, ApplyErrors{Scale: errors.New("quota exceeded")}, t0)
+	if c := findCondition(conds, ConditionFailedCreatePod); c == nil || c.Status != corev1.ConditionTrue || c.Message != "quota exceeded" {
+		t.Fatalf("create failed: %+v", conds)
+	}
+	conds = failureConditions(conds, ApplyErrors{}, t0.Add(time.Minute))
+	if c := findCondition(conds, ConditionFailedCreatePod); c == nil || c.Status != corev1.ConditionFalse || !c.LastTransitionTime.Time.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("create succeeded again: %+v", conds)
+	}
+	if findCondition(conds, ConditionFailedUpdatePod) != nil {
+		t.Errorf("FailedUpdatePod added without a failure: %+v", conds)
+	}
+}
