@@ -14,7 +14,8 @@ import (
 var managerPermissionsNotExercised = map[string]string{
 	// The OwnerReferencesPermissionEnforcement admission plugin checks these when an object is
 	// written with a blockOwnerDeletion owner reference (metav1.NewControllerRef); no request uses them.
-	"update apps.kruise.io/clonesets/finalizers":         "OwnerReferencesPermissionEnforcement: pkg/controller/cloneset owner references (NewControllerRef) on the pods of createPod and the adoption patch of apply_ownership.go, the claims of apply_claims.go, the revisions of applyRevision and the ImagePullJobs of PreDownloadJobs",
+	"update apps.kruise.io/clonesets/finalizers":         "OwnerReferencesPermissionEnforcement: pkg/controller/cloneset owner references (NewControllerRef) on the pods of createPod (pkg/podcontrol Create) and the adoption patch (pkg/podcontrol Adopt), the claims of apply_claims.go, the revisions of applyRevision and the ImagePullJobs of PreDownloadJobs",
+	"update apps.kruise.io/statefulsets/finalizers":      "OwnerReferencesPermissionEnforcement: pkg/podcontrol Create and Adopt (NewControllerRef) on the pods of pkg/controller/statefulset, its revisions (pkg/revision New)",
 	"update apps.kruise.io/imagelistpulljobs/finalizers": "OwnerReferencesPermissionEnforcement: pkg/controller/imagelistpulljob/plan.go Child, the owner reference (NewControllerRef) of each ImagePullJob a list creates",
 
 	// Paths that need kruise-daemon (the kwok nodes have none): run by test/e2enode TestRealNode.
