@@ -167,6 +167,7 @@ oomScoreAdj: 0
 podLogsDir: %[9]q
 volumePluginDir: %[10]q
 resolvConf: /etc/resolv.conf
+clusterDomain: cluster.local
 serializeImagePulls: false
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99

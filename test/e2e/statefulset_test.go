@@ -11,6 +11,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -116,8 +117,16 @@ func TestStatefulSetOrderedReadyIdentity(t *testing.T) {
 		}
 	}
 
+	// Scaled through the scale subresource, as kubectl scale and an HPA do.
+	scale := &autoscalingv1.Scale{}
+	if err := c.SubResource("scale").Get(ctx, set, scale); err != nil || scale.Spec.Replicas != 4 || scale.Status.Selector != "app=ordered" {
+		t.Fatalf("scale subresource: %+v, %v", scale, err)
+	}
 	deleted := watchDeletions(t, ns, "app=ordered")
-	patchStatefulSet(t, c, set, `{"spec":{"replicas":1}}`)
+	scale.Spec.Replicas = 1
+	if err := c.SubResource("scale").Update(ctx, set, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatal(err)
+	}
 	harness.Eventually(t, 60*time.Second, "scaled in to 1", func() (bool, string) {
 		got := ordinalsOf("ordered", podsByName(t, ns, "app=ordered"))
 		return slices.Equal(got, []int{0}), fmt.Sprint(got)

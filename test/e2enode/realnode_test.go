@@ -82,6 +82,14 @@ func TestRealNode(t *testing.T) {
 		cloneSetInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("an Advanced StatefulSet rolls app:v1 to app:v2 in place, keeping identity and volumes", func(t *testing.T) {
+		statefulSetInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
+	t.Run("an OrderedReady StatefulSet waits for each pod's readiness probe", func(t *testing.T) {
+		statefulSetOrderedReadyProbe(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("a grace period takes the pod out of the Service before its container restarts", func(t *testing.T) {
 		gracePeriodEndpoint(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
