@@ -74,7 +74,7 @@ const (
 	// through the pods/resize subresource (found by API discovery) instead of recreating pods
 	// (OpenKruise's gate of that name, off by default).
 	InPlaceWorkloadVerticalScaling Feature = "InPlaceWorkloadVerticalScaling"
-	// PreDownloadImageForInPlaceUpdate: a CloneSet update that changes images first has
+	// PreDownloadImageForInPlaceUpdate: a CloneSet or Advanced StatefulSet update that changes images first has
 	// ImagePullJobs pull them onto the nodes of its pods (OpenKruise's gate of that name, off by
 	// default; the sandbox turns it on when it runs kruise-daemon).
 	PreDownloadImageForInPlaceUpdate Feature = "PreDownloadImageForInPlaceUpdate"

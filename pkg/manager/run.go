@@ -170,7 +170,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	statefulSets := &statefulset.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("statefulset-controller"),
 		Engine: engine.New(mgr.GetClient(), nil, inPlace), AutoDeletePVC: gates.Enabled(StatefulSetAutoDeletePVC), OwnerIndexed: true,
-		StartOrdinal: gates.Enabled(StatefulSetStartOrdinal), PodIndexLabel: gates.Enabled(PodIndexLabel)}
+		StartOrdinal: gates.Enabled(StatefulSetStartOrdinal), PodIndexLabel: gates.Enabled(PodIndexLabel),
+		PreDownload: gates.Enabled(PreDownloadImageForInPlaceUpdate)}
 	if err := statefulSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the Advanced StatefulSet controller: %w", err)
 	}

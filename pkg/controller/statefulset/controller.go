@@ -65,6 +65,9 @@ type Reconciler struct {
 	// OwnerIndexed says the client's cache indexes pods by controller (podcontrol.IndexPods), so
 	// that pods relabelled out of the selector are found and released.
 	OwnerIndexed bool
+	// PreDownload is the feature gate PreDownloadImageForInPlaceUpdate: an update revision with new
+	// images gets ImagePullJobs that pull them onto the nodes of the pods still to update.
+	PreDownload bool
 
 	waits podcontrol.WaitReporter
 }
@@ -134,6 +137,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	plan := Compute(obs.snap, now)
 	errs := r.apply(ctx, set, obs, plan)
+	var preDownloadErr error
+	if r.PreDownload {
+		if preDownloadErr = r.syncPreDownload(ctx, set, obs); preDownloadErr != nil {
+			r.control().Event(r.owner(set), corev1.EventTypeWarning, "PreDownloadFailed", "%v", preDownloadErr)
+		}
+	}
 	r.waits.Report(r.Recorder, set, req.String(), refusalMessage(plan.Refusals), plan.Notes)
 	status := ComputeStatus(obs.snap, now, set.Status, set.Generation, obs.selector.String(), obs.claims)
 	status.CollisionCount = ptr.To(obs.collisionCount)
@@ -151,6 +160,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if errs.Update != nil {
 		return ctrl.Result{}, errs.Update
+	}
+	if preDownloadErr != nil {
+		return ctrl.Result{}, preDownloadErr
 	}
 	next := plan.Next
 	if at := ProgressDeadlineAt(set, &status); !at.IsZero() && (next.IsZero() || at.Before(next)) {
