@@ -8,10 +8,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 )
@@ -96,4 +99,33 @@ func (c *Control) Release(ctx context.Context, o Owner, pods []*corev1.Pod, done
 		done.Add("Released", "released", p.Name, "its labels no longer match the selector")
 	}
 	return errors.Join(errs...)
+}
+
+// OrphanPods passes events of pods without a controller: a workload may adopt them.
+var OrphanPods = predicate.NewPredicateFuncs(func(o client.Object) bool { return metav1.GetControllerOfNoCopy(o) == nil })
+
+// Selecting are the requests for the workloads of o's namespace (listed into list) whose selector
+// (selectorOf) matches o's labels and that accept o (nil: all): the workloads an event of o (an
+// orphan pod, a claim) concerns.
+func Selecting(ctx context.Context, c client.Reader, o client.Object, list client.ObjectList,
+	selectorOf func(client.Object) *metav1.LabelSelector, accept func(workload, o client.Object) bool) []reconcile.Request {
+	if err := c.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	items, err := apimeta.ExtractList(list)
+	if err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, item := range items {
+		w, ok := item.(client.Object)
+		if !ok {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(selectorOf(w))
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(o.GetLabels())) && (accept == nil || accept(w, o)) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: w.GetNamespace(), Name: w.GetName()}})
+		}
+	}
+	return reqs
 }

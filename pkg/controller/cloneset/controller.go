@@ -11,9 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -22,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -99,28 +96,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		For(&v1alpha1.CloneSet{}).
 		Owns(&corev1.Pod{}).
 		Owns(&appsv1.ControllerRevision{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.orphanOwners), builder.WithPredicates(orphanPods)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.orphanOwners), builder.WithPredicates(podcontrol.OrphanPods)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
 
-// orphanPods passes events of pods without a controller: a CloneSet may adopt them.
-var orphanPods = predicate.NewPredicateFuncs(func(o client.Object) bool { return metav1.GetControllerOfNoCopy(o) == nil })
-
 // orphanOwners are the CloneSets of the pod's namespace whose selector matches it.
 func (r *Reconciler) orphanOwners(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1alpha1.CloneSetList
-	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, cs := range list.Items {
-		sel, err := metav1.LabelSelectorAsSelector(cs.Spec.Selector)
-		if err == nil && !sel.Empty() && sel.Matches(labels.Set(o.GetLabels())) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: cs.Namespace, Name: cs.Name}})
-		}
-	}
-	return reqs
+	return podcontrol.Selecting(ctx, r.Client, o, &v1alpha1.CloneSetList{},
+		func(w client.Object) *metav1.LabelSelector { return w.(*v1alpha1.CloneSet).Spec.Selector }, nil)
 }
 
 // expectationTimeout is how long the controller waits for the cache to show its own writes before

@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -20,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -91,7 +88,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		For(&v1beta1.StatefulSet{}).
 		Owns(&corev1.Pod{}).
 		Owns(&appsv1.ControllerRevision{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.orphanOwners), builder.WithPredicates(orphanPods)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.orphanOwners), builder.WithPredicates(podcontrol.OrphanPods)).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.claimOwner)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
@@ -217,42 +214,20 @@ func (r *Reconciler) reportMetrics(set *v1beta1.StatefulSet, obs *observation, s
 	}
 }
 
-// claimOwner are the sets of the claim's namespace whose selector matches it (its capacity feeds
-// status.volumeClaims).
+// claimOwner are the sets of the claim's namespace with claim templates whose selector matches
+// it (its capacity feeds status.volumeClaims).
 func (r *Reconciler) claimOwner(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1beta1.StatefulSetList
-	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, set := range list.Items {
-		if len(set.Spec.VolumeClaimTemplates) == 0 {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
-		if err == nil && !sel.Empty() && sel.Matches(labels.Set(o.GetLabels())) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: set.Namespace, Name: set.Name}})
-		}
-	}
-	return reqs
+	return podcontrol.Selecting(ctx, r.Client, o, &v1beta1.StatefulSetList{}, selectorOf, func(w, _ client.Object) bool {
+		return len(w.(*v1beta1.StatefulSet).Spec.VolumeClaimTemplates) > 0
+	})
 }
-
-// orphanPods passes events of pods without a controller: a set may adopt them.
-var orphanPods = predicate.NewPredicateFuncs(func(o client.Object) bool { return metav1.GetControllerOfNoCopy(o) == nil })
 
 // orphanOwners are the sets of the pod's namespace whose selector matches it and whose pod it
 // would be by name.
 func (r *Reconciler) orphanOwners(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1beta1.StatefulSetList
-	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, set := range list.Items {
-		sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
-		if err == nil && !sel.Empty() && sel.Matches(labels.Set(o.GetLabels())) && ordinal.OrdinalOf(set.Name, o.GetName()) >= 0 {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: set.Namespace, Name: set.Name}})
-		}
-	}
-	return reqs
+	return podcontrol.Selecting(ctx, r.Client, o, &v1beta1.StatefulSetList{}, selectorOf, func(w, pod client.Object) bool {
+		return ordinal.OrdinalOf(w.GetName(), pod.GetName()) >= 0
+	})
 }
+
+func selectorOf(w client.Object) *metav1.LabelSelector { return w.(*v1beta1.StatefulSet).Spec.Selector }
