@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -101,7 +102,7 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profi
 	if err := rollout("inplace-maxu100", "100%", image("v3")); err != nil {
 		return nil, err
 	}
-	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	if err := deleteNamespace(ctx, c, ns); err != nil {
 		return nil, err
 	}
 	asts, err := runStatefulSets(ctx, sb, c, n, mgrPID, prof)
@@ -194,5 +195,21 @@ func waitDeployment(ctx context.Context, c client.Client, d *appsv1.Deployment, 
 			return false, err
 		}
 		return cond(d), nil
+	})
+}
+
+// deleteNamespace deletes ns and waits until it is gone, so that the next scenario does not share
+// the cluster with its pods' deletion.
+func deleteNamespace(ctx context.Context, c client.Client, ns string) error {
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := c.Delete(ctx, obj); err != nil {
+		return err
+	}
+	return poll(ctx, "namespace "+ns+" gone", func() (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
 	})
 }

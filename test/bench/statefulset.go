@@ -71,7 +71,7 @@ func runStatefulSets(ctx context.Context, sb *sandbox.Sandbox, c client.Client, 
 		}
 		out = append(out, r)
 	}
-	return out, c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	return out, deleteNamespace(ctx, c, ns)
 }
 
 // waitStatefulSet waits until the set's status observed its generation and satisfies cond.

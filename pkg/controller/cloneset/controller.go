@@ -72,7 +72,7 @@ type Reconciler struct {
 	PreparingUpdateAsUpdate bool
 
 	waits  podcontrol.WaitReporter
-	status statusPacer
+	status podcontrol.StatusPacer
 	// rolloutStarts holds when this manager saw each CloneSet's update revision change (key
 	// namespace/name → time.Time), for the rollout duration metric.
 	rolloutStarts sync.Map
@@ -118,7 +118,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.Expectations.Forget(req.String())
 			r.waits.Forget(req.String())
-			r.status.forget(req.String())
+			r.status.Forget(req.String())
 			workload(req.Namespace, req.Name).Forget()
 			r.rolloutStarts.Delete(req.String())
 			return ctrl.Result{}, nil
@@ -169,7 +169,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.reportProgress(cs, &status)
 	r.reportMetrics(cs, obs, status, now)
 	if !equality.Semantic.DeepEqual(cs.Status, status) {
-		if wait := r.status.wait(req.String(), &cs.Status, &status, ptr.Deref(cs.Spec.Replicas, 1), now); wait > 0 {
+		if wait := r.status.Wait(req.String(), significant(&cs.Status, &status, ptr.Deref(cs.Spec.Replicas, 1)), now); wait > 0 {
 			if requeue == 0 || wait < requeue {
 				requeue = wait // the held-back counters are written then, if no event comes first
 			}
@@ -177,7 +177,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			if err := r.writeStatus(ctx, cs, status); err != nil {
 				return ctrl.Result{}, err
 			}
-			r.status.wrote(req.String(), now)
+			r.status.Wrote(req.String(), now)
 		}
 	}
 	if errs.Scale != nil {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 func TestStatusPacing(t *testing.T) {
@@ -14,21 +15,21 @@ func TestStatusPacing(t *testing.T) {
 	mid := v1alpha1.CloneSetStatus{ObservedGeneration: 2, Replicas: 10, ReadyReplicas: 8, AvailableReplicas: 8, UpdatedReplicas: 4,
 		UpdatedReadyReplicas: 2, ExpectedUpdatedReplicas: 10, UpdateRevision: "r2", CurrentRevision: "r1"}
 	mid.CollisionCount = ptr.To[int32](0)
-	var p statusPacer
-	p.wrote("ns/web", now)
+	var p podcontrol.StatusPacer
+	p.Wrote("ns/web", now)
 
 	moved := mid
 	moved.UpdatedReplicas, moved.UpdatedReadyReplicas = 6, 4
 	moved.CollisionCount = ptr.To[int32](0) // equal value, another pointer: as every reconcile computes it
-	if d := p.wait("ns/web", &mid, &moved, 10, now.Add(300*time.Millisecond)); d != 700*time.Millisecond {
+	if d := p.Wait("ns/web", significant(&mid, &moved, 10), now.Add(300*time.Millisecond)); d != 700*time.Millisecond {
 		t.Errorf("counters moved 300ms after a write: wait %v, want 700ms", d)
 	}
 	scaled := moved
 	scaled.Replicas = 9 // a scale in progress is progress too
-	if d := p.wait("ns/web", &mid, &scaled, 10, now.Add(300*time.Millisecond)); d != 700*time.Millisecond {
+	if d := p.Wait("ns/web", significant(&mid, &scaled, 10), now.Add(300*time.Millisecond)); d != 700*time.Millisecond {
 		t.Errorf("replicas moved 300ms after a write: wait %v, want 700ms", d)
 	}
-	if d := p.wait("ns/web", &mid, &moved, 10, now.Add(2*time.Second)); d != 0 {
+	if d := p.Wait("ns/web", significant(&mid, &moved, 10), now.Add(2*time.Second)); d != 0 {
 		t.Errorf("counters moved 2s after a write: wait %v, want 0", d)
 	}
 	for name, next := range map[string]v1alpha1.CloneSetStatus{
@@ -40,7 +41,7 @@ func TestStatusPacing(t *testing.T) {
 			return s
 		}(),
 	} {
-		if d := p.wait("ns/web", &mid, &next, 10, now.Add(time.Millisecond)); d != 0 {
+		if d := p.Wait("ns/web", significant(&mid, &next, 10), now.Add(time.Millisecond)); d != 0 {
 			t.Errorf("%s: held back %v; must be written at once", name, d)
 		}
 	}

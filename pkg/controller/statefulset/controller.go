@@ -66,7 +66,8 @@ type Reconciler struct {
 	// images gets ImagePullJobs that pull them onto the nodes of the pods still to update.
 	PreDownload bool
 
-	waits podcontrol.WaitReporter
+	waits  podcontrol.WaitReporter
+	status podcontrol.StatusPacer
 }
 
 // SetupWithManager registers the controller with workers parallel reconciles.
@@ -105,6 +106,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.Expectations.Forget(req.String())
 			r.waits.Forget(req.String())
+			r.status.Forget(req.String())
 			workload(req.Namespace, req.Name).Forget()
 			return ctrl.Result{}, nil
 		}
@@ -147,9 +149,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status.Conditions = setCondition(status.Conditions, ConditionProgressing, progressCondition(set, &status, &set.Status, now))
 	r.reportProgress(set, &status)
 	r.reportMetrics(set, obs, status, now)
+	var statusWait time.Duration
 	if !equality.Semantic.DeepEqual(set.Status, status) {
-		if err := r.control().WriteStatus(ctx, set, status); err != nil {
-			return ctrl.Result{}, err
+		if statusWait = r.status.Wait(req.String(), significant(&set.Status, &status, ptr.Deref(set.Spec.Replicas, 1)), now); statusWait == 0 {
+			if err := r.control().WriteStatus(ctx, set, status); err != nil {
+				return ctrl.Result{}, err
+			}
+			r.status.Wrote(req.String(), now)
 		}
 	}
 	if errs.Scale != nil {
@@ -165,10 +171,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if at := ProgressDeadlineAt(set, &status); !at.IsZero() && (next.IsZero() || at.Before(next)) {
 		next = at
 	}
-	if next.IsZero() {
-		return ctrl.Result{}, nil
+	requeue := time.Duration(0)
+	if !next.IsZero() {
+		requeue = max(next.Sub(now), 0) + time.Second // a second late: stored times have whole seconds
 	}
-	return ctrl.Result{RequeueAfter: max(next.Sub(now), 0) + time.Second}, nil // a second late: stored times have whole seconds
+	if statusWait > 0 && (requeue == 0 || statusWait < requeue) {
+		requeue = statusWait // the held-back counters are written then, if no event comes first
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
 // reportProgress records a Warning event when the Progressing condition turns to

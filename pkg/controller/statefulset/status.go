@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -123,4 +124,18 @@ func failureConditions(conds []v1beta1.StatefulSetCondition, errs ApplyErrors, n
 		conds = setCondition(conds, f.t, &want)
 	}
 	return conds
+}
+
+// significant reports whether next must be written without delay (podcontrol.StatusInterval): a
+// new generation observed, revisions, collision count or conditions changed, or the set settled
+// (every replica there, ready, available and, as far as the partition allows, updated). Counts
+// moving during a scale or a rollout are written at the pacer's pace.
+func significant(cur, next *v1beta1.StatefulSetStatus, replicas int32) bool {
+	if cur.ObservedGeneration != next.ObservedGeneration || cur.UpdateRevision != next.UpdateRevision ||
+		cur.CurrentRevision != next.CurrentRevision || ptr.Deref(cur.CollisionCount, 0) != ptr.Deref(next.CollisionCount, 0) ||
+		!equality.Semantic.DeepEqual(cur.Conditions, next.Conditions) || !equality.Semantic.DeepEqual(cur.VolumeClaims, next.VolumeClaims) {
+		return true
+	}
+	return next.Replicas == replicas && next.ReadyReplicas == replicas && next.AvailableReplicas == replicas &&
+		next.UpdatedReadyReplicas == next.UpdatedReplicas
 }

@@ -66,3 +66,22 @@ func TestFailureConditions(t *testing.T) {
 		t.Errorf("FailedUpdatePod added without a failure: %+v", conds)
 	}
 }
+
+func TestStatusPacingSignificance(t *testing.T) {
+	mid := v1beta1.StatefulSetStatus{ObservedGeneration: 2, Replicas: 10, ReadyReplicas: 8, AvailableReplicas: 8, UpdatedReplicas: 4,
+		UpdatedReadyReplicas: 2, UpdateRevision: "r2", CurrentRevision: "r1"}
+	moved := mid
+	moved.UpdatedReplicas, moved.UpdatedReadyReplicas = 6, 4
+	if significant(&mid, &moved, 10) {
+		t.Error("counters moving mid-rollout: significant")
+	}
+	settled := mid
+	settled.ReadyReplicas, settled.AvailableReplicas, settled.UpdatedReplicas, settled.UpdatedReadyReplicas = 10, 10, 10, 10
+	newGen := mid
+	newGen.ObservedGeneration = 3
+	for name, next := range map[string]v1beta1.StatefulSetStatus{"settled": settled, "new generation": newGen} {
+		if !significant(&mid, &next, 10) {
+			t.Errorf("%s: not significant", name)
+		}
+	}
+}
