@@ -130,7 +130,10 @@ func checkStatefulSetV1alpha1(t *testing.T, c client.Client, ns string, selector
 	}); err != nil {
 		t.Errorf("a claim template's storage and an InPlaceOnly image change must be accepted: %v", err)
 	}
-	expectInvalid(t, "change a claim template's access modes", update(func(s *appsv1beta1.StatefulSetSpec) {
+	// Claim template changes reach existing claims only under OnPodRollingUpdate, where nothing but
+	// the storage size may change.
+	expectInvalid(t, "change a claim template's access modes under OnPodRollingUpdate", update(func(s *appsv1beta1.StatefulSetSpec) {
+		s.VolumeClaimUpdateStrategy.Type = appsv1beta1.OnPodRollingUpdateStatefulSetVolumeClaimUpdateStrategy
 		s.VolumeClaimTemplates[0].Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
 	}), "spec.volumeClaimTemplates[0]")
 	expectInvalid(t, "change serviceName", update(func(s *appsv1beta1.StatefulSetSpec) { s.ServiceName = "other" }), "spec.serviceName")
