@@ -305,7 +305,9 @@ func (e *engine) awaitNotReady(ctx context.Context, pod *corev1.Pod) error {
 	err := wait.PollUntilContextTimeout(ctx, notReadyPoll, NotReadyWait, false, func(ctx context.Context) (bool, error) {
 		cur := &corev1.Pod{}
 		if err := e.client.Get(ctx, client.ObjectKeyFromObject(pod), cur); err != nil {
-			return apierrors.IsNotFound(err), client.IgnoreNotFound(err) // gone: the spec patch says so
+			// Gone: the spec patch says so. Any other failed read (a client rate limiter that
+			// would outlast the wait, a blip) is no answer: ask again until the wait ends.
+			return apierrors.IsNotFound(err), nil
 		}
 		if cur.UID != pod.UID {
 			return false, fmt.Errorf("update pod %s in place: the pod was replaced", pod.Name)
