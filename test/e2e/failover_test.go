@@ -10,8 +10,10 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -73,8 +75,11 @@ func TestManagerFailoverMidRollout(t *testing.T) {
 	}
 	harness.WaitCloneSet(t, c, 2*time.Minute, ns, "failover", "all ready", harness.RolledOut(n))
 	before := podsIn(t, ocs, ns, "app=failover")
+	// An object for the conversion webhook to serve (its pods, none, are not the CloneSet's).
+	convLabels := map[string]string{"app": "converted"}
 	sts := &appsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "converted"},
-		Spec: appsv1beta1.StatefulSetSpec{Selector: clone.Spec.Selector, Template: clone.Spec.Template}}
+		Spec: appsv1beta1.StatefulSetSpec{Replicas: ptr.To(int32(0)), Selector: &metav1.LabelSelector{MatchLabels: convLabels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: convLabels}, Spec: podSpec("registry.example/app:v1")}}}
 	if err := c.Create(ctx, sts); err != nil {
 		t.Fatal(err)
 	}

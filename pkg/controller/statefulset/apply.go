@@ -142,10 +142,10 @@ func (r *Reconciler) ensureClaims(ctx context.Context, set *v1beta1.StatefulSet,
 		if r.AutoDeletePVC {
 			pvc.OwnerReferences = claimOwners(nil, set.Spec.PersistentVolumeClaimRetentionPolicy, set, nil, false)
 		}
+		// obs.claims is not written: pods are created in parallel, each with claims of its own.
 		if err := r.Client.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create PVC %s: %w", pvc.Name, err)
 		}
-		obs.claims[name] = pvc
 	}
 	return nil
 }
