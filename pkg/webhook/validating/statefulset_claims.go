@@ -158,7 +158,7 @@ func withStorageOf(list, from corev1.ResourceList) corev1.ResourceList {
 	return out
 }
 
-// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=list;watch
 
 // refusedExpansions refuses, under volumeClaimUpdateStrategy OnPodRollingUpdate, a claim template
 // whose storage request grows while its StorageClass (the default class when it names none) does
