@@ -143,20 +143,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	r.waits.Report(r.Recorder, set, req.String(), refusalMessage(plan.Refusals), plan.Notes)
-	status := ComputeStatus(obs.snap, now, set.Status, set.Generation, obs.selector.String(), obs.claims)
-	status.CollisionCount = ptr.To(obs.collisionCount)
-	status.Conditions = failureConditions(status.Conditions, errs, now)
-	status.Conditions = setCondition(status.Conditions, ConditionProgressing, progressCondition(set, &status, &set.Status, now))
-	r.reportProgress(set, &status)
-	r.reportMetrics(set, obs, status, now)
-	var statusWait time.Duration
-	if !equality.Semantic.DeepEqual(set.Status, status) {
-		if statusWait = r.status.Wait(req.String(), significant(&set.Status, &status, ptr.Deref(set.Spec.Replicas, 1)), now); statusWait == 0 {
-			if err := r.control().WriteStatus(ctx, set, status); err != nil {
-				return ctrl.Result{}, err
-			}
-			r.status.Wrote(req.String(), now)
-		}
+	status, statusWait, err := r.syncStatus(ctx, req.String(), set, obs, errs, now)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	if errs.Scale != nil {
 		return ctrl.Result{}, errs.Scale
@@ -179,6 +168,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		requeue = statusWait // the held-back counters are written then, if no event comes first
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// syncStatus computes the set's status, reports its progress and metrics, and writes it when it
+// changed -- unless only counters moved within podcontrol.StatusInterval of the last write: then
+// it returns how long the write waits.
+func (r *Reconciler) syncStatus(ctx context.Context, key string, set *v1beta1.StatefulSet, obs *observation, errs ApplyErrors,
+	now time.Time) (v1beta1.StatefulSetStatus, time.Duration, error) {
+	status := ComputeStatus(obs.snap, now, set.Status, set.Generation, obs.selector.String(), obs.claims)
+	status.CollisionCount = ptr.To(obs.collisionCount)
+	status.Conditions = failureConditions(status.Conditions, errs, now)
+	status.Conditions = setCondition(status.Conditions, ConditionProgressing, progressCondition(set, &status, &set.Status, now))
+	r.reportProgress(set, &status)
+	r.reportMetrics(set, obs, status, now)
+	if equality.Semantic.DeepEqual(set.Status, status) {
+		return status, 0, nil
+	}
+	if wait := r.status.Wait(key, significant(&set.Status, &status, ptr.Deref(set.Spec.Replicas, 1)), now); wait > 0 {
+		return status, wait, nil
+	}
+	if err := r.control().WriteStatus(ctx, set, status); err != nil {
+		return status, 0, err
+	}
+	r.status.Wrote(key, now)
+	return status, 0, nil
 }
 
 // reportProgress records a Warning event when the Progressing condition turns to
