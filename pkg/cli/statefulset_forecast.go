@@ -87,7 +87,7 @@ func advanceStatefulSet(s *statefulset.Snapshot, p statefulset.Plan, now time.Ti
 		byName[s.Pods[i].Name] = &s.Pods[i]
 	}
 	ready := func(pod *statefulset.PodFacts) {
-		pod.Running, pod.Phase, pod.Ready, pod.ReadySince = true, corev1.PodRunning, true, now
+		pod.Phase, pod.Ready, pod.ReadySince = corev1.PodRunning, true, now
 		pod.InPlaceUpdating, pod.GraceDue = false, time.Time{}
 	}
 	gone := map[string]bool{}

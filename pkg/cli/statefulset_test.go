@@ -94,7 +94,7 @@ func stsSnap(replicas int, mutate func(*v1beta1.StatefulSetSpec)) *statefulset.S
 		InPlace: map[string]inplace.Decision{"web-old": {Spec: &inplace.UpdateSpec{Revision: "web-new",
 			ContainerImages: map[string]string{"app": "app:v2"}}}}}
 	for ord := range replicas {
-		s.Pods = append(s.Pods, statefulset.PodFacts{Name: ordinal.PodName("web", ord), Ordinal: ord, Revision: "web-old", Running: true,
+		s.Pods = append(s.Pods, statefulset.PodFacts{Name: ordinal.PodName("web", ord), Ordinal: ord, Revision: "web-old",
 			State: podcontrol.State{Phase: corev1.PodRunning, Ready: true, ReadySince: t0.Add(-time.Hour)}})
 	}
 	return s

@@ -36,14 +36,19 @@ func IndexPods(ctx context.Context, indexer client.FieldIndexer) error {
 	})
 }
 
-// Orphans are the pods of matching (they match the workload's selector) that no controller owns
-// and that run (not terminating, not finished) and member accepts: the pods to adopt.
+// Adoptable reports whether a pod that matches a workload's selector may be adopted: no
+// controller owns it and it runs (not terminating, not finished).
+func Adoptable(p *corev1.Pod) bool {
+	return metav1.GetControllerOfNoCopy(p) == nil && p.DeletionTimestamp == nil &&
+		p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded
+}
+
+// Orphans are the Adoptable pods of matching (they match the workload's selector) that member
+// accepts: the pods to adopt.
 func Orphans(matching []corev1.Pod, member func(*corev1.Pod) bool) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i := range matching {
-		p := &matching[i]
-		if metav1.GetControllerOfNoCopy(p) == nil && p.DeletionTimestamp == nil &&
-			p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded && member(p) {
+		if p := &matching[i]; Adoptable(p) && member(p) {
 			out = append(out, p)
 		}
 	}

@@ -1,6 +1,7 @@
 package podcontrol
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 
@@ -65,4 +66,24 @@ func shape(msg string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// Refusal is a pod that needs an update its workload's policy does not allow (InPlaceOnly and a
+// change that cannot be applied in place): the pod is left alone, and the refusal reported.
+type Refusal struct {
+	Pod    string
+	Reason string
+}
+
+// RefusalMessage says which pods keep (e.g. "revision r1") and are not deleted, why (the first
+// refusal's reason) and what remedy the user has; "" without refusals.
+func RefusalMessage(refusals []Refusal, keep, remedy string) string {
+	if len(refusals) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(refusals))
+	for _, r := range refusals {
+		names = append(names, r.Pod)
+	}
+	return fmt.Sprintf("%d pod(s) (%s) keep %s and are not deleted: %s; %s", len(refusals), ListNames(names, 3), keep, refusals[0].Reason, remedy)
 }

@@ -2,7 +2,6 @@ package compat
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -103,17 +102,18 @@ func ownedRevisions(revs []appsv1.ControllerRevision, cs *v1alpha1.CloneSet) []*
 // readWorkloadCloneSets reads the CloneSets and revisions of the fixture's workloads/ folder.
 func readWorkloadCloneSets(t *testing.T) ([]v1alpha1.CloneSet, []appsv1.ControllerRevision) {
 	t.Helper()
-	dir := filepath.Join(OracleDir(harness.RepoRoot()), "takeover", "workloads")
 	var cs v1alpha1.CloneSetList
-	var revs appsv1.ControllerRevisionList
-	for file, into := range map[string]any{"clonesets.apps.kruise.io.yaml": &cs, "controllerrevisions.yaml": &revs} {
-		raw, err := os.ReadFile(filepath.Join(dir, file))
-		if err != nil {
-			t.Fatalf("takeover workloads fixture: %v", err)
-		}
-		if err := yaml.Unmarshal(raw, into); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+	revs := readWorkloadDump(t, &cs)
+	return cs.Items, revs
+}
+
+// readWorkloadDump decodes the fixture's workloads/ dump of list's kind into list and returns the
+// revisions dumped with it.
+func readWorkloadDump(t *testing.T, list any) []appsv1.ControllerRevision {
+	t.Helper()
+	part := &Takeover{}
+	if err := readDump(filepath.Join(OracleDir(harness.RepoRoot()), "takeover", "workloads"), list, part); err != nil {
+		t.Fatalf("takeover workloads fixture: %v", err)
 	}
-	return cs.Items, revs.Items
+	return part.Revisions
 }

@@ -2,8 +2,6 @@ package compat
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,13 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/diff"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/revision"
-	"github.com/kruise-ng/kruise/test/harness"
 )
 
 var statefulSetGVK = v1beta1.GroupVersion.WithKind("StatefulSet")
@@ -177,20 +173,10 @@ func defaultV1beta1(obj *v1beta1.StatefulSet) {
 // workloads/ folder.
 func readWorkloadStatefulSets(t *testing.T) ([]v1beta1.StatefulSet, []appsv1.ControllerRevision) {
 	t.Helper()
-	dir := filepath.Join(OracleDir(harness.RepoRoot()), "takeover", "workloads")
 	var sets v1beta1.StatefulSetList
-	var revs appsv1.ControllerRevisionList
-	for file, into := range map[string]any{"statefulsets.apps.kruise.io.yaml": &sets, "controllerrevisions.yaml": &revs} {
-		raw, err := os.ReadFile(filepath.Join(dir, file))
-		if err != nil {
-			t.Fatalf("takeover workloads fixture: %v", err)
-		}
-		if err := yaml.Unmarshal(raw, into); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-	}
+	revs := readWorkloadDump(t, &sets)
 	if len(sets.Items) == 0 {
 		t.Fatal("takeover workloads fixture: no StatefulSets")
 	}
-	return sets.Items, revs.Items
+	return sets.Items, revs
 }

@@ -195,7 +195,7 @@ func TestKubectlKruiseStatefulSet(t *testing.T) {
 		t.Errorf("undo:\n%s", out)
 	}
 	run(0, "rollout", "status", "asts/cli")
-	got := waitStatefulSet(t, c, ns, "cli", "rolled back", stsRolledOut(3))
+	got := waitStatefulSet(t, c, ns, "cli", "rolled back", harness.StatefulSetRolledOut(3))
 	if img := got.Spec.Template.Spec.Containers[0].Image; img != "registry.example/app:v1" {
 		t.Errorf("after undo the template runs %s, want app:v1", img)
 	}

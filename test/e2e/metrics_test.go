@@ -161,7 +161,7 @@ func TestStatefulSetRolloutMetrics(t *testing.T) {
 	kind := map[string]string{"kind": "StatefulSet"}
 	durationsBefore := max(metricValue(scrape(t), "kruise_workload_rollout_duration_seconds", kind), 0)
 	patchStatefulSet(t, c, set, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
-	waitStatefulSet(t, c, ns, "metrics", "rolled out", stsRolledOut(replicas))
+	waitStatefulSet(t, c, ns, "metrics", "rolled out", harness.StatefulSetRolledOut(replicas))
 	w := map[string]string{"kind": "StatefulSet", "namespace": ns, "name": "metrics"}
 	harness.Eventually(t, 10*time.Second, "gauges, counters and the duration report the rollout", func() (bool, string) {
 		f := scrape(t)

@@ -162,7 +162,7 @@ func TestStatefulSetOrderedReadyMaxUnavailable(t *testing.T) {
 	waitStatefulSet(t, c, ns, "maxu", "6 ready", func(s *appsv1beta1.StatefulSet) bool { return s.Status.ReadyReplicas == 6 })
 	notReady, stop := watchNotReady(t, ns, "app=maxu")
 	patchStatefulSet(t, c, set, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
-	waitStatefulSet(t, c, ns, "maxu", "rolled out", stsRolledOut(6))
+	waitStatefulSet(t, c, ns, "maxu", "rolled out", harness.StatefulSetRolledOut(6))
 	stop()
 	if peak := notReady(); peak < 2 || peak > 3 {
 		t.Errorf("at most %d pods NotReady at once, want 2 or 3 (maxUnavailable 3)", peak)

@@ -43,23 +43,7 @@ func newStatefulSet(ns, name string, replicas int32, policy appsv1.PodManagement
 
 func waitStatefulSet(t *testing.T, c client.Client, ns, name, what string, cond func(*appsv1beta1.StatefulSet) bool) *appsv1beta1.StatefulSet {
 	t.Helper()
-	set := &appsv1beta1.StatefulSet{}
-	harness.Eventually(t, 90*time.Second, "StatefulSet "+what, func() (bool, string) {
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, set); err != nil {
-			return false, err.Error()
-		}
-		return cond(set), fmt.Sprintf("generation %d status %+v", set.Generation, set.Status)
-	})
-	return set
-}
-
-// stsRolledOut holds once the set observed its generation and replicas pods run the update
-// revision, ready.
-func stsRolledOut(replicas int32) func(*appsv1beta1.StatefulSet) bool {
-	return func(s *appsv1beta1.StatefulSet) bool {
-		return s.Status.ObservedGeneration == s.Generation && s.Status.Replicas == replicas && s.Status.UpdatedReadyReplicas == replicas &&
-			s.Status.CurrentRevision == s.Status.UpdateRevision
-	}
+	return harness.WaitStatefulSet(t, c, 90*time.Second, ns, name, what, cond)
 }
 
 func patchStatefulSet(t *testing.T, c client.Client, set *appsv1beta1.StatefulSet, patch string) {
@@ -189,7 +173,7 @@ func TestStatefulSetRollsOutInPlace(t *testing.T) {
 		}
 	}
 	patchStatefulSet(t, c, set, `{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}`)
-	waitStatefulSet(t, c, ns, "inplace", "rolled out", stsRolledOut(replicas))
+	waitStatefulSet(t, c, ns, "inplace", "rolled out", harness.StatefulSetRolledOut(replicas))
 	stop()
 	if peak := notReady(); peak > maxUnavailable {
 		t.Errorf("up to %d pods were NotReady at once; maxUnavailable is %d", peak, maxUnavailable)
@@ -306,7 +290,7 @@ func TestStatefulSetBrokenRolloutIsReportedAndFixedByOneApply(t *testing.T) {
 		return false, fmt.Sprintf("%d events", len(evs.Items))
 	})
 	patchStatefulSet(t, c, set, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v3"}]}}}}`)
-	waitStatefulSet(t, c, ns, "broken", "fixed by one apply", stsRolledOut(3))
+	waitStatefulSet(t, c, ns, "broken", "fixed by one apply", harness.StatefulSetRolledOut(3))
 }
 
 // An inPlaceUpdate hook holds each pod in PreparingUpdate (NotReady) until the user's controller
@@ -371,7 +355,7 @@ func TestStatefulSetLifecycleHooks(t *testing.T) {
 		return img == "registry.example/app:v2" && st == "Updated", st + " " + img
 	})
 	hold("hooks-0")
-	waitStatefulSet(t, c, ns, "hooks", "rolled out", stsRolledOut(2))
+	waitStatefulSet(t, c, ns, "hooks", "rolled out", harness.StatefulSetRolledOut(2))
 
 	patchStatefulSet(t, c, set, `{"spec":{"replicas":1}}`)
 	harness.Eventually(t, 30*time.Second, "hooks-1 held in PreparingDelete", func() (bool, string) {
@@ -431,7 +415,7 @@ func TestStatefulSetOnDeletePausedAndInPlaceOnly(t *testing.T) {
 		return true, ""
 	})
 	patchStatefulSet(t, c, only, `{"spec":{"updateStrategy":{"rollingUpdate":{"paused":false}}}}`)
-	waitStatefulSet(t, c, ns, "only", "resumed and rolled out in place", stsRolledOut(2))
+	waitStatefulSet(t, c, ns, "only", "resumed and rolled out in place", harness.StatefulSetRolledOut(2))
 }
 
 // An orphan pod named as one of the set's pods and matching its selector is adopted (not created

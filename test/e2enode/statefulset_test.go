@@ -52,7 +52,7 @@ func statefulSetInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interfa
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	waitRealStatefulSet(t, c, 2*time.Minute, ns, name, "3 pods ready on v1", stsRolledOut(replicas))
+	harness.WaitStatefulSet(t, c, 2*time.Minute, ns, name, "3 pods ready on v1", harness.StatefulSetRolledOut(replicas))
 	t.Logf("3 pods with claims created one by one and ready in %.1fs", time.Since(t0).Seconds())
 	before := listPods(t, cs, ns)
 	for pod, p := range before {
@@ -70,7 +70,7 @@ func statefulSetInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interfa
 		t.Fatal(err)
 	}
 	t0 = time.Now()
-	waitRealStatefulSet(t, c, 2*time.Minute, ns, name, "rolled out to v2", stsRolledOut(replicas))
+	harness.WaitStatefulSet(t, c, 2*time.Minute, ns, name, "rolled out to v2", harness.StatefulSetRolledOut(replicas))
 	t.Logf("3 pods updated in place in %.1fs", time.Since(t0).Seconds())
 	after := listPods(t, cs, ns)
 	harness.CheckUpdatedInPlace(t, before, after, replicas)
@@ -191,7 +191,7 @@ func statefulSetOrderedReadyProbe(t *testing.T, sb *sandbox.Sandbox, cs kubernet
 		return len(c) == 1 && c[0].State.Running != nil
 	})
 	execIn(t, sb, ns, last, "sh", "-c", ": > /ready")
-	waitRealStatefulSet(t, c, 60*time.Second, ns, name, "3 ready", func(s *appsv1beta1.StatefulSet) bool {
+	harness.WaitStatefulSet(t, c, 60*time.Second, ns, name, "3 ready", func(s *appsv1beta1.StatefulSet) bool {
 		return s.Status.ReadyReplicas == replicas
 	})
 }
@@ -208,27 +208,4 @@ func newRealStatefulSet(ns, name string, replicas int32, image string) *appsv1be
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)}, Spec: pod},
 			UpdateStrategy: appsv1beta1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
 				RollingUpdate: &appsv1beta1.StatefulSetRollingUpdateStrategy{PodUpdatePolicy: appsv1beta1.InPlaceIfPossibleStatefulSetPodUpdatePolicy}}}}
-}
-
-func waitRealStatefulSet(t *testing.T, c client.Client, timeout time.Duration, ns, name, what string,
-	cond func(*appsv1beta1.StatefulSet) bool) *appsv1beta1.StatefulSet {
-	t.Helper()
-	set := &appsv1beta1.StatefulSet{}
-	harness.Eventually(t, timeout, "StatefulSet "+name+" "+what, func() (bool, string) {
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, set); err != nil {
-			return false, err.Error()
-		}
-		return cond(set), fmt.Sprintf("generation %d status %+v", set.Generation, set.Status)
-	})
-	return set
-}
-
-// stsRolledOut holds once the set observed its generation and replicas pods run the update
-// revision, ready.
-func stsRolledOut(replicas int32) func(*appsv1beta1.StatefulSet) bool {
-	return func(s *appsv1beta1.StatefulSet) bool {
-		return s.Status.ObservedGeneration == s.Generation && s.Status.Replicas == replicas &&
-			s.Status.ReadyReplicas == replicas && s.Status.UpdatedReadyReplicas == replicas &&
-			s.Status.CurrentRevision == s.Status.UpdateRevision
-	}
 }

@@ -12,6 +12,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 // Options tunes the planner with what is not in the snapshot: the manager's feature gates.
@@ -90,10 +91,7 @@ type LifecycleMove struct {
 
 // Refusal is a pod that needs an update the update type does not allow (InPlaceOnly and a change
 // that cannot be applied in place). Status reports it; the pod is left alone.
-type Refusal struct {
-	Pod    string
-	Reason string
-}
+type Refusal = podcontrol.Refusal
 
 // Bounds are the numbers the plan was computed with, resolved from int-or-percent values.
 type Bounds struct {

@@ -212,15 +212,7 @@ func (r *Reconciler) reportProgress(set *v1beta1.StatefulSet, next *v1beta1.Stat
 
 // refusalMessage says which pods InPlaceOnly leaves on their revision and why, or "".
 func refusalMessage(refusals []Refusal) string {
-	if len(refusals) == 0 {
-		return ""
-	}
-	names := make([]string, 0, len(refusals))
-	for _, r := range refusals {
-		names = append(names, r.Pod)
-	}
-	return fmt.Sprintf("%d pod(s) (%s) keep their revision and are not deleted: %s; revert the template or use podUpdatePolicy InPlaceIfPossible or ReCreate",
-		len(refusals), podcontrol.ListNames(names, 3), refusals[0].Reason)
+	return podcontrol.RefusalMessage(refusals, "their revision", "revert the template or use podUpdatePolicy InPlaceIfPossible or ReCreate")
 }
 
 // reportMetrics sets the set's rollout gauges from the status just computed and, when this status

@@ -43,7 +43,7 @@ func podPolicy(p v1beta1.StatefulSetPodUpdatePolicyType) func(*v1beta1.StatefulS
 
 // healthyPod is a running, ready pod of ordinal ord at rev.
 func healthyPod(ord int, rev string) PodFacts {
-	return PodFacts{Name: ordinal.PodName("web", ord), Ordinal: ord, Revision: rev, Running: true,
+	return PodFacts{Name: ordinal.PodName("web", ord), Ordinal: ord, Revision: rev,
 		State: podcontrol.State{Phase: corev1.PodRunning, Ready: true, ReadySince: t0.Add(-time.Hour)}}
 }
 

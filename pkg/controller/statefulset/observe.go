@@ -84,13 +84,13 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods
 	for i := range podList.Items {
 		pod := &podList.Items[i]
 		ord := ordinal.OrdinalOf(set.Name, pod.Name)
-		if ord < 0 || !(metav1.IsControlledBy(pod, set) || adoptable(pod)) {
+		if ord < 0 || !(metav1.IsControlledBy(pod, set) || podcontrol.Adoptable(pod)) {
 			continue // an orphan with the name of one of its pods is adopted by apply, so it counts
 		}
 		obs.pods[pod.Name] = pod
 		st, progress, recreate := podcontrol.Observe(pod, spec.Lifecycle)
 		obs.inFlight.Add(pod.Name, progress, recreate)
-		f := PodFacts{State: st, Name: pod.Name, Ordinal: ord, Labels: pod.Labels, Running: pod.Status.Phase == corev1.PodRunning,
+		f := PodFacts{State: st, Name: pod.Name, Ordinal: ord, Labels: pod.Labels,
 			Revision: pod.Labels[inplace.RevisionLabel]}
 		_, f.SpecifiedDelete = pod.Labels[v1alpha1.SpecifiedDeleteKey]
 		obs.snap.Pods = append(obs.snap.Pods, f)
@@ -174,9 +174,4 @@ func (r *Reconciler) observeClaims(ctx context.Context, set *v1beta1.StatefulSet
 		obs.claims[list.Items[i].Name] = &list.Items[i]
 	}
 	return nil
-}
-
-// adoptable reports whether pod may be adopted (podcontrol.Orphans' rule).
-func adoptable(pod *corev1.Pod) bool {
-	return len(podcontrol.Orphans([]corev1.Pod{*pod}, func(*corev1.Pod) bool { return true })) == 1
 }

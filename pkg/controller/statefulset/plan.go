@@ -13,6 +13,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/ordinal"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 // Plan is what one reconcile does, with a reason for every action.
@@ -79,7 +80,7 @@ type LifecycleMove struct {
 }
 
 // Refusal is a pod InPlaceOnly cannot update.
-type Refusal struct{ Pod, Reason string }
+type Refusal = podcontrol.Refusal
 
 // Compute plans one step of s at now. It never modifies s.
 func Compute(s *Snapshot, now time.Time) Plan {
@@ -139,7 +140,7 @@ func (p *planner) healthy(pod *PodFacts) bool {
 	if pod.healthy(p.now, p.minReady) {
 		return true
 	}
-	if at, ok := pod.AvailableAt(p.minReady); ok && pod.Running {
+	if at, ok := pod.AvailableAt(p.minReady); ok && pod.running() {
 		p.wake(at)
 	}
 	return false

@@ -81,7 +81,7 @@ func TestScaleInDescendingOneAtATime(t *testing.T) {
 func TestFinishedPodsAreReplaced(t *testing.T) {
 	for _, phase := range []corev1.PodPhase{corev1.PodFailed, corev1.PodSucceeded} {
 		done := healthyPod(1, "web-new")
-		done.Phase, done.Running, done.Ready = phase, false, false
+		done.Phase, done.Ready = phase, false
 		p := Compute(snap(spec(2, appsv1.ParallelPodManagement), healthyPod(0, "web-new"), done), t0)
 		if got := deleted(p); !slices.Equal(got, []string{"web-1"}) {
 			t.Errorf("%s pod: deletes %v, want [web-1]", phase, got)

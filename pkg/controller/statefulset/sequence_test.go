@@ -81,11 +81,11 @@ func (w *world) step() {
 	case pod.InPlaceUpdating:
 		pod.InPlaceUpdating, pod.Ready, pod.ReadySince = false, true, w.now
 	case pod.Phase == corev1.PodPending:
-		pod.Phase, pod.Running = corev1.PodRunning, true
-	case pod.Running && !pod.Ready:
+		pod.Phase = corev1.PodRunning
+	case pod.running() && !pod.Ready:
 		pod.Ready, pod.ReadySince = true, w.now
 	case w.rng.IntN(20) == 0:
-		pod.Phase, pod.Running, pod.Ready = corev1.PodFailed, false, false // a crash
+		pod.Phase, pod.Ready = corev1.PodFailed, false // a crash
 	}
 }
 

@@ -3,6 +3,8 @@ package statefulset
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
@@ -39,8 +41,6 @@ type PodFacts struct {
 	Labels map[string]string
 	// Revision is the revision the pod's controller-revision-hash label names.
 	Revision string
-	// Running: the pod's phase is Running.
-	Running bool
 	// ClaimsBehind: under volumeClaimUpdateStrategy OnPodRollingUpdate, a claim of the pod requests
 	// less storage than its template (it is to be expanded); ClaimsResizing: its claims request
 	// enough, but one's capacity has not reached its request yet.
@@ -50,11 +50,16 @@ type PodFacts struct {
 	SpecifiedDelete bool
 }
 
+// running reports whether the pod's phase is Running.
+func (p *PodFacts) running() bool { return p.Phase == corev1.PodRunning }
+
 // finished reports whether the pod ran to an end (Failed or Succeeded): it is replaced.
-func (p *PodFacts) finished() bool { return p.Phase == "Failed" || p.Phase == "Succeeded" }
+func (p *PodFacts) finished() bool {
+	return p.Phase == corev1.PodFailed || p.Phase == corev1.PodSucceeded
+}
 
 // healthy is upstream StatefulSet's "running and ready", with Kruise's availability: the pod
 // runs, is ready for minReady, and is in no in-place update or lifecycle action.
 func (p *PodFacts) healthy(now time.Time, minReady time.Duration) bool {
-	return p.Running && p.Available(now, minReady)
+	return p.running() && p.Available(now, minReady)
 }

@@ -33,7 +33,7 @@ func ComputeStatus(s *Snapshot, now time.Time, prev v1beta1.StatefulSetStatus, g
 			continue
 		}
 		st.Replicas++
-		ready := p.Running && p.Ready
+		ready := p.running() && p.Ready
 		available := ready && p.Available(now, minReady)
 		if ready {
 			st.ReadyReplicas++

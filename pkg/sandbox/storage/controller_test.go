@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
@@ -18,16 +19,14 @@ import (
 // eventually polls cond until it holds, failing with what it last saw after a deadline.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ok, seen := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; last observed: %s", what, seen)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var seen string
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		var ok bool
+		ok, seen = cond()
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s; last observed: %s", what, seen)
 	}
 }
 

@@ -49,7 +49,9 @@ func setPatch(t *testing.T, name, patch string) {
 	}
 }
 
-// waitImages waits until n of the set's pods run image, ready, none recreated.
+// waitImages waits until n pods of the workload labelled app=name run image in place: ready, the
+// gate open, each the pod OpenKruise created (a Failed pod and one held in PreparingDelete are left
+// out: they are left alone).
 func waitImages(t *testing.T, name, image string, n int) {
 	t.Helper()
 	harness.Eventually(t, 90*time.Second, fmt.Sprintf("%d pods of %s on %s in place", n, name, image), func() (bool, string) {
@@ -61,8 +63,11 @@ func waitImages(t *testing.T, name, image string, n int) {
 		for i := range pods.Items {
 			p := &pods.Items[i]
 			seen = append(seen, harness.DescribePod(p))
+			if p.Status.Phase == corev1.PodFailed || p.Labels[appspub.LifecycleStateKey] == string(appspub.LifecycleStatePreparingDelete) {
+				continue
+			}
 			if uid, ok := objs.podUIDs[p.Name]; !ok || uid != p.UID {
-				t.Fatalf("pod %s was created or recreated: %s", p.Name, strings.Join(seen, "; "))
+				return false, "pod " + p.Name + " was created or recreated: " + strings.Join(seen, "; ")
 			}
 			if p.Spec.Containers[0].Image == image && harness.PodCondition(p, corev1.PodReady) == corev1.ConditionTrue &&
 				harness.PodCondition(p, appspub.InPlaceUpdateReady) == corev1.ConditionTrue {
@@ -92,29 +97,7 @@ func rollsForwardInPlace(t *testing.T) {
 		}
 	}
 	for _, c := range fixture.CloneSets {
-		want := int(*c.Spec.Replicas)
-		harness.Eventually(t, 90*time.Second, c.Name+" rolled to "+image+" in place", func() (bool, string) {
-			pods, err := cs.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + c.Name})
-			if err != nil {
-				return false, err.Error()
-			}
-			var serving, seen []string
-			for i := range pods.Items {
-				p := &pods.Items[i]
-				seen = append(seen, harness.DescribePod(p))
-				if p.Status.Phase == corev1.PodFailed || p.Labels[appspub.LifecycleStateKey] == string(appspub.LifecycleStatePreparingDelete) {
-					continue
-				}
-				if uid, ok := objs.podUIDs[p.Name]; !ok || uid != p.UID {
-					return false, "pod " + p.Name + " was created or recreated: " + strings.Join(seen, "; ")
-				}
-				if p.Spec.Containers[0].Image == image && harness.PodCondition(p, corev1.PodReady) == corev1.ConditionTrue &&
-					harness.PodCondition(p, appspub.InPlaceUpdateReady) == corev1.ConditionTrue {
-					serving = append(serving, p.Name)
-				}
-			}
-			return len(serving) == want, strings.Join(seen, "; ")
-		})
+		waitImages(t, c.Name, image, int(*c.Spec.Replicas))
 	}
 	// The held and the evicted pods are left as they were.
 	for _, name := range []string{"cs-lifecycle-ndzn4", "cs-evicted-hzfxs"} {
