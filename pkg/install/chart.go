@@ -100,9 +100,9 @@ func ChartTemplates() (map[string][]byte, error) {
 // chartWebhooks gives every webhook the chart's timeout and Kruise's own kinds the chart's
 // failure policy (the pod webhook has its own).
 func chartWebhooks(u *unstructured.Unstructured) error {
-	hooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
-	if err != nil {
-		return err
+	hooks, found, err := unstructured.NestedSlice(u.Object, "webhooks")
+	if err != nil || !found {
+		return err // the SidecarSet injection configuration is installed empty
 	}
 	for _, h := range hooks {
 		hm := h.(map[string]any)

@@ -33,6 +33,11 @@ const FieldOwner = "kruise-install"
 // of image pull secrets (pkg/controller/imagepulljob).
 const DaemonConfigNamespace = "kruise-daemon-config"
 
+// SidecarInjectionConfiguration is the MutatingWebhookConfiguration of the SidecarSet injection
+// entries: installed empty, its webhooks are written by the manager alone (one per SidecarSet,
+// pkg/webhook/sidecarinjection), and it goes away with Kruise.
+const SidecarInjectionConfiguration = "kruise-sidecarset-injection"
+
 // ConversionPath is where the manager serves CRD conversion.
 const ConversionPath = "/convert"
 
@@ -96,8 +101,11 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}}
 	daemonNS := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: DaemonConfigNamespace}}
 	role := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Name: "kruise-manager-role"}
+	injection := &admissionregistrationv1.MutatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: SidecarInjectionConfiguration}}
 	extra := []runtime.Object{
-		ns, daemonNS,
+		ns, daemonNS, injection,
 		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: DaemonConfigNamespace},
 			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},

@@ -38,6 +38,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
 	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
 	"github.com/kruise-ng/kruise/pkg/webhook/validating"
 )
 
@@ -150,6 +151,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		HostNetworkHostPorts: gates.Enabled(DefaultHostNetworkHostPortsInPodTemplates)})
 	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, mgr.GetClient())
 	podwebhook.Register(mgr.GetWebhookServer(), scheme)
+	sidecarinjection.Register(mgr.GetWebhookServer(), scheme, &sidecarinjection.Handler{
+		Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), RevisionNamespace: o.Namespace})
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
 	mgr.GetWebhookServer().Register(install.ConversionPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
 	// Controllers run on the leader only, after the webhook server (controller-runtime starts webhook
@@ -190,6 +193,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	recreates := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("containerrecreaterequest-controller")}
 	if err := recreates.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the ContainerRecreateRequest controller: %w", err)
+	}
+	injection := &sidecarinjection.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-injection"),
+		Configuration: install.SidecarInjectionConfiguration, Source: MutatingWebhookConfiguration, SourceWebhook: podwebhook.WebhookName,
+		ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
+	if err := injection.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the SidecarSet injection registrar: %w", err)
 	}
 	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}
 	if err := podReady.SetupWithManager(mgr, o.Workers); err != nil {

@@ -184,6 +184,24 @@ func (s *Sandbox) RestartKruiseManager(ctx context.Context, gates string) error 
 	})
 }
 
+// WithoutKruiseManager stops kruise-manager (SIGTERM), runs during while no manager runs (an
+// outage: its webhooks cannot be reached), and starts it again with the same binary, flags and
+// identity whatever during returned; it returns once the new one is ready, with during's error.
+func (s *Sandbox) WithoutKruiseManager(ctx context.Context, during func() error) error {
+	var duringErr error
+	stop := func(p *Process) error {
+		if err := p.Stop(10 * time.Second); err != nil {
+			return err
+		}
+		duringErr = during()
+		return nil
+	}
+	if err := s.restartKruise(ctx, "stopped", stop, func(args []string) []string { return args }); err != nil {
+		return err
+	}
+	return duringErr
+}
+
 // DaemonGates are the feature gates that need kruise-daemon on the pods' nodes, which the sandbox
 // turns on when it runs one: image pre-download for in-place updates, and in-place restarts of
 // containers whose env reads changed metadata.

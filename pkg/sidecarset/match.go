@@ -22,7 +22,7 @@ func Matches(pod *corev1.Pod, set *v1beta1.SidecarSet, namespaceLabels map[strin
 	if ns == "" {
 		ns = defaultNamespace
 	}
-	only, err := namespaceOf(set)
+	only, err := OnlyNamespace(set)
 	if err != nil {
 		return false, err
 	}
@@ -45,9 +45,9 @@ func Matches(pod *corev1.Pod, set *v1beta1.SidecarSet, namespaceLabels map[strin
 	return !sel.Empty() && sel.Matches(labels.Set(pod.Labels)), nil
 }
 
-// namespaceOf returns the v1alpha1 spec.namespace of a v1beta1 SidecarSet, kept in the conversion
+// OnlyNamespace returns the v1alpha1 spec.namespace of a v1beta1 SidecarSet, kept in the conversion
 // annotation, or "" when it has none.
-func namespaceOf(set *v1beta1.SidecarSet) (string, error) {
+func OnlyNamespace(set *v1beta1.SidecarSet) (string, error) {
 	raw, ok := set.Annotations[v1alpha1.ConversionV1alpha1OnlyAnnotation]
 	if !ok {
 		return "", nil

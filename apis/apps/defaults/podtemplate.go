@@ -92,15 +92,34 @@ func setPodSpecDefaults(spec *corev1.PodSpec) {
 // setContainerDefaults is Kubernetes' SetDefaults_Container followed by the
 // defaults of the container's parts.
 func setContainerDefaults(c *corev1.Container) {
-	defaultString(&c.ImagePullPolicy, pullPolicyForImage(c.Image))
-	defaultString(&c.TerminationMessagePath, corev1.TerminationMessagePathDefault)
-	defaultString(&c.TerminationMessagePolicy, corev1.TerminationMessageReadFile)
+	setContainerOwnDefaults(c)
 	setContainerBodyDefaults(c)
 }
 
+// setContainerOwnDefaults is Kubernetes' SetDefaults_Container: the
+// imagePullPolicy from the image tag and the termination message path and
+// policy.
+func setContainerOwnDefaults(c *corev1.Container) {
+	defaultString(&c.ImagePullPolicy, pullPolicyForImage(c.Image))
+	defaultString(&c.TerminationMessagePath, corev1.TerminationMessagePathDefault)
+	defaultString(&c.TerminationMessagePolicy, corev1.TerminationMessageReadFile)
+}
+
 // setContainerBodyDefaults defaults a container's ports, env, resources,
-// probes and lifecycle hooks (what ephemeral containers get too).
+// probes (startup probe included) and lifecycle hooks (what ephemeral
+// containers get too).
 func setContainerBodyDefaults(c *corev1.Container) {
+	setContainerPartsDefaults(c)
+	if c.StartupProbe != nil {
+		setContainerProbeDefaults(c.StartupProbe)
+	}
+}
+
+// setContainerPartsDefaults is setContainerBodyDefaults without the startup
+// probe: ports, env, resources, the liveness and readiness probes and the
+// lifecycle hooks. It is all OpenKruise's SidecarSet defaulting gives the
+// parts of a sidecar container.
+func setContainerPartsDefaults(c *corev1.Container) {
 	for i := range c.Ports {
 		defaultString(&c.Ports[i].Protocol, corev1.ProtocolTCP)
 	}
@@ -111,7 +130,7 @@ func setContainerBodyDefaults(c *corev1.Container) {
 	}
 	roundResourceList(c.Resources.Limits)
 	roundResourceList(c.Resources.Requests)
-	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
 		if p != nil {
 			setContainerProbeDefaults(p)
 		}

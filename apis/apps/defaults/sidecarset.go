@@ -1,30 +1,40 @@
 package defaults
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
-// SetDefaultsSidecarSetV1beta1 applies the SidecarSet defaults to the storage
-// version. Sources: oracle apps.kruise.io_sidecarsets.yaml (descriptions and
-// structural defaults) and the brief:
-//   - spec.updateStrategy.type: RollingUpdate ("default is RollingUpdate")
-//   - spec.updateStrategy.maxUnavailable: 1 ("Default value is 1.")
-//   - spec.updateStrategy.partition: 0 ("Default value is 0.")
-//   - spec.revisionHistoryLimit: 10 ("default value is 10")
+// SetDefaultsSidecarSetV1beta1 defaults a SidecarSet of the storage version
+// as OpenKruise v1.9.0's SidecarSet webhook does, so that the stored spec,
+// and the hash annotations computed over its containers, are OpenKruise's:
+//   - spec.updateStrategy: type RollingUpdate, maxUnavailable 1 and
+//     partition 0 (both integers) when unset;
+//   - spec.revisionHistoryLimit: 10;
 //   - spec.injectionStrategy.revision.policy: Always, when revision is given
-//     (structural default `default: Always`)
-//   - spec.patchPodMetadata[].patchPolicy: Retain ("Default is \"Retain\"")
-//   - for every entry of spec.containers and spec.initContainers:
-//     podInjectPolicy BeforeAppContainer ("default BeforeAppContainerType"),
-//     upgradeStrategy.upgradeType ColdUpgrade ("default is ColdUpgrade"),
-//     shareVolumePolicy.type disabled (brief),
-//     resourcesPolicy.targetContainersNameRegex ".*" when resourcesPolicy is
-//     given (structural default `default: .*`).
+//     (also the CRD's structural default);
+//   - spec.patchPodMetadata[].patchPolicy: Retain;
+//   - spec.containers[].podInjectPolicy BeforeAppContainer, but
+//     spec.initContainers[].podInjectPolicy AfterAppContainer;
+//   - for every entry of containers and initContainers:
+//     upgradeStrategy.upgradeType ColdUpgrade, shareVolumePolicy.type
+//     disabled, resourcesPolicy.targetContainersNameRegex ".*" when
+//     resourcesPolicy is given (the CRD's structural default `default: .*`,
+//     which the API server applies anyway), transferEnv[]'s
+//     sourceContainerNameFrom.fieldRef apiVersion v1, and Kubernetes'
+//     container defaults on the embedded container: SetDefaults_Container
+//     (imagePullPolicy from the image tag, termination message path and
+//     policy), port protocol TCP, env fieldRef apiVersion v1, resource limits
+//     and requests rounded up to milli scale, SetDefaults_Probe and the
+//     httpGet defaults on the liveness and readiness probes (not on the
+//     startup probe) and the httpGet defaults of the lifecycle hooks;
+//   - spec.volumes: Kubernetes' volume defaults, as for a pod template's
+//     volumes (setVolumesDefaults).
 //
-// The embedded corev1.Container fields are left alone.
+// Only empty fields are filled, so applying it twice equals applying it once.
 func SetDefaultsSidecarSetV1beta1(obj *v1beta1.SidecarSet) {
 	spec := &obj.Spec
 	us := &spec.UpdateStrategy
@@ -39,30 +49,39 @@ func SetDefaultsSidecarSetV1beta1(obj *v1beta1.SidecarSet) {
 		defaultString(&spec.PatchPodMetadata[i].PatchPolicy, v1beta1.SidecarSetRetainPatchPolicy)
 	}
 	for i := range spec.Containers {
-		setSidecarContainerDefaultsV1beta1(&spec.Containers[i])
+		setSidecarContainerDefaultsV1beta1(&spec.Containers[i], v1beta1.SidecarSetBeforeAppContainer)
 	}
 	for i := range spec.InitContainers {
-		setSidecarContainerDefaultsV1beta1(&spec.InitContainers[i])
+		setSidecarContainerDefaultsV1beta1(&spec.InitContainers[i], v1beta1.SidecarSetAfterAppContainer)
 	}
+	setVolumesDefaults(spec.Volumes)
 }
 
-func setSidecarContainerDefaultsV1beta1(c *v1beta1.SidecarSetContainer) {
-	defaultString(&c.PodInjectPolicy, v1beta1.SidecarSetBeforeAppContainer)
+func setSidecarContainerDefaultsV1beta1(c *v1beta1.SidecarSetContainer, inject v1beta1.SidecarSetPodInjectPolicy) {
+	defaultString(&c.PodInjectPolicy, inject)
 	defaultString(&c.UpgradeStrategy.UpgradeType, v1beta1.SidecarSetColdUpgrade)
 	defaultString(&c.ShareVolumePolicy.Type, v1beta1.SidecarSetShareVolumePolicyDisabled)
 	if c.ResourcesPolicy != nil {
 		defaultString(&c.ResourcesPolicy.TargetContainersNameRegex, ".*")
 	}
+	for i := range c.TransferEnv {
+		if from := c.TransferEnv[i].SourceContainerNameFrom; from != nil {
+			setFieldRefDefaults(from.FieldRef)
+		}
+	}
+	setSidecarContainerBodyDefaults(&c.Container)
 }
 
-// SetDefaultsSidecarSet applies the SidecarSet defaults to the v1alpha1
-// version; same values and sources as SetDefaultsSidecarSetV1beta1:
-// updateStrategy {type RollingUpdate, maxUnavailable 1, partition 0},
-// revisionHistoryLimit 10, injectionStrategy.revision.policy Always (when
-// given), patchPodMetadata[].patchPolicy Retain, and per container
-// podInjectPolicy BeforeAppContainer, upgradeType ColdUpgrade,
-// shareVolumePolicy.type disabled, resourcesPolicy.targetContainersNameRegex
-// ".*" (when given).
+// SetDefaultsSidecarSet defaults a v1alpha1 SidecarSet with the rules and
+// sources of SetDefaultsSidecarSetV1beta1: updateStrategy {type
+// RollingUpdate, maxUnavailable 1, partition 0}, revisionHistoryLimit 10,
+// injectionStrategy.revision.policy Always (when given),
+// patchPodMetadata[].patchPolicy Retain, podInjectPolicy BeforeAppContainer
+// for containers and AfterAppContainer for initContainers, and for both
+// upgradeType ColdUpgrade, shareVolumePolicy.type disabled,
+// resourcesPolicy.targetContainersNameRegex ".*" (when given), transferEnv
+// fieldRef apiVersion v1 and Kubernetes' container defaults without the
+// startup probe's; Kubernetes' volume defaults on spec.volumes.
 func SetDefaultsSidecarSet(obj *v1alpha1.SidecarSet) {
 	spec := &obj.Spec
 	us := &spec.UpdateStrategy
@@ -77,18 +96,33 @@ func SetDefaultsSidecarSet(obj *v1alpha1.SidecarSet) {
 		defaultString(&spec.PatchPodMetadata[i].PatchPolicy, v1alpha1.SidecarSetRetainPatchPolicy)
 	}
 	for i := range spec.Containers {
-		setSidecarContainerDefaults(&spec.Containers[i])
+		setSidecarContainerDefaults(&spec.Containers[i], v1alpha1.SidecarSetBeforeAppContainer)
 	}
 	for i := range spec.InitContainers {
-		setSidecarContainerDefaults(&spec.InitContainers[i])
+		setSidecarContainerDefaults(&spec.InitContainers[i], v1alpha1.SidecarSetAfterAppContainer)
 	}
+	setVolumesDefaults(spec.Volumes)
 }
 
-func setSidecarContainerDefaults(c *v1alpha1.SidecarSetContainer) {
-	defaultString(&c.PodInjectPolicy, v1alpha1.SidecarSetBeforeAppContainer)
+func setSidecarContainerDefaults(c *v1alpha1.SidecarSetContainer, inject v1alpha1.SidecarSetPodInjectPolicy) {
+	defaultString(&c.PodInjectPolicy, inject)
 	defaultString(&c.UpgradeStrategy.UpgradeType, v1alpha1.SidecarSetColdUpgrade)
 	defaultString(&c.ShareVolumePolicy.Type, v1alpha1.SidecarSetShareVolumePolicyDisabled)
 	if c.ResourcesPolicy != nil {
 		defaultString(&c.ResourcesPolicy.TargetContainersNameRegex, ".*")
 	}
+	for i := range c.TransferEnv {
+		if from := c.TransferEnv[i].SourceContainerNameFrom; from != nil {
+			setFieldRefDefaults(from.FieldRef)
+		}
+	}
+	setSidecarContainerBodyDefaults(&c.Container)
+}
+
+// setSidecarContainerBodyDefaults is what OpenKruise gives the container
+// embedded in a sidecar: Kubernetes' SetDefaults_Container and the defaults
+// of its parts, the startup probe excepted.
+func setSidecarContainerBodyDefaults(c *corev1.Container) {
+	setContainerOwnDefaults(c)
+	setContainerPartsDefaults(c)
 }

@@ -75,8 +75,12 @@ type Options struct {
 func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, opts Options) {
 	for _, h := range handlers(scheme, pods, opts) {
 		wh := h.webhook
-		if kind, ok := notRunYet[h.path[strings.LastIndexByte(h.path, '-')+1:]]; ok {
+		part := h.path[strings.LastIndexByte(h.path, '-')+1:]
+		if kind, ok := notRunYet[part]; ok {
 			wh = warnNotRun(kind, wh)
+		}
+		if msg, ok := partlyRun[part]; ok {
+			wh = warn(fmt.Sprintf("Kruise %s %s", version.Version, msg), wh)
 		}
 		srv.Register(h.path, wh)
 	}
@@ -88,13 +92,22 @@ var notRunYet = map[string]string{
 	"advancedcronjob": "AdvancedCronJob", "broadcastjob": "BroadcastJob", "daemonset": "DaemonSet (Advanced DaemonSet)",
 	"ephemeraljob": "EphemeralJob", "nodepodprobe": "NodePodProbe", "persistentpodstate": "PersistentPodState",
 	"podprobemarker": "PodProbeMarker", "podunavailablebudget": "PodUnavailableBudget",
-	"resourcedistribution": "ResourceDistribution", "sidecarset": "SidecarSet",
+	"resourcedistribution": "ResourceDistribution",
 	"uniteddeployment": "UnitedDeployment", "workloadspread": "WorkloadSpread",
+}
+
+// partlyRun are the kinds (as notRunYet) that this build runs in part, with what it leaves out.
+var partlyRun = map[string]string{
+	"sidecarset": "injects SidecarSet sidecars into new pods, but does not upgrade injected sidecars nor write the SidecarSet's status yet",
 }
 
 // warnNotRun answers as wh does, with an admission warning that nothing runs kind yet.
 func warnNotRun(kind string, wh *admission.Webhook) *admission.Webhook {
-	msg := fmt.Sprintf("Kruise %s does not run %s yet: the object is stored, and nothing acts on it", version.Version, kind)
+	return warn(fmt.Sprintf("Kruise %s does not run %s yet: the object is stored, and nothing acts on it", version.Version, kind), wh)
+}
+
+// warn answers as wh does, with an admission warning msg when it allows.
+func warn(msg string, wh *admission.Webhook) *admission.Webhook {
 	return &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
 		resp := wh.Handle(ctx, req)
 		if resp.Allowed {
@@ -158,8 +171,8 @@ func handlers(scheme *runtime.Scheme, pods client.Reader, opts Options) []handle
 		{"/mutate-apps-kruise-io-v1alpha1-podprobemarker", admission.WithDefaulter(scheme, defaulter[*v1alpha1.PodProbeMarker](defaults.SetDefaultsPodProbeMarker))},
 		{"/mutate-policy-kruise-io-v1alpha1-podunavailablebudget", admission.WithDefaulter(scheme, defaulter[*policyv1alpha1.PodUnavailableBudget](policydefaults.SetDefaultsPodUnavailableBudget))},
 		{"/mutate-apps-kruise-io-v1alpha1-resourcedistribution", admission.WithDefaulter(scheme, defaulter[*v1alpha1.ResourceDistribution](func(*v1alpha1.ResourceDistribution) {}))},
-		{"/mutate-apps-kruise-io-v1alpha1-sidecarset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.SidecarSet](defaults.SetDefaultsSidecarSet))},
-		{"/mutate-apps-kruise-io-v1beta1-sidecarset", admission.WithDefaulter(scheme, defaulter[*v1beta1.SidecarSet](defaults.SetDefaultsSidecarSetV1beta1))},
+		{"/mutate-apps-kruise-io-v1alpha1-sidecarset", admission.WithDefaulter(scheme, failingDefaulter[*v1alpha1.SidecarSet](defaultSidecarSet))},
+		{"/mutate-apps-kruise-io-v1beta1-sidecarset", admission.WithDefaulter(scheme, failingDefaulter[*v1beta1.SidecarSet](defaultSidecarSetV1beta1))},
 		{"/mutate-apps-kruise-io-v1alpha1-statefulset", admission.WithDefaulter(scheme, defaulter[*v1alpha1.StatefulSet](statefulSet))},
 		{"/mutate-apps-kruise-io-v1beta1-statefulset", admission.WithDefaulter(scheme, defaulter[*v1beta1.StatefulSet](statefulSetV1beta1))},
 		{"/mutate-apps-kruise-io-v1alpha1-uniteddeployment", admission.WithDefaulter(scheme, defaulter[*v1alpha1.UnitedDeployment](defaults.SetDefaultsUnitedDeployment))},

@@ -1,0 +1,192 @@
+package sidecarinjection
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/sidecarset"
+)
+
+// PathPrefix is where the injection entries call: PathPrefix + the SidecarSet's name.
+const PathPrefix = "/mutate-pod-sidecarset/"
+
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=list;watch
+
+// Handler injects the sidecars of every SidecarSet that selects a pod being created
+// (sidecarset.Inject). The SidecarSet named by the request path must be among them: when the
+// manager's cache does not know it yet, it is read from the API server, so a pod created after
+// that SidecarSet's entry was registered always gets its sidecars.
+type Handler struct {
+	// Reader reads SidecarSets, Namespaces and ControllerRevisions, normally from the cache.
+	Reader client.Reader
+	// Live reads what Reader does not know yet (a SidecarSet created moments ago).
+	Live client.Reader
+	// RevisionNamespace holds the SidecarSets' ControllerRevisions (the manager's namespace, as in
+	// OpenKruise).
+	RevisionNamespace string
+	Decoder           admission.Decoder
+	Clock             clock.PassiveClock
+}
+
+// Register serves h on srv under PathPrefix.
+func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
+	if h.Decoder == nil {
+		h.Decoder = admission.NewDecoder(scheme)
+	}
+	if h.Clock == nil {
+		h.Clock = clock.RealClock{}
+	}
+	srv.Register(PathPrefix, h)
+}
+
+type setNameKey struct{}
+
+// ServeHTTP passes the SidecarSet named by the path on to Handle.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, PathPrefix)
+	wh := &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		return h.Handle(context.WithValue(ctx, setNameKey{}, name), req)
+	})}
+	wh.ServeHTTP(w, r)
+}
+
+// Handle answers one admission of a pod creation.
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create || req.SubResource != "" || req.Resource.Resource != "pods" {
+		return admission.Allowed("not a pod creation")
+	}
+	pod := &corev1.Pod{}
+	if err := h.Decoder.Decode(req, pod); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	required, _ := ctx.Value(setNameKey{}).(string)
+	out, err := h.inject(ctx, pod, req.Namespace, required)
+	if err != nil {
+		return admission.Denied(err.Error())
+	}
+	if out == nil {
+		return admission.Allowed("no SidecarSet to inject")
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+}
+
+// inject returns pod with the sidecars of the SidecarSets that select it and are not injected
+// yet, or nil when there are none.
+func (h *Handler) inject(ctx context.Context, pod *corev1.Pod, namespace, required string) (*corev1.Pod, error) {
+	sets, err := h.sets(ctx, required)
+	if err != nil {
+		return nil, err
+	}
+	already := injected(pod)
+	var todo []*v1beta1.SidecarSet
+	for _, s := range sets {
+		if !already[s.Name] {
+			todo = append(todo, s)
+		}
+	}
+	if len(todo) == 0 {
+		return nil, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := h.Reader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("read namespace %s: %w", namespace, err)
+	}
+	revisions, err := h.revisions(ctx, todo)
+	if err != nil {
+		return nil, err
+	}
+	given := pod.Namespace
+	pod.Namespace = namespace // the object of a creation may name none; matching needs it
+	res, err := sidecarset.Inject(pod, todo, sidecarset.Options{
+		NamespaceLabels: ns.Labels,
+		Now:             metav1.NewTime(h.Clock.Now()),
+		Revisions:       revisions,
+		Draw:            rand.Float64,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("Kruise cannot inject the pod's sidecars: %w", err)
+	}
+	if len(res.Injected) == 0 {
+		return nil, nil
+	}
+	res.Pod.Namespace = given
+	return res.Pod, nil
+}
+
+// sets lists the SidecarSets, with required read from the API server when the cache lacks it
+// (a SidecarSet deleted meanwhile is left out).
+func (h *Handler) sets(ctx context.Context, required string) ([]*v1beta1.SidecarSet, error) {
+	list := &v1beta1.SidecarSetList{}
+	if err := h.Reader.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("list SidecarSets: %w", err)
+	}
+	out := make([]*v1beta1.SidecarSet, 0, len(list.Items)+1)
+	found := required == ""
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+		found = found || list.Items[i].Name == required
+	}
+	if !found && h.Live != nil {
+		// A list by name, not a get: the cache's list and watch are all the manager may do.
+		live := &v1beta1.SidecarSetList{}
+		if err := h.Live.List(ctx, live, client.MatchingFields{"metadata.name": required}); err != nil {
+			return nil, fmt.Errorf("read SidecarSet %s: %w", required, err)
+		}
+		for i := range live.Items {
+			out = append(out, &live.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// revisions reads the ControllerRevisions of the SidecarSets that pin one.
+func (h *Handler) revisions(ctx context.Context, sets []*v1beta1.SidecarSet) (map[string][]*appsv1.ControllerRevision, error) {
+	out := map[string][]*appsv1.ControllerRevision{}
+	for _, s := range sets {
+		if s.Spec.InjectionStrategy.Revision == nil {
+			continue
+		}
+		list := &appsv1.ControllerRevisionList{}
+		if err := h.Reader.List(ctx, list, client.InNamespace(h.RevisionNamespace),
+			client.MatchingLabels{sidecarset.RevisionOwnerLabel: s.Name}); err != nil {
+			return nil, fmt.Errorf("list the revisions of SidecarSet %s: %w", s.Name, err)
+		}
+		for i := range list.Items {
+			out[s.Name] = append(out[s.Name], &list.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// injected are the SidecarSets the pod's injected-list annotation names.
+func injected(pod *corev1.Pod) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range strings.Split(pod.Annotations[sidecarset.InjectedListAnnotation], ",") {
+		if n != "" {
+			out[n] = true
+		}
+	}
+	return out
+}

@@ -1,0 +1,165 @@
+package sidecarinjection
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+)
+
+// RegisteredAnnotation is, on a SidecarSet, the generation whose selectors the API server uses to
+// call the injection webhook: from the moment it shows a generation, every pod created that this
+// generation selects gets its sidecars or is refused.
+const RegisteredAnnotation = "apps.kruise.io/injection-registered-generation"
+
+// Events of the registrar, on the SidecarSet.
+const (
+	ReasonRegistered    = "InjectionRegistered"
+	ReasonNotRegistered = "InjectionNotRegistered"
+)
+
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kruise-sidecarset-injection,verbs=update
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=list;watch;patch
+
+// Registrar keeps the injection entries of Configuration in line with the SidecarSets (Entries)
+// and marks each SidecarSet once the API server has its entry (RegisteredAnnotation, and an
+// event). It is the only writer of Configuration's webhooks; their endpoint and CA bundle are
+// copied from the pod webhook (SourceWebhook) of Source, which the certificate rotator keeps
+// current.
+type Registrar struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
+	Configuration string
+	// Source and SourceWebhook name the configuration and webhook whose client config is copied.
+	Source, SourceWebhook string
+	// ExcludedNamespaces never call the entries.
+	ExcludedNamespaces []string
+}
+
+// key is the one work item: every change is handled by one pass over all SidecarSets.
+var key = reconcile.Request{NamespacedName: types.NamespacedName{Name: "sidecarset-injection"}}
+
+// SetupWithManager runs the registrar on the leader.
+func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
+	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{key}
+	})
+	configs := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetName() == r.Configuration || o.GetName() == r.Source
+	})
+	return ctrl.NewControllerManagedBy(mgr).Named("sidecarset-injection").
+		Watches(&v1beta1.SidecarSet{}, all).
+		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, all, builder.WithPredicates(configs)).
+		Complete(r)
+}
+
+// Reconcile writes the entries when they differ from what is registered, and marks the
+// SidecarSets whose registration the cache shows in place.
+func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	base, err := r.clientConfig(ctx)
+	if err != nil || base == nil {
+		return reconcile.Result{RequeueAfter: time.Second}, err
+	}
+	list := &v1beta1.SidecarSetList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return reconcile.Result{}, err
+	}
+	sets := make([]*v1beta1.SidecarSet, 0, len(list.Items))
+	for i := range list.Items {
+		sets = append(sets, &list.Items[i])
+	}
+	want, skipped := Entries(sets, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces})
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.Configuration}, cfg); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, fmt.Errorf("MutatingWebhookConfiguration %s is missing (the install creates it): no SidecarSet is injected", r.Configuration)
+		}
+		return reconcile.Result{}, err
+	}
+	if !sameEntries(cfg.Webhooks, want) {
+		cfg.Webhooks = want
+		if err := r.Client.Update(ctx, cfg); err != nil {
+			return reconcile.Result{}, fmt.Errorf("register the injection webhooks: %w", err)
+		}
+		return reconcile.Result{}, nil // the cache shows the update next, and the SidecarSets are marked then
+	}
+	var errs []string
+	for _, s := range sets {
+		if err := r.mark(ctx, s, skipped[s.Name]); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return reconcile.Result{}, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return reconcile.Result{}, nil
+}
+
+// clientConfig is the pod webhook's client config, or nil while it has no CA bundle yet.
+func (r *Registrar) clientConfig(ctx context.Context) (*admissionregistrationv1.WebhookClientConfig, error) {
+	src := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.Source}, src); err != nil {
+		return nil, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", r.Source, err)
+	}
+	for i := range src.Webhooks {
+		if w := &src.Webhooks[i]; w.Name == r.SourceWebhook && len(w.ClientConfig.CABundle) > 0 {
+			return &w.ClientConfig, nil
+		}
+	}
+	return nil, nil
+}
+
+// mark records on s that its registration (an entry, or none when skipped says why) is in place.
+func (r *Registrar) mark(ctx context.Context, s *v1beta1.SidecarSet, skipped string) error {
+	gen := strconv.FormatInt(s.Generation, 10)
+	if s.Annotations[RegisteredAnnotation] == gen {
+		return nil
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, RegisteredAnnotation, gen)
+	if err := r.Client.Patch(ctx, s, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("mark SidecarSet %s registered: %w", s.Name, err)
+	}
+	if r.Recorder == nil {
+		return nil
+	}
+	if skipped != "" {
+		r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, ReasonNotRegistered, ReasonNotRegistered,
+			"generation %s injects no pod: %s", gen, skipped)
+		return nil
+	}
+	r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, ReasonRegistered, ReasonRegistered,
+		"generation %s is registered (webhook %s): pods it selects get their sidecars from now on, or are refused while Kruise cannot be reached", gen, EntryName(s.Name))
+	return nil
+}
+
+// sameEntries compares registered entries with wanted ones by name, ignoring order.
+func sameEntries(have, want []admissionregistrationv1.MutatingWebhook) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	h := append([]admissionregistrationv1.MutatingWebhook(nil), have...)
+	sort.Slice(h, func(i, j int) bool { return h[i].Name < h[j].Name })
+	return equality.Semantic.DeepEqual(h, want)
+}
