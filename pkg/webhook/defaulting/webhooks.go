@@ -93,7 +93,7 @@ var notRunYet = map[string]string{
 	"ephemeraljob": "EphemeralJob", "nodepodprobe": "NodePodProbe", "persistentpodstate": "PersistentPodState",
 	"podprobemarker": "PodProbeMarker", "podunavailablebudget": "PodUnavailableBudget",
 	"resourcedistribution": "ResourceDistribution",
-	"uniteddeployment": "UnitedDeployment", "workloadspread": "WorkloadSpread",
+	"uniteddeployment":     "UnitedDeployment", "workloadspread": "WorkloadSpread",
 }
 
 // partlyRun are the kinds (as notRunYet) that this build runs in part, with what it leaves out.
