@@ -88,6 +88,19 @@ func SpecPatch(pod *corev1.Pod, spec *UpdateSpec, state *appspub.InPlaceUpdateSt
 	return json.Marshal(ops)
 }
 
+// ContainersPatch returns the JSON patch that sets the images of some of pod's containers and
+// annotations, after checking each changed container's current image as SpecPatch does, and
+// nothing of the pod's revision: the in-place update of containers that are not the workload's own
+// (a SidecarSet's sidecars), whose progress the caller records in annotations of its own.
+func ContainersPatch(pod *corev1.Pod, images, annotations map[string]string) ([]byte, error) {
+	ops, err := imageOps(pod, images)
+	if err != nil {
+		return nil, err
+	}
+	ops = append(ops, metadataOps("annotations", pod.Annotations, nil, annotations)...)
+	return json.Marshal(ops)
+}
+
 // revisionTest checks the pod's revision label is still what the caller saw.
 func revisionTest(pod *corev1.Pod) []jsonPatchOp {
 	if rev, ok := pod.Labels[RevisionLabel]; ok {

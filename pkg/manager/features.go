@@ -1,14 +1,14 @@
 package manager
 
 import (
+	"fmt"
+	"sort"
 	"strconv"
 
-	"fmt"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/component-base/featuregate"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sort"
 )
 
 // Feature is a named switch for behaviour that can be turned on or off at start.
@@ -38,31 +38,31 @@ var openKruiseGates = map[Feature]gate{
 	StatefulSetAutoDeletePVC:                  {on: true, beta: true, implemented: true},
 	StatefulSetStartOrdinal:                   {implemented: true},
 	PodIndexLabel:                             {on: true, beta: true, implemented: true},
+	SidecarSetPatchPodMetadataDefaultsAllowed: {implemented: true},
 
-	"PodWebhook":                                {on: true, beta: true},
-	"KruiseDaemon":                              {on: true, beta: true},
-	"DaemonWatchingPod":                         {on: true, beta: true},
-	"KruisePodReadinessGate":                    {},
-	"ResourcesDeletionProtection":               {beta: true},
-	"WorkloadSpread":                            {on: true, beta: true},
-	"PodUnavailableBudgetDeleteGate":            {on: true, beta: true},
-	"PodUnavailableBudgetUpdateGate":            {},
-	"SidecarSetPatchPodMetadataDefaultsAllowed": {},
-	"SidecarTerminator":                         {},
-	"PodProbeMarkerGate":                        {on: true, beta: true},
-	"PreDownloadImageForDaemonSetUpdate":        {},
-	"CloneSetEventHandlerOptimization":          {},
-	"ImagePullJobGate":                          {},
-	"ResourceDistributionGate":                  {beta: true},
-	"DeletionProtectionForCRDCascadingGate":     {},
-	"EnhancedLivenessProbe":                     {},
-	"EnableExternalCerts":                       {},
-	"StatefulSetAutoResizePVCGate":              {},
-	"ForceDeleteTimeoutExpectationGate":         {},
-	"EnablePodProbeMarkerOnServerless":          {},
-	"EnableSortSidecarContainerByName":          {},
-	"InPlacePodVerticalScaling":                 {},
-	"DaemonSetPruneIneligibleNodes":             {},
+	"PodWebhook":                            {on: true, beta: true},
+	"KruiseDaemon":                          {on: true, beta: true},
+	"DaemonWatchingPod":                     {on: true, beta: true},
+	"KruisePodReadinessGate":                {},
+	"ResourcesDeletionProtection":           {beta: true},
+	"WorkloadSpread":                        {on: true, beta: true},
+	"PodUnavailableBudgetDeleteGate":        {on: true, beta: true},
+	"PodUnavailableBudgetUpdateGate":        {},
+	"SidecarTerminator":                     {},
+	"PodProbeMarkerGate":                    {on: true, beta: true},
+	"PreDownloadImageForDaemonSetUpdate":    {},
+	"CloneSetEventHandlerOptimization":      {},
+	"ImagePullJobGate":                      {},
+	"ResourceDistributionGate":              {beta: true},
+	"DeletionProtectionForCRDCascadingGate": {},
+	"EnhancedLivenessProbe":                 {},
+	"EnableExternalCerts":                   {},
+	"StatefulSetAutoResizePVCGate":          {},
+	"ForceDeleteTimeoutExpectationGate":     {},
+	"EnablePodProbeMarkerOnServerless":      {},
+	"EnableSortSidecarContainerByName":      {},
+	"InPlacePodVerticalScaling":             {},
+	"DaemonSetPruneIneligibleNodes":         {},
 }
 
 // The feature gates.
@@ -112,6 +112,9 @@ const (
 	// PodIndexLabel: Advanced StatefulSet pods carry their ordinal in the label
 	// apps.kubernetes.io/pod-index (OpenKruise's gate of that name, on by default).
 	PodIndexLabel Feature = "PodIndexLabel"
+	// SidecarSetPatchPodMetadataDefaultsAllowed lets a SidecarSet's patchPodMetadata set any pod
+	// annotation when ConfigMap kruise-configuration holds no whitelist.
+	SidecarSetPatchPodMetadataDefaultsAllowed Feature = "SidecarSetPatchPodMetadataDefaultsAllowed"
 )
 
 // FeatureGates are the resolved gates.

@@ -30,6 +30,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/controller/imagepulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/nodeimage"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
+	sidecarsetctl "github.com/kruise-ng/kruise/pkg/controller/sidecarset"
 	"github.com/kruise-ng/kruise/pkg/controller/statefulset"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
@@ -149,7 +150,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	defaulting.Register(mgr.GetWebhookServer(), scheme, mgr.GetAPIReader(), defaulting.Options{TemplateDefaults: !gates.Enabled(TemplateNoDefaults),
 		HostNetworkHostPorts: gates.Enabled(DefaultHostNetworkHostPortsInPodTemplates)})
-	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, mgr.GetClient())
+	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, mgr.GetClient(),
+		validating.SidecarSetOptions{Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace,
+			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed)})
 	podwebhook.Register(mgr.GetWebhookServer(), scheme)
 	sidecarinjection.Register(mgr.GetWebhookServer(), scheme, &sidecarinjection.Handler{
 		Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), RevisionNamespace: o.Namespace})
@@ -193,6 +196,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	recreates := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("containerrecreaterequest-controller")}
 	if err := recreates.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the ContainerRecreateRequest controller: %w", err)
+	}
+	sidecarSets := &sidecarsetctl.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-controller"),
+		Engine: engine.New(mgr.GetClient(), nil, inPlace), RevisionNamespace: o.Namespace}
+	if err := sidecarSets.SetupWithManager(ctx, mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the SidecarSet controller: %w", err)
 	}
 	injection := &sidecarinjection.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-injection"),
 		Configuration: install.SidecarInjectionConfiguration, Source: MutatingWebhookConfiguration, SourceWebhook: podwebhook.WebhookName,

@@ -25,8 +25,9 @@ type Expectations struct {
 }
 
 type expectation struct {
-	kind     string // "create", "delete", "update", "resume", "lifecycle" or "batch"
-	revision string // "update": the revision label the pod must show; "lifecycle": the state; "batch": the state annotation before
+	kind     string // "create", "delete", "update", "resume", "lifecycle", "batch" or "annotation"
+	revision string // "update": the revision label the pod must show; "lifecycle": the state; "batch": the state annotation before; "annotation": its value
+	key      string // "annotation": the annotation
 	since    time.Time
 }
 
@@ -57,6 +58,12 @@ func (e *Expectations) ExpectDelete(key, pod string, now time.Time) {
 // ExpectUpdate records that pod was moved to revision.
 func (e *Expectations) ExpectUpdate(key, pod, revision string, now time.Time) {
 	e.expect(key, pod, expectation{kind: "update", revision: revision, since: now})
+}
+
+// ExpectAnnotation records that pod's annotation key was set to value (a SidecarSet's upgrade
+// of its sidecars, seen by its hash entry).
+func (e *Expectations) ExpectAnnotation(key, pod, annotation, value string, now time.Time) {
+	e.expect(key, pod, expectation{kind: "annotation", key: annotation, revision: value, since: now})
 }
 
 // ExpectResume records that pod's deferred in-place update was applied.
@@ -181,6 +188,8 @@ func (x expectation) met(pod *corev1.Pod, seen bool) bool {
 		return !seen || pod.Labels[appspub.LifecycleStateKey] == x.revision
 	case "resume":
 		return !seen || pod.Annotations[appspub.InPlaceUpdateGraceKey] == ""
+	case "annotation":
+		return !seen || pod.Annotations[x.key] == x.revision
 	}
 	return false
 }

@@ -30,7 +30,10 @@ func apply(p *corev1.Pod, sets []*v1beta1.SidecarSet, now metav1.Time) error {
 	var names []string
 	for _, set := range sets {
 		names = append(names, set.Name)
-		b := buildSidecars(p, set, working)
+		b, err := buildSidecars(p, set, sets, working)
+		if err != nil {
+			return err
+		}
 		containers = append(containers, b.containers...)
 		inits = append(inits, b.initContainers...)
 		volumes = append(volumes, b.volumes...)

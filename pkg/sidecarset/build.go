@@ -1,6 +1,7 @@
 package sidecarset
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
 
@@ -27,8 +28,10 @@ type built struct {
 // pod creation: each gets the volume mounts (and devices) of the pod's app containers when its
 // share policy is enabled, the env of transferEnv and of those mounts' subPathExpr, and
 // IS_INJECTED=true; hot-upgrade sidecars become two copies. working is the pod's
-// WorkingHotUpgradeContainerAnnotation map, updated for the hot-upgrade sidecars.
-func buildSidecars(pod *corev1.Pod, set *v1beta1.SidecarSet, working map[string]string) built {
+// WorkingHotUpgradeContainerAnnotation map, updated for the hot-upgrade sidecars. A container
+// with a resourcesPolicy gets the resources it computes from the pod (resources.go), sets being
+// all the SidecarSets injected; its failure refuses the pod.
+func buildSidecars(pod *corev1.Pod, set *v1beta1.SidecarSet, sets []*v1beta1.SidecarSet, working map[string]string) (built, error) {
 	var b built
 	volumes := make(map[string]*corev1.Volume, len(set.Spec.Volumes))
 	for i := range set.Spec.Volumes {
@@ -39,6 +42,9 @@ func buildSidecars(pod *corev1.Pod, set *v1beta1.SidecarSet, working map[string]
 	list := map[string]bool{}
 	for i := range set.Spec.InitContainers {
 		c := set.Spec.InitContainers[i].DeepCopy()
+		if err := applyResourcesPolicy(pod, sets, set, c, fmt.Sprintf("spec.initContainers[%d]", i)); err != nil {
+			return b, err
+		}
 		native := isNativeSidecar(&c.Container)
 		if native {
 			list[c.Name] = true
@@ -53,6 +59,9 @@ func buildSidecars(pod *corev1.Pod, set *v1beta1.SidecarSet, working map[string]
 	b.secrets = append(b.secrets, set.Spec.ImagePullSecrets...)
 	for i := range set.Spec.Containers {
 		c := set.Spec.Containers[i].DeepCopy()
+		if err := applyResourcesPolicy(pod, sets, set, c, fmt.Sprintf("spec.containers[%d]", i)); err != nil {
+			return b, err
+		}
 		list[c.Name] = true
 		prepare(pod, c, volumes, &b)
 		if c.UpgradeStrategy.UpgradeType == v1beta1.SidecarSetHotUpgrade {
@@ -66,7 +75,7 @@ func buildSidecars(pod *corev1.Pod, set *v1beta1.SidecarSet, working map[string]
 		b.sidecarList = append(b.sidecarList, name)
 	}
 	sort.Strings(b.sidecarList)
-	return b
+	return b, nil
 }
 
 // prepare completes one sidecar container c for pod and collects the SidecarSet volumes it uses

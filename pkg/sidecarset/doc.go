@@ -23,11 +23,18 @@
 //     the pod's own by podInjectPolicy; init containers, sorted by name, likewise.
 //   - patchPodMetadata applies in SidecarSet order; MergePatchJson values are encoded exactly as
 //     OpenKruise's merge-patch library encodes them.
+//   - A sidecar (or native sidecar) with a resourcesPolicy gets the resources OpenKruise computes
+//     from the pod's containers and native sidecars named by its regular expression (those of the
+//     injected SidecarSets excepted), combined by sum or max, through its expressions
+//     (resources.go, resources_expr.go); a policy that fails refuses the pod with an error naming
+//     the SidecarSet and the field. ParseResourceExpr and ValidateResourceExpr serve the
+//     SidecarSet webhook.
 //   - Inject never modifies its inputs, its result shares no memory with them, and it never
-//     panics, whatever the input (fuzzed by FuzzInjectNeverPanics).
+//     panics, whatever the input (fuzzed by FuzzInjectNeverPanics, FuzzInjectResourcesPolicy and,
+//     for the expressions, FuzzResourceExpr).
 //
-// Left out for now: resourcesPolicy (sidecar resources computed from the app containers' —
-// ignored, the container keeps its own resources), the pod-update path (re-injection on pod
-// update, OpenKruise's NeedToInjectInUpdatedPod) and the in-place upgrade of injected sidecars
-// (the SidecarSet controller).
+// Left out for now: the pod-update path (re-injection on pod update, OpenKruise's
+// NeedToInjectInUpdatedPod) and the in-place upgrade of injected sidecars (the SidecarSet
+// controller). Where OpenKruise's resourcesPolicy arithmetic converts a float64 that no int64
+// holds (its result then depends on the CPU), the pod is refused instead.
 package sidecarset

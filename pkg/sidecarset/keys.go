@@ -12,6 +12,10 @@ const (
 	// InjectedListAnnotation is, on a pod, the sorted comma-separated names of the SidecarSets
 	// injected into it.
 	InjectedListAnnotation = "kruise.io/sidecarset-injected-list"
+	// InplaceUpdateStateAnnotation is, on a pod, a JSON map from SidecarSet name to the state of
+	// its last in-place sidecar upgrade (apps.kruise.io InPlaceUpdateState: the hash upgraded to,
+	// when, and the image IDs the changed containers reported before).
+	InplaceUpdateStateAnnotation = "kruise.io/sidecarset-inplace-update-state"
 	// InjectedEnv is set to "true" in every container a SidecarSet injects; containers carrying it
 	// are never treated as the pod's own (app) containers.
 	InjectedEnv = "IS_INJECTED"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"sort"
 	"strconv"
 
@@ -132,4 +133,14 @@ func revisionLess(a, b *appsv1.ControllerRevision) bool {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}
 	return a.Name < b.Name
+}
+
+// SameRevisionData reports whether two revisions' data are the same JSON (as OpenKruise finds an
+// equal revision, whatever the encoding's key order or spacing).
+func SameRevisionData(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }

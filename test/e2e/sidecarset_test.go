@@ -13,6 +13,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -238,5 +239,128 @@ func TestSidecarSetOutageBlocksOnlySelectedPods(t *testing.T) {
 	})
 	if names := containerNames(got.Spec.Containers); !slices.Equal(names, []string{"agent", "app"}) {
 		t.Errorf("pod guarded: containers %v, want [agent app]", names)
+	}
+}
+
+// waitSidecarSet waits until SidecarSet name meets cond.
+func waitSidecarSet(t *testing.T, c client.Client, name, what string, cond func(*appsv1beta1.SidecarSet) bool) *appsv1beta1.SidecarSet {
+	t.Helper()
+	got := &appsv1beta1.SidecarSet{}
+	harness.Eventually(t, 90*time.Second, "SidecarSet "+name+" "+what, func() (bool, string) {
+		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
+			return false, err.Error()
+		}
+		return got.Status.ObservedGeneration == got.Generation && cond(got), fmt.Sprintf("%+v", got.Status)
+	})
+	return got
+}
+
+func sidecarImages(t *testing.T, ns, selector, container string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, p := range podsByName(t, ns, selector) {
+		for _, c := range p.Spec.Containers {
+			if c.Name == container {
+				out[c.Image]++
+			}
+		}
+	}
+	return out
+}
+
+// A new sidecar image rolls into a CloneSet's pods in place: partition keeps pods at the old
+// image, maxUnavailable bounds the pods upgrading at a time, paused stops the rollout, the app
+// containers never restart and every pod keeps its UID; a change beyond images leaves the pods
+// as they are, marked SidecarSetUpgradable=False.
+func TestSidecarSetUpgradesInPlace(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	set := newSidecarSet("up-"+ns, ns, "up", corev1.Container{Name: "log", Image: "registry.example/log:v1"}, "")
+	set.Spec.UpdateStrategy.Partition = ptr.To(intstr.FromInt32(2))
+	set.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString("50%"))
+	set = createSidecarSet(t, c, set)
+	const replicas = 6
+	clone := newCloneSet(ns, "up", replicas, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+	if err := c.Create(ctx, clone); err != nil {
+		t.Fatal(err)
+	}
+	waitCloneSet(t, c, ns, "up", "all ready", harness.RolledOut(replicas))
+	first := waitSidecarSet(t, c, set.Name, "matches the pods", func(s *appsv1beta1.SidecarSet) bool {
+		return s.Status.MatchedPods == replicas && s.Status.UpdatedReadyPods == replicas
+	})
+	before := podsByName(t, ns, "app=up")
+
+	var peak int
+	notReady, stop := watchNotReady(t, ns, "app=up")
+	patchSet := func(patch string) {
+		t.Helper()
+		if err := c.Patch(ctx, set, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patchSet(`{"spec":{"containers":[{"name":"log","image":"registry.example/log:v2"}]}}`)
+	done := waitSidecarSet(t, c, set.Name, "4 pods upgraded (partition 2)", func(s *appsv1beta1.SidecarSet) bool {
+		return s.Status.UpdatedPods == replicas-2 && s.Status.UpdatedReadyPods == replicas-2 && s.Status.ReadyPods == replicas
+	})
+	if done.Status.LatestRevision == first.Status.LatestRevision {
+		t.Errorf("latestRevision stayed %s after an image change", done.Status.LatestRevision)
+	}
+	harness.Consistently(t, 2*time.Second, "partition 2 holds", func() (bool, string) {
+		n := sidecarImages(t, ns, "app=up", "log")
+		return n["registry.example/log:v1"] == 2, fmt.Sprint(n)
+	})
+	patchSet(`{"spec":{"updateStrategy":{"paused":true,"partition":0}}}`)
+	harness.Consistently(t, 2*time.Second, "paused holds", func() (bool, string) {
+		n := sidecarImages(t, ns, "app=up", "log")
+		return n["registry.example/log:v1"] == 2, fmt.Sprint(n)
+	})
+	patchSet(`{"spec":{"updateStrategy":{"paused":false}}}`)
+	waitSidecarSet(t, c, set.Name, "all pods upgraded", func(s *appsv1beta1.SidecarSet) bool {
+		return s.Status.UpdatedReadyPods == replicas
+	})
+	stop()
+	if peak = notReady(); peak > replicas/2 {
+		t.Errorf("%d pods NotReady at once; maxUnavailable is 50%% (%d)", peak, replicas/2)
+	}
+	for name, p := range podsByName(t, ns, "app=up") {
+		old := before[name]
+		if old == nil || old.UID != p.UID {
+			t.Errorf("pod %s was recreated", name)
+			continue
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			switch {
+			case cs.Name == "app" && cs.RestartCount != 0:
+				t.Errorf("pod %s: the app container restarted %d times", name, cs.RestartCount)
+			case cs.Name == "log" && (cs.RestartCount != 1 || cs.Image != "registry.example/log:v2"):
+				t.Errorf("pod %s: sidecar restarted %d times, runs %s", name, cs.RestartCount, cs.Image)
+			}
+		}
+		if condition(p, sidecarset.UpgradableCondition) != corev1.ConditionTrue {
+			t.Errorf("pod %s: %s is not True: %s", name, sidecarset.UpgradableCondition, describe(p))
+		}
+		if _, ok := p.Annotations[sidecarset.InplaceUpdateStateAnnotation]; !ok {
+			t.Errorf("pod %s: no %s", name, sidecarset.InplaceUpdateStateAnnotation)
+		}
+	}
+
+	// More than an image: nothing can change in place.
+	patchSet(`{"spec":{"containers":[{"name":"log","image":"registry.example/log:v3","env":[{"name":"LEVEL","value":"debug"}]}]}}`)
+	harness.Eventually(t, 60*time.Second, "pods marked not upgradable", func() (bool, string) {
+		n := 0
+		for _, p := range podsByName(t, ns, "app=up") {
+			if condition(p, sidecarset.UpgradableCondition) == corev1.ConditionFalse {
+				n++
+			}
+		}
+		return n == replicas, fmt.Sprintf("%d of %d", n, replicas)
+	})
+	if n := sidecarImages(t, ns, "app=up", "log"); n["registry.example/log:v2"] != replicas {
+		t.Errorf("sidecar images %v after a change beyond images; want all still at v2", n)
+	}
+	got := waitSidecarSet(t, c, set.Name, "reports no pod updated", func(s *appsv1beta1.SidecarSet) bool { return s.Status.UpdatedPods == 0 })
+	if got.Status.MatchedPods != replicas || got.Status.ReadyPods != replicas {
+		t.Errorf("status %+v", got.Status)
 	}
 }

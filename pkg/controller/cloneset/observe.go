@@ -19,6 +19,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/updateorder"
 )
 
 // gvk is the CloneSet kind, the owner of its pods and revisions.
@@ -211,7 +212,7 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, engine.Pr
 	for _, c := range pod.Status.ContainerStatuses {
 		f.RestartCount += c.RestartCount
 	}
-	f.MaxRestarts, f.SidecarRestarts = maxRestarts(pod)
+	f.MaxRestarts, f.SidecarRestarts = updateorder.Restarts(pod)
 	st, progress, recreate := podcontrol.Observe(pod, spec.Lifecycle)
 	f.Ready, f.ReadySince, f.InPlaceUpdating, f.GraceDue = st.Ready, st.ReadySince, st.InPlaceUpdating, st.GraceDue
 	f.Lifecycle, f.PreDeleteHeld, f.PreUpdateHeld = st.Lifecycle, st.PreDeleteHeld, st.PreUpdateHeld

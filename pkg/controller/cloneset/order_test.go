@@ -193,19 +193,3 @@ func TestDeletionCost(t *testing.T) {
 		}
 	}
 }
-
-// Kubernetes compares the highest restart count of the regular containers, then that of the
-// sidecar containers (init containers with restartPolicy Always); plain init containers do not count.
-func TestMaxRestarts(t *testing.T) {
-	always := corev1.ContainerRestartPolicyAlways
-	pod := &corev1.Pod{
-		Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "side", RestartPolicy: &always}, {Name: "init"}}},
-		Status: corev1.PodStatus{
-			ContainerStatuses:     []corev1.ContainerStatus{{Name: "a", RestartCount: 1}, {Name: "b", RestartCount: 3}},
-			InitContainerStatuses: []corev1.ContainerStatus{{Name: "side", RestartCount: 4}, {Name: "init", RestartCount: 9}},
-		},
-	}
-	if r, s := maxRestarts(pod); r != 3 || s != 4 {
-		t.Errorf("maxRestarts = %d, %d; want 3, 4", r, s)
-	}
-}

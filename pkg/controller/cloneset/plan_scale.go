@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/pkg/updateorder"
 )
 
 // planScaleIn deletes the pods beyond replicas plus the surge allowed now. Specified pods go first,
@@ -161,7 +161,7 @@ func (pl *planner) sortForDeletion(pods []*PodFacts) {
 	preparing := func(p *PodFacts) bool { return p.Lifecycle == appspub.LifecycleStatePreparingDelete }
 	oldFirst := func(p *PodFacts) bool { return !preparing(p) && pl.isOld(p) }
 	slices.SortFunc(pods, func(a, b *PodFacts) int {
-		return cmp.Or(cmpBool(preparing(a), preparing(b)), cmpBool(oldFirst(a), oldFirst(b)),
+		return cmp.Or(updateorder.TrueFirst(preparing(a), preparing(b)), updateorder.TrueFirst(oldFirst(a), oldFirst(b)),
 			cmpDeletion(a, b, avail, rank), cmp.Compare(a.Name, b.Name))
 	})
 }
@@ -205,55 +205,13 @@ func (pl *planner) spreadRanks(pods []*PodFacts) map[string]int {
 //  7. a higher MaxRestarts first (regular containers only);
 //  8. newer first (an unknown creation time first).
 func cmpDeletion(a, b *PodFacts, avail func(*PodFacts) bool, rank map[string]int) int {
-	c := cmp.Or(cmpBool(a.NodeName == "", b.NodeName == ""), cmp.Compare(phaseRank(a.Phase), phaseRank(b.Phase)))
+	c := cmp.Or(updateorder.TrueFirst(a.NodeName == "", b.NodeName == ""), cmp.Compare(updateorder.PhaseRank(a.Phase), updateorder.PhaseRank(b.Phase)))
 	if c == 0 && avail != nil {
-		c = cmpBool(!avail(a), !avail(b))
+		c = updateorder.TrueFirst(!avail(a), !avail(b))
 	}
-	return cmp.Or(c, cmpBool(!a.Ready, !b.Ready), cmp.Compare(a.DeletionCost, b.DeletionCost),
-		cmp.Compare(rank[b.Name], rank[a.Name]), cmpReadyTime(a, b), cmp.Compare(b.MaxRestarts, a.MaxRestarts),
-		cmpTimeNewerFirst(a.CreationTime, b.CreationTime))
-}
-
-// cmpBool orders true first.
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return -1
-	default:
-		return 1
-	}
-}
-
-// phaseRank is Kubernetes' pod phase ordinal: Pending 0, Unknown 1, Running 2, and 0 for any
-// other phase (none yet, say).
-func phaseRank(p corev1.PodPhase) int {
-	switch p {
-	case corev1.PodUnknown:
-		return 1
-	case corev1.PodRunning:
-		return 2
-	default:
-		return 0
-	}
-}
-
-// cmpReadyTime orders two ready pods by how long they have been ready, the shorter first (an
-// unknown ready time first); 0 unless both are ready.
-func cmpReadyTime(a, b *PodFacts) int {
-	if !a.Ready || !b.Ready {
-		return 0
-	}
-	return cmpTimeNewerFirst(a.ReadySince, b.ReadySince)
-}
-
-// cmpTimeNewerFirst orders a zero time first, then later times before earlier ones.
-func cmpTimeNewerFirst(a, b time.Time) int {
-	if c := cmpBool(a.IsZero(), b.IsZero()); c != 0 {
-		return c
-	}
-	return b.Compare(a)
+	return cmp.Or(c, updateorder.TrueFirst(!a.Ready, !b.Ready), cmp.Compare(a.DeletionCost, b.DeletionCost),
+		cmp.Compare(rank[b.Name], rank[a.Name]), updateorder.ReadyTime(a.rank(), b.rank()), cmp.Compare(b.MaxRestarts, a.MaxRestarts),
+		updateorder.NewerFirst(a.CreationTime, b.CreationTime))
 }
 
 // deletionCost parses a controller.kubernetes.io/pod-deletion-cost value as Kubernetes and
@@ -268,23 +226,6 @@ func deletionCost(v string) int32 {
 		return 0
 	}
 	return int32(n)
-}
-
-// maxRestarts returns the highest restart count among pod's regular containers and among its
-// sidecar containers (init containers with restartPolicy Always), as Kubernetes' pod orders read
-// them.
-func maxRestarts(pod *corev1.Pod) (regular, sidecar int32) {
-	for _, c := range pod.Status.ContainerStatuses {
-		regular = max(regular, c.RestartCount)
-	}
-	for _, c := range pod.Status.InitContainerStatuses {
-		for _, ic := range pod.Spec.InitContainers {
-			if ic.Name == c.Name && ic.RestartPolicy != nil && *ic.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-				sidecar = max(sidecar, c.RestartCount)
-			}
-		}
-	}
-	return regular, sidecar
 }
 
 // freeInstanceIDs are the instance IDs new pods reuse: none with scaleStrategy.disablePVCReuse,

@@ -169,20 +169,14 @@ func (pl *planner) sortForUpdate(pods []*PodFacts) {
 		copy(pods, updateorder.Scatter(pods, population, terms, func(p *PodFacts) map[string]string { return p.Labels }))
 	}
 	preparing := func(p *PodFacts) bool { return p.Lifecycle == appspub.LifecycleStatePreparingUpdate }
-	slices.SortStableFunc(pods, func(a, b *PodFacts) int { return cmpBool(preparing(a), preparing(b)) })
+	slices.SortStableFunc(pods, func(a, b *PodFacts) int { return updateorder.TrueFirst(preparing(a), preparing(b)) })
 }
 
-// cmpActive is Kubernetes' ActivePods order (pkg/controller in k8s.io/kubernetes v1.32, the
-// version OpenKruise v1.9.0 builds with), negative when a goes first:
-//
-//  1. unscheduled before scheduled;
-//  2. Pending (or no phase) < Unknown < Running;
-//  3. not ready before ready;
-//  4. when both are ready, ready for a shorter time first (an unknown ready time first);
-//  5. a higher MaxRestarts first, then a higher SidecarRestarts first;
-//  6. newer first (an unknown creation time first).
-func cmpActive(a, b *PodFacts) int {
-	return cmp.Or(cmpBool(a.NodeName == "", b.NodeName == ""), cmp.Compare(phaseRank(a.Phase), phaseRank(b.Phase)),
-		cmpBool(!a.Ready, !b.Ready), cmpReadyTime(a, b), cmp.Compare(b.MaxRestarts, a.MaxRestarts),
-		cmp.Compare(b.SidecarRestarts, a.SidecarRestarts), cmpTimeNewerFirst(a.CreationTime, b.CreationTime))
+// cmpActive is Kubernetes' ActivePods order (updateorder.Active), negative when a goes first.
+func cmpActive(a, b *PodFacts) int { return updateorder.Active(a.rank(), b.rank()) }
+
+// rank is what the ActivePods order reads of the pod.
+func (f *PodFacts) rank() updateorder.Rank {
+	return updateorder.Rank{Scheduled: f.NodeName != "", Phase: f.Phase, Ready: f.Ready, ReadySince: f.ReadySince,
+		MaxRestarts: f.MaxRestarts, SidecarRestarts: f.SidecarRestarts, Created: f.CreationTime}
 }

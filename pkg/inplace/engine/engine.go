@@ -60,6 +60,11 @@ type Engine interface {
 	// unreadies them all before it updates any, so each kubelet sees its gate while the others are
 	// written and Update's wait for it is short. A pod held already is returned as it is.
 	Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error)
+	// UpdateContainers sets the images of containers the pod's workload does not own (a
+	// SidecarSet's sidecars) and the caller's annotations in one JSON patch that checks each
+	// changed container's current image (inplace.ContainersPatch). Neither the pod's revision nor
+	// its readiness gates are touched: the caller records and follows the update itself.
+	UpdateContainers(ctx context.Context, pod *corev1.Pod, images, annotations map[string]string) error
 }
 
 // UpdateOptions tune one Update.
@@ -169,6 +174,17 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 	}
 	if err := e.client.Patch(ctx, Ref(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
+	}
+	return nil
+}
+
+func (e *engine) UpdateContainers(ctx context.Context, pod *corev1.Pod, images, annotations map[string]string) error {
+	patch, err := inplace.ContainersPatch(pod, images, annotations)
+	if err != nil {
+		return err
+	}
+	if err := e.client.Patch(ctx, Ref(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		return fmt.Errorf("update the containers of pod %s in place: %w", pod.Name, err)
 	}
 	return nil
 }

@@ -98,7 +98,7 @@ var notRunYet = map[string]string{
 
 // partlyRun are the kinds (as notRunYet) that this build runs in part, with what it leaves out.
 var partlyRun = map[string]string{
-	"sidecarset": "injects SidecarSet sidecars into new pods, but does not upgrade injected sidecars nor write the SidecarSet's status yet",
+	"sidecarset": "runs SidecarSets except hot upgrade: HotUpgrade sidecars are injected, and never upgraded in place yet",
 }
 
 // warnNotRun answers as wh does, with an admission warning that nothing runs kind yet.

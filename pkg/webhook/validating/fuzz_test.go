@@ -4,13 +4,17 @@ import (
 	"context"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/sidecarset"
 	"github.com/kruise-ng/kruise/pkg/webhook/internal/webhookfuzz"
 )
 
@@ -55,6 +59,46 @@ var fuzzSamples = []string{
 	    "completionPolicy":{"type":"Never"},"imagePullPolicy":"IfNotPresent"}}`,
 	`{"apiVersion":"apps.kruise.io/v1beta1","kind":"ImageListPullJob","metadata":{"name":"j","namespace":"ns"},
 	  "spec":{"images":["app:v1","app:v1","UPPER:x"],"parallelism":2}}`,
+	`{"apiVersion":"apps.kruise.io/v1beta1","kind":"SidecarSet","metadata":{"name":"log","labels":{"team":"a"}},
+	  "spec":{"selector":{"matchLabels":{"app":"a"}},"namespaceSelector":{"matchLabels":{"env":"prod"}},
+	    "containers":[{"name":"log","image":"log:v1","podInjectPolicy":"AfterAppContainer","shareVolumePolicy":{"type":"enabled"},
+	      "upgradeStrategy":{"upgradeType":"HotUpgrade","hotUpgradeEmptyImage":"empty:v1"},"volumeMounts":[{"name":"logs","mountPath":"/l"}],
+	      "transferEnv":[{"sourceContainerNameFrom":{"fieldRef":{"apiVersion":"v1","fieldPath":"metadata.labels['main']"}},"envNames":["A","B"]}],
+	      "resourcesPolicy":{"targetContainersMode":"sum","targetContainersNameRegex":"^app$","resourcesExpr":{"limits":{"cpu":"cpu*50%"}}}}],
+	    "initContainers":[{"name":"init","image":"init:v1","podInjectPolicy":"AfterAppContainer","shareVolumePolicy":{"type":"disabled"},
+	      "upgradeStrategy":{"upgradeType":"ColdUpgrade"}}],
+	    "volumes":[{"name":"logs","emptyDir":{}}],
+	    "updateStrategy":{"type":"RollingUpdate","partition":"10%","maxUnavailable":2,
+	      "scatterStrategy":[{"key":"zone","value":"a"}],"priorityStrategy":{"orderPriority":[{"orderedKey":"k"}]}},
+	    "injectionStrategy":{"revision":{"customVersion":"v1","policy":"Partial"}},
+	    "patchPodMetadata":[{"annotations":{"example.com/conf":"{\"a\":1}"},"patchPolicy":"MergePatchJson"}]}}`,
+	`{"apiVersion":"apps.kruise.io/v1alpha1","kind":"SidecarSet","metadata":{"name":"sc"},
+	  "spec":{"selector":{"matchLabels":{"app":"a"}},"namespace":"ns",
+	    "containers":[{"name":"app","image":"app:v1","podInjectPolicy":"BeforeAppContainer","shareVolumePolicy":{"type":"disabled"},
+	      "upgradeStrategy":{"upgradeType":"ColdUpgrade"}}],
+	    "updateStrategy":{"type":"NotUpdate"},"injectionStrategy":{"revision":{"revisionName":"sc-123"}},
+	    "patchPodMetadata":[{"annotations":{"example.com/x":"y"},"patchPolicy":"Overwrite"}]}}`,
+}
+
+// fuzzSidecarSetCluster is what the SidecarSet webhooks read while fuzzed: a SidecarSet that
+// selects the same pods as the samples, its namespace, a pinned revision and a patch whitelist.
+func fuzzSidecarSetCluster() []client.Object {
+	container := func(name string) v1beta1.SidecarSetContainer {
+		return v1beta1.SidecarSetContainer{Container: corev1.Container{Name: name, Image: name + ":v1"}}
+	}
+	return []client.Object{
+		&v1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Spec: v1beta1.SidecarSetSpec{
+			Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}},
+			Containers: []v1beta1.SidecarSetContainer{container("app"), container("log")},
+			Volumes:    []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/l"}}}},
+			PatchPodMetadata: []v1beta1.SidecarSetPatchPodMetadata{{Annotations: map[string]string{"example.com/x": "z"},
+				PatchPolicy: v1beta1.SidecarSetOverwritePatchPolicy}}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: map[string]string{"env": "prod"}}},
+		&appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "sc-123", Namespace: "kruise-system",
+			Labels: map[string]string{sidecarset.RevisionOwnerLabel: "log", sidecarset.CustomVersionLabel: "v1"}}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: KruiseConfigurationName, Namespace: "kruise-system"},
+			Data: map[string]string{PatchWhitelistKey: `{"rules":[{"selector":{"matchLabels":{"team":"a"}},"allowedAnnotationKeyExprs":["^example\\.com/"]}]}`}},
+	}
 }
 
 // acceptTemplates passes every pod template (the real checker asks an API server).
@@ -71,7 +115,9 @@ func FuzzValidatingWebhooks(f *testing.F) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid",
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps.kruise.io/v1alpha1", Kind: "CloneSet", Name: "cs", UID: "cs-uid", Controller: ptr.To(true)}}}}
 	pods := fake.NewClientBuilder().WithObjects(pod).Build()
-	targets := webhookfuzz.Targets(f, scheme, func(srv webhook.Server) { Register(srv, scheme, acceptTemplates{}, pods) })
+	cluster := fake.NewClientBuilder().WithScheme(scheme).WithObjects(fuzzSidecarSetCluster()...).Build()
+	sidecarSets := SidecarSetOptions{Reader: cluster, Config: cluster, Namespace: "kruise-system"}
+	targets := webhookfuzz.Targets(f, scheme, func(srv webhook.Server) { Register(srv, scheme, acceptTemplates{}, pods, sidecarSets) })
 	webhookfuzz.Seed(f, targets, fuzzSamples...)
 	f.Fuzz(func(t *testing.T, path string, update bool, obj, old []byte) {
 		webhookfuzz.Check(t, targets, path, update, obj, old)

@@ -1,0 +1,74 @@
+package sidecarset
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/sidecarset"
+)
+
+// observe returns set's pods from the cache: those that name it in their injected list, are
+// alive, carry its sidecars and are still selected by it (OpenKruise's matching pods).
+func (r *Reconciler) observe(ctx context.Context, set *v1beta1.SidecarSet) ([]*corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := r.Client.List(ctx, list, client.MatchingFields{PodIndex: set.Name}); err != nil {
+		return nil, fmt.Errorf("list the pods of SidecarSet %s: %w", set.Name, err)
+	}
+	return r.matching(ctx, set, list.Items)
+}
+
+// livePods is observe from the API server (the pods the selector selects), for expectations the
+// cache has not shown in time.
+func (r *Reconciler) livePods(ctx context.Context, set *v1beta1.SidecarSet) (map[string]*corev1.Pod, error) {
+	sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
+	if err != nil {
+		return nil, err
+	}
+	list := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, err
+	}
+	pods, err := r.matching(ctx, set, list.Items)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*corev1.Pod, len(pods))
+	for _, p := range pods {
+		out[podKey(p)] = p
+	}
+	return out, nil
+}
+
+func (r *Reconciler) matching(ctx context.Context, set *v1beta1.SidecarSet, items []corev1.Pod) ([]*corev1.Pod, error) {
+	var nsLabels map[string]map[string]string
+	if set.Spec.NamespaceSelector != nil {
+		nss := &corev1.NamespaceList{}
+		if err := r.Client.List(ctx, nss); err != nil {
+			return nil, fmt.Errorf("list namespaces: %w", err)
+		}
+		nsLabels = make(map[string]map[string]string, len(nss.Items))
+		for i := range nss.Items {
+			nsLabels[nss.Items[i].Name] = nss.Items[i].Labels
+		}
+	}
+	var out []*corev1.Pod
+	for i := range items {
+		pod := &items[i]
+		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		ok, err := sidecarset.Matches(pod, set, nsLabels[pod.Namespace])
+		if err != nil {
+			return nil, err
+		}
+		if ok && sidecarset.Injected(pod, set) {
+			out = append(out, pod)
+		}
+	}
+	return out, nil
+}
