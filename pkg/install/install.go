@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kruise-ng/kruise/config"
+	"github.com/kruise-ng/kruise/pkg/webhook/deletionprotection"
 	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
 )
 
@@ -37,6 +38,10 @@ const DaemonConfigNamespace = "kruise-daemon-config"
 // entries: installed empty, its webhooks are written by the manager alone (one per SidecarSet,
 // pkg/webhook/sidecarinjection), and it goes away with Kruise.
 const SidecarInjectionConfiguration = "kruise-sidecarset-injection"
+
+// BudgetProtectionConfiguration is the ValidatingWebhookConfiguration of the PodUnavailableBudget
+// entries: installed empty, its webhooks are written by the manager alone (pkg/webhook/budgetguard).
+const BudgetProtectionConfiguration = "kruise-podunavailablebudget-protection"
 
 // ConversionPath is where the manager serves CRD conversion.
 const ConversionPath = "/convert"
@@ -104,8 +109,11 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	injection := &admissionregistrationv1.MutatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: SidecarInjectionConfiguration}}
+	protection := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: BudgetProtectionConfiguration}}
 	extra := []runtime.Object{
-		ns, daemonNS, injection,
+		ns, daemonNS, injection, protection,
 		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: DaemonConfigNamespace},
 			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},
@@ -174,6 +182,10 @@ func rewrite(u *unstructured.Unstructured, opts Options) error {
 				if err := scopePodWebhook(hm, opts); err != nil {
 					return err
 				}
+			}
+			// The deletion protection entries are called for labelled objects only.
+			if err := deletionprotection.ScopeEntry(hm); err != nil {
+				return err
 			}
 			if svc, ok, _ := unstructured.NestedMap(hm, "clientConfig", "service"); ok {
 				svc["namespace"], svc["name"] = opts.Namespace, opts.WebhookService

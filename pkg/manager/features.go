@@ -44,7 +44,7 @@ var openKruiseGates = map[Feature]gate{
 	"KruiseDaemon":                          {on: true, beta: true},
 	"DaemonWatchingPod":                     {on: true, beta: true},
 	"KruisePodReadinessGate":                {},
-	"ResourcesDeletionProtection":           {beta: true},
+	"ResourcesDeletionProtection":           {on: true, beta: true, implemented: true}, // on by default: differs from OpenKruise on purpose (ResourcesDeletionProtection below)
 	"WorkloadSpread":                        {on: true, beta: true},
 	"PodUnavailableBudgetDeleteGate":        {on: true, beta: true},
 	"PodUnavailableBudgetUpdateGate":        {},
@@ -54,7 +54,7 @@ var openKruiseGates = map[Feature]gate{
 	"CloneSetEventHandlerOptimization":      {},
 	"ImagePullJobGate":                      {},
 	"ResourceDistributionGate":              {beta: true},
-	"DeletionProtectionForCRDCascadingGate": {},
+	"DeletionProtectionForCRDCascadingGate": {implemented: true},
 	"EnhancedLivenessProbe":                 {},
 	"EnableExternalCerts":                   {},
 	"StatefulSetAutoResizePVCGate":          {},
@@ -115,6 +115,15 @@ const (
 	// SidecarSetPatchPodMetadataDefaultsAllowed lets a SidecarSet's patchPodMetadata set any pod
 	// annotation when ConfigMap kruise-configuration holds no whitelist.
 	SidecarSetPatchPodMetadataDefaultsAllowed Feature = "SidecarSetPatchPodMetadataDefaultsAllowed"
+	// ResourcesDeletionProtection: the label policy.kruise.io/delete-protection (Always, Cascading)
+	// protects Namespaces, Services, Ingresses, CRDs and workloads from deletion
+	// (pkg/webhook/deletionprotection). On by default, unlike OpenKruise (beta, off), on purpose:
+	// the label is opt-in per object, and the webhook is called for labelled objects only.
+	ResourcesDeletionProtection Feature = "ResourcesDeletionProtection"
+	// DeletionProtectionForCRDCascadingGate: a CRD labelled Cascading is refused deletion while it
+	// has custom resources; without the gate it is refused deletion outright (OpenKruise's gate of
+	// that name, off by default).
+	DeletionProtectionForCRDCascadingGate Feature = "DeletionProtectionForCRDCascadingGate"
 )
 
 // FeatureGates are the resolved gates.

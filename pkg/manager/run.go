@@ -30,17 +30,22 @@ import (
 	"github.com/kruise-ng/kruise/pkg/controller/imagepulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/nodeimage"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/controller/podunavailablebudget"
 	sidecarsetctl "github.com/kruise-ng/kruise/pkg/controller/sidecarset"
 	"github.com/kruise-ng/kruise/pkg/controller/statefulset"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
+	"github.com/kruise-ng/kruise/pkg/webhook/deletionprotection"
 	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
 	"github.com/kruise-ng/kruise/pkg/webhook/validating"
+	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // The manager's permissions, generated into config/rbac by `make generate`.
@@ -154,6 +159,13 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		validating.SidecarSetOptions{Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace,
 			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed)})
 	podwebhook.Register(mgr.GetWebhookServer(), scheme)
+	if err := deletionprotection.Register(mgr.GetWebhookServer(), deletionprotection.Options{Enabled: gates.Enabled(ResourcesDeletionProtection),
+		Policy: deletionprotection.Policy{CRDCascading: gates.Enabled(DeletionProtectionForCRDCascadingGate)}, Reader: mgr.GetClient(), Config: cfg}); err != nil {
+		return err
+	}
+	finder := &workloadfinder.Finder{Reader: mgr.GetClient(), Scales: mgr.GetClient()}
+	budgetguard.Register(mgr.GetWebhookServer(), scheme, &budgetguard.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(),
+		Writer: mgr.GetClient(), Finder: finder, Recorder: mgr.GetEventRecorder("podunavailablebudget-webhook")})
 	sidecarinjection.Register(mgr.GetWebhookServer(), scheme, &sidecarinjection.Handler{
 		Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), RevisionNamespace: o.Namespace})
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
@@ -203,10 +215,20 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the SidecarSet controller: %w", err)
 	}
 	injection := &sidecarinjection.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-injection"),
-		Configuration: install.SidecarInjectionConfiguration, Source: MutatingWebhookConfiguration, SourceWebhook: podwebhook.WebhookName,
+		Configuration:      install.SidecarInjectionConfiguration,
+		Source:             registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName},
 		ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
 	if err := injection.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the SidecarSet injection registrar: %w", err)
+	}
+	budgets := &podunavailablebudget.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("podunavailablebudget-controller"), Finder: finder}
+	if err := budgets.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the PodUnavailableBudget controller: %w", err)
+	}
+	protection := &budgetguard.Registrar{Client: mgr.GetClient(), Finder: finder, Configuration: install.BudgetProtectionConfiguration,
+		Source: registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName}}
+	if err := protection.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the PodUnavailableBudget webhook registrar: %w", err)
 	}
 	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}
 	if err := podReady.SetupWithManager(mgr, o.Workers); err != nil {

@@ -206,8 +206,10 @@ func Consistent(pod *corev1.Pod, set *v1beta1.SidecarSet, names map[string]bool)
 		}
 		digest, ok := imageDigest(c.Image)
 		if !ok {
+			// As OpenKruise: the first sidecar not pinned by digest ends the digest checks; the
+			// image IDs recorded before the upgrade judge the rest.
 			allDigests = false
-			continue
+			break
 		}
 		if !strings.HasSuffix(imageID(pod, c.Name), digest) {
 			return false
@@ -224,11 +226,47 @@ func Consistent(pod *corev1.Pod, set *v1beta1.SidecarSet, names map[string]bool)
 	if last == nil {
 		return true // injected, never upgraded in place
 	}
+	return upgradedSince(pod, names, last.LastContainerStatuses)
+}
+
+// SidecarsUpgraded reports whether each injected sidecar of pod (a container with IS_INJECTED=true)
+// runs the image its spec asks, judged by the image IDs every SidecarSet of the pod recorded before
+// its last in-place upgrade (OpenKruise's IsSidecarContainerUpdateCompleted over all of them): what
+// PodUnavailableBudget asks of a pod before it counts it available.
+func SidecarsUpgraded(pod *corev1.Pod) bool {
+	names := map[string]bool{}
+	for i := range pod.Spec.Containers {
+		if isInjected(&pod.Spec.Containers[i]) {
+			names[pod.Spec.Containers[i].Name] = true
+		}
+	}
+	if len(names) == 0 || pod.Annotations[InjectedListAnnotation] == "" {
+		return true
+	}
+	if _, ok := pod.Annotations[InplaceUpdateStateAnnotation]; !ok {
+		return true
+	}
+	states, err := podUpgradeStates(pod)
+	if err != nil {
+		return false
+	}
+	last := map[string]appspub.InPlaceUpdateContainerStatus{}
+	for _, set := range strings.Split(pod.Annotations[InjectedListAnnotation], ",") {
+		if st := states[set]; st != nil {
+			maps.Copy(last, st.LastContainerStatuses)
+		}
+	}
+	return upgradedSince(pod, names, last)
+}
+
+// upgradedSince reports whether none of the named containers still reports the image ID recorded
+// before its upgrade while its spec asks another image.
+func upgradedSince(pod *corev1.Pod, names map[string]bool, last map[string]appspub.InPlaceUpdateContainerStatus) bool {
 	for _, cs := range pod.Status.ContainerStatuses {
 		if !names[cs.Name] {
 			continue
 		}
-		before, ok := last.LastContainerStatuses[cs.Name]
+		before, ok := last[cs.Name]
 		if ok && before.ImageID == cs.ImageID && podContainer(pod, cs.Name).Image != cs.Image {
 			return false
 		}

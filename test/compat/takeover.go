@@ -17,19 +17,33 @@ import (
 
 // Takeover is the fixture of objects OpenKruise v1.9.0's own manager wrote (the oracle's
 // takeover/ folder): CloneSets with their pods, revisions and claims, as dumped; and from its
-// workloads/ folder the Advanced StatefulSets named in TakeoverStatefulSets with theirs.
+// workloads/ folder the Advanced StatefulSets named in TakeoverStatefulSets and the CloneSets
+// named in TakeoverSidecarTargets with theirs, and the SidecarSets named in TakeoverSidecarSets.
 type Takeover struct {
 	CloneSets    []v1alpha1.CloneSet
 	StatefulSets []v1beta1.StatefulSet
-	Revisions    []appsv1.ControllerRevision
-	Pods         []corev1.Pod
-	Claims       []corev1.PersistentVolumeClaim
-	Volumes      []corev1.PersistentVolume
+	// SidecarSets are cluster-scoped; their revisions live in the manager's namespace, which the
+	// dump does not hold.
+	SidecarSets []v1beta1.SidecarSet
+	// SidecarTargets are the CloneSets whose pods SidecarSets injected into and upgraded: apart
+	// from CloneSets, which the takeover tests roll forward themselves.
+	SidecarTargets []v1alpha1.CloneSet
+	Revisions      []appsv1.ControllerRevision
+	Pods           []corev1.Pod
+	Claims         []corev1.PersistentVolumeClaim
+	Volumes        []corev1.PersistentVolume
 }
 
 // TakeoverStatefulSets are the Advanced StatefulSets of the workloads/ dump the takeover tests
 // load (same namespace and nodes as the CloneSets; their object names do not collide).
 var TakeoverStatefulSets = []string{"asts-inplace"}
+
+// TakeoverSidecarSets are the SidecarSets of the workloads/ dump the takeover tests load, and
+// TakeoverSidecarTargets the CloneSets of that dump whose pods they injected into.
+var (
+	TakeoverSidecarSets    = []string{"sc-log"}
+	TakeoverSidecarTargets = []string{"sc-target"}
+)
 
 // ReadTakeover reads the takeover fixture under the oracle folder.
 func ReadTakeover(repoRoot string) (*Takeover, error) {
@@ -50,8 +64,25 @@ func ReadTakeover(repoRoot string) (*Takeover, error) {
 			tk.StatefulSets = append(tk.StatefulSets, set)
 		}
 	}
+	var sidecarSets v1beta1.SidecarSetList
+	var targets v1alpha1.CloneSetList
+	for _, list := range []any{&sidecarSets, &targets} {
+		if err := readObjects(filepath.Join(dir, "workloads"), list); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range sidecarSets.Items {
+		if slices.Contains(TakeoverSidecarSets, s.Name) {
+			tk.SidecarSets = append(tk.SidecarSets, s)
+		}
+	}
+	for _, c := range targets.Items {
+		if slices.Contains(TakeoverSidecarTargets, c.Name) {
+			tk.SidecarTargets = append(tk.SidecarTargets, c)
+		}
+	}
 	ofSets := func(name string) bool {
-		for _, set := range TakeoverStatefulSets {
+		for _, set := range slices.Concat(TakeoverStatefulSets, TakeoverSidecarTargets) {
 			if strings.Contains(name, set+"-") {
 				return true
 			}
@@ -84,10 +115,7 @@ func ReadTakeover(repoRoot string) (*Takeover, error) {
 // readDump reads the dump in dir: the workloads of one kind into workloads (a list) and the
 // revisions, pods, claims and volumes into tk.
 func readDump(dir string, workloads any, tk *Takeover) error {
-	file := "clonesets.apps.kruise.io.yaml"
-	if _, ok := workloads.(*v1beta1.StatefulSetList); ok {
-		file = "statefulsets.apps.kruise.io.yaml"
-	}
+	file := dumpFile(workloads)
 	var revs appsv1.ControllerRevisionList
 	var pods corev1.PodList
 	var pvcs corev1.PersistentVolumeClaimList
@@ -105,5 +133,29 @@ func readDump(dir string, workloads any, tk *Takeover) error {
 		}
 	}
 	tk.Revisions, tk.Pods, tk.Claims, tk.Volumes = revs.Items, pods.Items, pvcs.Items, pvs.Items
+	return nil
+}
+
+// dumpFile is the file of a dump that holds the objects of list's kind.
+func dumpFile(list any) string {
+	switch list.(type) {
+	case *v1beta1.StatefulSetList:
+		return "statefulsets.apps.kruise.io.yaml"
+	case *v1beta1.SidecarSetList:
+		return "sidecarsets.apps.kruise.io.yaml"
+	}
+	return "clonesets.apps.kruise.io.yaml"
+}
+
+// readObjects reads the objects of list's kind from the dump in dir into list.
+func readObjects(dir string, list any) error {
+	file := dumpFile(list)
+	raw, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		return err
+	}
+	if err := yaml.Unmarshal(raw, list); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
 	return nil
 }

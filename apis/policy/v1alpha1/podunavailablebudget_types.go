@@ -103,3 +103,28 @@ type PodUnavailableBudgetList struct {
 func init() {
 	SchemeBuilder.Register(&PodUnavailableBudget{}, &PodUnavailableBudgetList{})
 }
+
+// Annotations and operations of PodUnavailableBudget, as OpenKruise v1.9.0 names them.
+const (
+	// PubProtectOperationAnnotation, on a PodUnavailableBudget, lists (comma-separated) the
+	// operations it guards: DELETE, UPDATE, EVICT, RESIZE; all of them when absent or empty.
+	PubProtectOperationAnnotation = "kruise.io/pub-protect-operations"
+	// PubProtectTotalReplicasAnnotation, on a PodUnavailableBudget, is the number of pods it
+	// counts on instead of its workloads' replicas.
+	PubProtectTotalReplicasAnnotation = "pub.kruise.io/protect-total-replicas"
+	// PodPubNoProtectionAnnotation set to "true" on a pod leaves it unguarded.
+	PodPubNoProtectionAnnotation = "pub.kruise.io/no-protect"
+	// PodRelatedPubAnnotation, on a pod, names the PodUnavailableBudget that guards it.
+	PodRelatedPubAnnotation = "kruise.io/related-pub"
+)
+
+// PubOperation is an operation on a pod a PodUnavailableBudget can guard.
+type PubOperation string
+
+// The operations.
+const (
+	PubUpdateOperation PubOperation = "UPDATE"
+	PubDeleteOperation PubOperation = "DELETE"
+	PubEvictOperation  PubOperation = "EVICT"
+	PubResizeOperation PubOperation = "RESIZE"
+)

@@ -2,8 +2,6 @@ package cloneset
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -13,6 +11,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/updateorder"
 )
 
 // Options tunes the planner with what is not in the snapshot: the manager's feature gates.
@@ -207,10 +206,7 @@ func ComputeBounds(spec *v1alpha1.CloneSetSpec) Bounds {
 	r := max(0, int(ptr.Deref(spec.Replicas, 1)))
 	us := spec.UpdateStrategy
 	b := Bounds{Replicas: r, ScaleMaxUnavailable: -1}
-	b.Partition = min(r, max(0, scaled(us.Partition, intstr.FromInt32(0), r, true)))
-	if pct, ok := percent(us.Partition); ok && pct < 100 && r > 1 && b.Partition >= r {
-		b.Partition = r - 1
-	}
+	b.Partition = updateorder.Partition(us.Partition, r)
 	b.MaxSurge = max(0, scaled(us.MaxSurge, intstr.FromInt32(0), r, true))
 	b.MaxUnavailable = max(0, scaled(us.MaxUnavailable, intstr.FromString("20%"), r, b.MaxSurge == 0))
 	if b.MaxSurge == 0 && b.MaxUnavailable == 0 {
@@ -232,14 +228,6 @@ func scaled(v *intstr.IntOrString, def intstr.IntOrString, total int, roundUp bo
 		n, _ = intstr.GetScaledValueFromIntOrPercent(&def, total, roundUp)
 	}
 	return n
-}
-
-func percent(v *intstr.IntOrString) (int, bool) {
-	if v == nil || v.Type != intstr.String || !strings.HasSuffix(v.StrVal, "%") {
-		return 0, false
-	}
-	n, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
-	return n, err == nil
 }
 
 // computeSurge is the surge allowed now: maxSurge, but no more than the pods still to update by

@@ -80,7 +80,7 @@ func Compute(set *v1beta1.SidecarSet, pods []*corev1.Pod, latest string, cc int3
 	}
 	order(set, pods, waiting)
 	total := len(pods)
-	partition, _ := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(us.Partition, intstr.FromInt32(0)), total, false)
+	partition := updateorder.Partition(us.Partition, total)
 	if len(waiting) <= partition {
 		if len(waiting) > 0 {
 			p.Why = "the pods left are kept by updateStrategy.partition"
@@ -88,7 +88,8 @@ func Compute(set *v1beta1.SidecarSet, pods []*corev1.Pod, latest string, cc int3
 		return p
 	}
 	waiting = waiting[:len(waiting)-partition]
-	maxUnavailable, _ := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(us.MaxUnavailable, intstr.FromInt32(1)), total, false)
+	// maxUnavailable rounds up, as in OpenKruise since v1.8.0.
+	maxUnavailable, _ := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(us.MaxUnavailable, intstr.FromInt32(1)), total, true)
 	unavailable := 0
 	for _, pod := range pods {
 		if updated[pod] && !ready[pod] {

@@ -91,7 +91,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, op
 var notRunYet = map[string]string{
 	"advancedcronjob": "AdvancedCronJob", "broadcastjob": "BroadcastJob", "daemonset": "DaemonSet (Advanced DaemonSet)",
 	"ephemeraljob": "EphemeralJob", "nodepodprobe": "NodePodProbe", "persistentpodstate": "PersistentPodState",
-	"podprobemarker": "PodProbeMarker", "podunavailablebudget": "PodUnavailableBudget",
+	"podprobemarker":       "PodProbeMarker",
 	"resourcedistribution": "ResourceDistribution",
 	"uniteddeployment":     "UnitedDeployment", "workloadspread": "WorkloadSpread",
 }

@@ -35,14 +35,12 @@ func TestNotRunYetWarns(t *testing.T) {
 	if err := policyv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	pub := warnNotRun(notRunYet["podunavailablebudget"], byPath["/mutate-policy-kruise-io-v1alpha1-podunavailablebudget"])
-	pubReq := req("PodUnavailableBudget", "v1alpha1", `,"spec":{"maxUnavailable":1}`)
-	pubReq.Object.Raw = []byte(strings.Replace(string(pubReq.Object.Raw), "apps.kruise.io", "policy.kruise.io", 1))
-	if resp := pub.Handle(context.Background(), pubReq); !resp.Allowed || len(resp.Warnings) != 1 ||
-		!strings.Contains(resp.Warnings[0], "does not run PodUnavailableBudget yet") {
-		t.Errorf("PodUnavailableBudget: allowed %v, warnings %v (%v)", resp.Allowed, resp.Warnings, resp.Result)
+	ws := warnNotRun(notRunYet["workloadspread"], byPath["/mutate-apps-kruise-io-v1alpha1-workloadspread"])
+	if resp := ws.Handle(context.Background(), req("WorkloadSpread", "v1alpha1", `,"spec":{}`)); !resp.Allowed || len(resp.Warnings) != 1 ||
+		!strings.Contains(resp.Warnings[0], "does not run WorkloadSpread yet") {
+		t.Errorf("WorkloadSpread: allowed %v, warnings %v (%v)", resp.Allowed, resp.Warnings, resp.Result)
 	}
-	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage", "statefulset"}
+	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage", "statefulset", "podunavailablebudget"}
 	ads := warnNotRun(notRunYet["daemonset"], byPath["/mutate-apps-kruise-io-v1beta1-daemonset"])
 	resp := ads.Handle(context.Background(), req("DaemonSet", "v1beta1", `,"spec":{"selector":{"matchLabels":{"a":"b"}}}`))
 	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run DaemonSet (Advanced DaemonSet) yet") {

@@ -1,12 +1,9 @@
 package sidecarinjection
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"sort"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
 // EntryOptions are what every injection entry shares.
@@ -85,7 +83,7 @@ func entry(s *v1beta1.SidecarSet, o EntryOptions) (*admissionregistrationv1.Muta
 	never := admissionregistrationv1.NeverReinvocationPolicy
 	return &admissionregistrationv1.MutatingWebhook{
 		Name:         EntryName(s.Name),
-		ClientConfig: clientConfig(o.ClientConfig, PathPrefix+s.Name),
+		ClientConfig: registration.WithPath(o.ClientConfig, PathPrefix+s.Name),
 		Rules: []admissionregistrationv1.RuleWithOperations{{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 			Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
@@ -131,36 +129,10 @@ func namespaceSelector(s *v1beta1.SidecarSet, excluded []string) (*metav1.LabelS
 	return out, nil
 }
 
-// clientConfig is base with path.
-func clientConfig(base admissionregistrationv1.WebhookClientConfig, path string) admissionregistrationv1.WebhookClientConfig {
-	out := *base.DeepCopy()
-	if out.Service != nil {
-		out.Service.Path = &path
-		return out
-	}
-	if out.URL != nil {
-		u := *out.URL
-		rest := strings.TrimPrefix(u, "https://")
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			u = "https://" + rest[:i]
-		}
-		u += path
-		out.URL = &u
-	}
-	return out
-}
-
 // EntryName names a SidecarSet's entry: <name>.sidecarset.kruise.io, or a hash of the name when
 // that would be longer than a webhook name may be. The API server quotes it when a call fails, so
 // the user learns which SidecarSet refused the pod.
-func EntryName(set string) string {
-	const suffix = ".sidecarset.kruise.io"
-	if len(set)+len(suffix) <= 253 {
-		return set + suffix
-	}
-	sum := sha256.Sum256([]byte(set))
-	return "h" + hex.EncodeToString(sum[:16]) + suffix
-}
+func EntryName(set string) string { return registration.Name(set, ".sidecarset.kruise.io") }
 
 // notInjectedExpression is true for a pod whose injected-list annotation does not name set.
 func notInjectedExpression(set string) string {

@@ -3,14 +3,12 @@ package sidecarinjection
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -22,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
 // RegisteredAnnotation is, on a SidecarSet, the generation whose selectors the API server uses to
@@ -49,8 +48,8 @@ type Registrar struct {
 	Recorder events.EventRecorder
 	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
 	Configuration string
-	// Source and SourceWebhook name the configuration and webhook whose client config is copied.
-	Source, SourceWebhook string
+	// Source is the webhook whose client config is copied.
+	Source registration.Source
 	// ExcludedNamespaces never call the entries.
 	ExcludedNamespaces []string
 }
@@ -64,7 +63,7 @@ func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
 		return []reconcile.Request{key}
 	})
 	configs := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.GetName() == r.Configuration || o.GetName() == r.Source
+		return o.GetName() == r.Configuration || o.GetName() == r.Source.Configuration
 	})
 	return ctrl.NewControllerManagedBy(mgr).Named("sidecarset-injection").
 		Watches(&v1beta1.SidecarSet{}, all).
@@ -75,7 +74,7 @@ func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile writes the entries when they differ from what is registered, and marks the
 // SidecarSets whose registration the cache shows in place.
 func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	base, err := r.clientConfig(ctx)
+	base, err := r.Source.ClientConfig(ctx, r.Client)
 	if err != nil || base == nil {
 		return reconcile.Result{RequeueAfter: time.Second}, err
 	}
@@ -95,7 +94,7 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		}
 		return reconcile.Result{}, err
 	}
-	if !sameEntries(cfg.Webhooks, want) {
+	if !registration.Same(cfg.Webhooks, want, func(w *admissionregistrationv1.MutatingWebhook) string { return w.Name }) {
 		cfg.Webhooks = want
 		if err := r.Client.Update(ctx, cfg); err != nil {
 			return reconcile.Result{}, fmt.Errorf("register the injection webhooks: %w", err)
@@ -112,20 +111,6 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		return reconcile.Result{}, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return reconcile.Result{}, nil
-}
-
-// clientConfig is the pod webhook's client config, or nil while it has no CA bundle yet.
-func (r *Registrar) clientConfig(ctx context.Context) (*admissionregistrationv1.WebhookClientConfig, error) {
-	src := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.Source}, src); err != nil {
-		return nil, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", r.Source, err)
-	}
-	for i := range src.Webhooks {
-		if w := &src.Webhooks[i]; w.Name == r.SourceWebhook && len(w.ClientConfig.CABundle) > 0 {
-			return &w.ClientConfig, nil
-		}
-	}
-	return nil, nil
 }
 
 // mark records on s that its registration (an entry, or none when skipped says why) is in place.
@@ -152,14 +137,4 @@ func (r *Registrar) mark(ctx context.Context, s *v1beta1.SidecarSet, skipped str
 	r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, ReasonRegistered, ReasonRegistered,
 		"generation %s is registered (webhook %s): pods it selects get their sidecars from now on, or are refused while Kruise cannot be reached", gen, EntryName(s.Name))
 	return nil
-}
-
-// sameEntries compares registered entries with wanted ones by name, ignoring order.
-func sameEntries(have, want []admissionregistrationv1.MutatingWebhook) bool {
-	if len(have) != len(want) {
-		return false
-	}
-	h := append([]admissionregistrationv1.MutatingWebhook(nil), have...)
-	sort.Slice(h, func(i, j int) bool { return h[i].Name < h[j].Name })
-	return equality.Semantic.DeepEqual(h, want)
 }

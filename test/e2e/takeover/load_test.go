@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,9 +21,11 @@ import (
 // Namespace is the fixture's namespace.
 const Namespace = "takeover"
 
-// loaded is what load created: the pods' UIDs by name.
+// loaded is what load created: the pods' UIDs by name, and the pods as they stood once their
+// status was written back.
 type loaded struct {
 	podUIDs map[string]types.UID
+	pods    map[string]*corev1.Pod
 }
 
 // clean drops what the API server assigns, so the object can be created again.
@@ -30,16 +33,29 @@ func clean(m *metav1.ObjectMeta) {
 	m.UID, m.ResourceVersion, m.CreationTimestamp, m.ManagedFields, m.Generation = "", "", metav1.Time{}, nil, 0
 }
 
-// load creates the fixture's objects as the takeover README says: namespace, volumes and claims,
-// CloneSets and Advanced StatefulSets (with their status), revisions and pods (owned by the new
-// workloads, with their status). The grace period of the pod whose in-place update waits for it (cs-grace) is moved so
-// that it ends graceLeft after now.
+// load creates the fixture's objects as the takeover README says: namespace, SidecarSets (with
+// their hash annotations and status), volumes and claims, CloneSets and Advanced StatefulSets (with
+// their status), revisions and pods (owned by the new workloads, with their status). The grace
+// period of the pod whose in-place update waits for it (cs-grace) is moved so that it ends
+// graceLeft after now.
 func load(ctx context.Context, tk *compat.Takeover, graceLeft time.Duration) (*loaded, error) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
+	for _, set := range tk.SidecarSets {
+		status := set.Status
+		clean(&set.ObjectMeta)
+		if err := kc.Create(ctx, &set); err != nil {
+			return nil, fmt.Errorf("SidecarSet %s: %w", set.Name, err)
+		}
+		set.Status = status
+		set.Status.ObservedGeneration = set.Generation
+		if err := kc.Status().Update(ctx, &set); err != nil {
+			return nil, fmt.Errorf("SidecarSet %s status: %w", set.Name, err)
+		}
+	}
 	owners := map[string]types.UID{}
-	for _, c := range tk.CloneSets {
+	for _, c := range slices.Concat(tk.CloneSets, tk.SidecarTargets) {
 		status := c.Status
 		clean(&c.ObjectMeta)
 		if err := kc.Create(ctx, &c); err != nil {
@@ -120,7 +136,7 @@ func load(ctx context.Context, tk *compat.Takeover, graceLeft time.Duration) (*l
 			return nil, fmt.Errorf("revision %s: %w", rev.Name, err)
 		}
 	}
-	out := &loaded{podUIDs: map[string]types.UID{}}
+	out := &loaded{podUIDs: map[string]types.UID{}, pods: map[string]*corev1.Pod{}}
 	for _, pod := range tk.Pods {
 		if err := loadPod(ctx, pod, own, graceLeft, out); err != nil {
 			return nil, err
@@ -149,13 +165,14 @@ func loadPod(ctx context.Context, pod corev1.Pod, own func(*metav1.ObjectMeta), 
 			return err
 		}
 		cur.Status = status
-		_, err = cs.CoreV1().Pods(Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		written, err := cs.CoreV1().Pods(Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
 			return err
 		}
 		if err != nil {
 			return fmt.Errorf("pod %s status: %w", pod.Name, err)
 		}
+		out.pods[pod.Name] = written
 		return nil
 	})
 }

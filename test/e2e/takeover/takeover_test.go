@@ -13,7 +13,6 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,20 +26,23 @@ const watched = 60 * time.Second
 const graceCloneSet = "cs-grace"
 
 // forbiddenWrites are kruise-manager's writes since it started to pods, claims and revisions of
-// the fixture, other than to cs-grace's pods.
+// the fixture, other than to cs-grace's pods and those of TestSidecarSetTakeover's upgrade (to the
+// sidecar targets' pods after sidecarRollout).
 func forbiddenWrites(t *testing.T) (bad []string, all int) {
 	t.Helper()
-	writes, err := harness.AuditWrites(sb.AuditLog, kruiseStart, func(u string) bool { return u == sandbox.KruiseManagerUser })
+	writes, err := harness.AuditWrites(sb.AuditLog, kruiseStart, isKruise)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range writes {
+	upgrade := upgradeStart(t, writes)
+	for i, w := range writes {
 		if w.Namespace != Namespace || !w.OK() {
 			continue
 		}
 		all++
 		if !slices.Contains([]string{"pods", "persistentvolumeclaims", "controllerrevisions"}, w.Resource) ||
-			(w.Resource == "pods" && strings.HasPrefix(w.Name, graceCloneSet+"-")) {
+			(w.Resource == "pods" && strings.HasPrefix(w.Name, graceCloneSet+"-")) ||
+			(w.Resource == "pods" && i >= upgrade && sidecarTargetPod(w.Name)) {
 			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s %s/%s %s", w.Verb, w.Resource, w.Subresource, w.Name))

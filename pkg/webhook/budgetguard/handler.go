@@ -1,0 +1,255 @@
+package budgetguard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/podbudget"
+	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+)
+
+// +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets,verbs=list;watch
+// +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets/status,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+
+// DisruptionBudgetCause is the cause type of a refused eviction, as Kubernetes reports a
+// PodDisruptionBudget's refusal.
+const DisruptionBudgetCause metav1.CauseType = "DisruptionBudget"
+
+// Handler answers the budget entries' calls.
+type Handler struct {
+	// Reader reads pods and budgets, normally from the cache; Live reads a budget afresh after a
+	// conflicting status write.
+	Reader, Live client.Reader
+	// Writer writes the budgets' status.
+	Writer client.Client
+	Finder *workloadfinder.Finder
+	// Recorder receives an event on the pod of each refusal; nil drops them.
+	Recorder events.EventRecorder
+	Decoder  admission.Decoder
+	Clock    clock.PassiveClock
+
+	locks   sync.Map // budget namespace/name → *sync.Mutex: one admission at a time per budget here
+	written sync.Map // budget namespace/name → the *PodUnavailableBudget this handler last wrote
+}
+
+// Register serves h on srv under PathPrefix.
+func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
+	if h.Decoder == nil {
+		h.Decoder = admission.NewDecoder(scheme)
+	}
+	if h.Clock == nil {
+		h.Clock = clock.RealClock{}
+	}
+	srv.Register(PathPrefix, h)
+}
+
+type budgetKey struct{}
+
+// ServeHTTP passes the namespace (and budget) named by the path on to Handle.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, PathPrefix)
+	wh := &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		return h.Handle(context.WithValue(ctx, budgetKey{}, rest), req)
+	})}
+	wh.ServeHTTP(w, r)
+}
+
+// Handle answers one admission.
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	pod, op, err := h.operation(ctx, req)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if pod == nil {
+		return admission.Allowed("")
+	}
+	path, _ := ctx.Value(budgetKey{}).(string)
+	_, name, _ := strings.Cut(path, "/")
+	pub, err := h.budgetFor(ctx, pod, name)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	if pub == nil {
+		return admission.Allowed("no PodUnavailableBudget guards the pod")
+	}
+	dec, err := h.admit(ctx, pub, pod, op, req.DryRun != nil && *req.DryRun)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	if dec.Allowed {
+		return admission.Allowed("")
+	}
+	if h.Recorder != nil {
+		h.Recorder.Eventf(pod, pub, corev1.EventTypeWarning, "PodUnavailableBudgetRefused", string(op), "%s refused: %s", op, dec.Reason)
+	}
+	msg := fmt.Sprintf("%s of pod %s/%s refused: %s", op, pod.Namespace, pod.Name, dec.Reason)
+	if op == policyv1alpha1.PubEvictOperation {
+		// 429 without Retry-After, as Kubernetes answers for a PodDisruptionBudget: eviction clients
+		// (kubectl drain) retry on their own; a Retry-After would make client-go retry inside the call.
+		return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusTooManyRequests, Reason: metav1.StatusReasonTooManyRequests,
+			Message: msg + "; retry later", Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{
+				{Type: DisruptionBudgetCause, Message: fmt.Sprintf("The PodUnavailableBudget %q needs %d available pods", pub.Name, pub.Status.DesiredAvailable)}}}}}}
+	}
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden, Message: msg}}}
+}
+
+// operation returns the pod an admission disrupts and how, or a nil pod when it disrupts none.
+func (h *Handler) operation(ctx context.Context, req admission.Request) (*corev1.Pod, policyv1alpha1.PubOperation, error) {
+	decode := func(raw runtime.RawExtension) (*corev1.Pod, error) {
+		pod := &corev1.Pod{}
+		return pod, h.Decoder.DecodeRaw(raw, pod)
+	}
+	switch {
+	case req.Operation == admissionv1.Delete && req.SubResource == "":
+		pod, err := decode(req.OldObject)
+		return pod, policyv1alpha1.PubDeleteOperation, err
+	case req.Operation == admissionv1.Create && req.SubResource == "eviction":
+		pod := &corev1.Pod{}
+		if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: req.Name}, pod); err != nil {
+			return nil, "", client.IgnoreNotFound(err)
+		}
+		return pod, policyv1alpha1.PubEvictOperation, nil
+	case req.Operation == admissionv1.Update && req.SubResource == "resize":
+		pod, err := decode(req.OldObject)
+		return pod, policyv1alpha1.PubResizeOperation, err
+	case req.Operation == admissionv1.Update && req.SubResource == "":
+		old, err := decode(req.OldObject)
+		if err != nil {
+			return nil, "", err
+		}
+		pod, err := decode(req.Object)
+		if err != nil || !podbudget.UpdateDisrupts(old, pod) {
+			return nil, "", err
+		}
+		return old, policyv1alpha1.PubUpdateOperation, nil
+	}
+	return nil, "", nil
+}
+
+// budgetFor returns the budget that guards pod: the one named (a budget's entry called), else the
+// one the pod's related-pub annotation names, else one of its namespace whose pods it is among.
+func (h *Handler) budgetFor(ctx context.Context, pod *corev1.Pod, name string) (*policyv1alpha1.PodUnavailableBudget, error) {
+	if name == "" {
+		name = pod.Annotations[policyv1alpha1.PodRelatedPubAnnotation]
+	}
+	if name != "" {
+		pub := &policyv1alpha1.PodUnavailableBudget{}
+		if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: name}, pub); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		return pub, nil
+	}
+	list := &policyv1alpha1.PodUnavailableBudgetList{}
+	if err := h.Reader.List(ctx, list, client.InNamespace(pod.Namespace)); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		pub := &list.Items[i]
+		sel, err := h.selector(ctx, pub)
+		if err != nil {
+			return nil, err
+		}
+		if sel != nil && sel.Matches(labels.Set(pod.Labels)) {
+			return pub, nil
+		}
+	}
+	return nil, nil
+}
+
+// selector is the selector of the pods pub guards, nil when none.
+func (h *Handler) selector(ctx context.Context, pub *policyv1alpha1.PodUnavailableBudget) (labels.Selector, error) {
+	sel, err := Selector(ctx, h.Finder, pub)
+	if err != nil || sel == nil {
+		return nil, err
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil || s.Empty() {
+		return nil, nil
+	}
+	return s, nil
+}
+
+// Selector is the selector of the pods pub guards (podbudget.PodSelector), its targetRef read
+// through finder; nil when it guards none.
+func Selector(ctx context.Context, finder *workloadfinder.Finder, pub *policyv1alpha1.PodUnavailableBudget) (*metav1.LabelSelector, error) {
+	var target *metav1.LabelSelector
+	if ref := pub.Spec.TargetReference; ref != nil {
+		w, err := finder.Find(ctx, pub.Namespace, workloadfinder.Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+		if err != nil {
+			return nil, err
+		}
+		if w != nil {
+			target = w.LabelSelector
+		}
+	}
+	return podbudget.PodSelector(pub, target), nil
+}
+
+// admit decides under pub, recording an admitted disruption in its status with an optimistic write
+// (retried on a conflict from a fresh read); a dry run records nothing.
+func (h *Handler) admit(ctx context.Context, pub *policyv1alpha1.PodUnavailableBudget, pod *corev1.Pod,
+	op policyv1alpha1.PubOperation, dryRun bool) (podbudget.Decision, error) {
+	key := pub.Namespace + "/" + pub.Name
+	mu, _ := h.locks.LoadOrStore(key, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	pub = pub.DeepCopy()
+	if last, ok := h.written.Load(key); ok && newer(last.(*policyv1alpha1.PodUnavailableBudget), pub) {
+		pub = last.(*policyv1alpha1.PodUnavailableBudget).DeepCopy() // the cache has not shown our last write yet
+	}
+	for attempt := 0; ; attempt++ {
+		dec := podbudget.Admit(pub, pod, op, h.Clock.Now())
+		if !dec.Record || dryRun {
+			return dec, nil
+		}
+		err := h.Writer.Status().Update(ctx, pub)
+		switch {
+		case err == nil:
+			h.written.Store(key, pub.DeepCopy())
+			return dec, nil
+		case apierrors.IsNotFound(err):
+			return podbudget.Decision{Allowed: true}, nil
+		case !apierrors.IsConflict(err) || attempt >= 4:
+			return podbudget.Decision{}, fmt.Errorf("record the disruption in PodUnavailableBudget %s: %w", key, err)
+		}
+		// A list by name, not a get: list and watch are all the manager may do with budgets.
+		fresh := &policyv1alpha1.PodUnavailableBudgetList{}
+		if err := h.Live.List(ctx, fresh, client.InNamespace(pub.Namespace), client.MatchingFields{"metadata.name": pub.Name}); err != nil {
+			return podbudget.Decision{}, err
+		}
+		if len(fresh.Items) == 0 {
+			return podbudget.Decision{Allowed: true}, nil
+		}
+		pub = &fresh.Items[0]
+	}
+}
+
+// newer reports whether a's resourceVersion is later than b's (both are etcd revisions).
+func newer(a, b *policyv1alpha1.PodUnavailableBudget) bool {
+	x, errA := strconv.ParseInt(a.ResourceVersion, 10, 64)
+	y, errB := strconv.ParseInt(b.ResourceVersion, 10, 64)
+	return errA == nil && errB == nil && x > y
+}

@@ -1,0 +1,89 @@
+package budgetguard
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+)
+
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=kruise-podunavailablebudget-protection,verbs=update
+
+// Registrar keeps the entries of Configuration in line with the budgets (Entries). It is the only
+// writer of Configuration's webhooks; their endpoint and CA bundle come from Source.
+type Registrar struct {
+	Client client.Client
+	Finder *workloadfinder.Finder
+	// Configuration is the ValidatingWebhookConfiguration of the entries (installed empty).
+	Configuration string
+	Source        registration.Source
+}
+
+var registrarKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "podunavailablebudget-protection"}}
+
+// resync re-reads the budgets' targetRef workloads, whose selectors the entries copy.
+const resync = time.Minute
+
+// SetupWithManager runs the registrar on the leader.
+func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
+	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{registrarKey}
+	})
+	return ctrl.NewControllerManagedBy(mgr).Named("podunavailablebudget-protection").
+		Watches(&policyv1alpha1.PodUnavailableBudget{}, all).
+		Watches(&admissionregistrationv1.ValidatingWebhookConfiguration{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(
+			func(o client.Object) bool { return o.GetName() == r.Configuration }))).
+		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(
+			func(o client.Object) bool { return o.GetName() == r.Source.Configuration }))).
+		Complete(r)
+}
+
+// Reconcile writes the entries when they differ from what is registered.
+func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	base, err := r.Source.ClientConfig(ctx, r.Client)
+	if err != nil || base == nil {
+		return reconcile.Result{RequeueAfter: time.Second}, err
+	}
+	list := &policyv1alpha1.PodUnavailableBudgetList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return reconcile.Result{}, err
+	}
+	budgets := make([]Budget, 0, len(list.Items))
+	for i := range list.Items {
+		pub := &list.Items[i]
+		sel, err := Selector(ctx, r.Finder, pub)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		budgets = append(budgets, Budget{Namespace: pub.Namespace, Name: pub.Name, Pods: sel})
+	}
+	want := Entries(budgets, *base, 0)
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.Configuration}, cfg); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, fmt.Errorf("ValidatingWebhookConfiguration %s is missing (the install creates it): no budget is enforced", r.Configuration)
+		}
+		return reconcile.Result{}, err
+	}
+	if !registration.Same(cfg.Webhooks, want, func(w *admissionregistrationv1.ValidatingWebhook) string { return w.Name }) {
+		cfg.Webhooks = want
+		if err := r.Client.Update(ctx, cfg); err != nil {
+			return reconcile.Result{}, fmt.Errorf("register the budget webhooks: %w", err)
+		}
+	}
+	return reconcile.Result{RequeueAfter: resync}, nil
+}

@@ -1,0 +1,78 @@
+// Package registration holds what the manager's dynamically registered webhook entries share
+// (SidecarSet injection, PodUnavailableBudget protection): each entry reaches the manager as the
+// static pod webhook does — same Service or URL, same CA bundle, which the certificate rotator keeps
+// current there — at a path of its own, and is named so that the API server's error names the
+// object behind it.
+package registration
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Source is the webhook whose client config the entries copy.
+type Source struct {
+	// Configuration and Webhook name the MutatingWebhookConfiguration and its webhook.
+	Configuration, Webhook string
+}
+
+// ClientConfig is the source webhook's client config, or nil while it has no CA bundle yet.
+func (s Source) ClientConfig(ctx context.Context, r client.Reader) (*admissionregistrationv1.WebhookClientConfig, error) {
+	src := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := r.Get(ctx, client.ObjectKey{Name: s.Configuration}, src); err != nil {
+		return nil, fmt.Errorf("read MutatingWebhookConfiguration %s: %w", s.Configuration, err)
+	}
+	for i := range src.Webhooks {
+		if w := &src.Webhooks[i]; w.Name == s.Webhook && len(w.ClientConfig.CABundle) > 0 {
+			return &w.ClientConfig, nil
+		}
+	}
+	return nil, nil
+}
+
+// WithPath is base reaching path instead of its own.
+func WithPath(base admissionregistrationv1.WebhookClientConfig, path string) admissionregistrationv1.WebhookClientConfig {
+	out := *base.DeepCopy()
+	if out.Service != nil {
+		out.Service.Path = &path
+		return out
+	}
+	if out.URL != nil {
+		u := *out.URL
+		rest := strings.TrimPrefix(u, "https://")
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			u = "https://" + rest[:i]
+		}
+		u += path
+		out.URL = &u
+	}
+	return out
+}
+
+// Name is object + suffix, or a hash of object + suffix when that is longer than a webhook name
+// may be (253).
+func Name(object, suffix string) string {
+	if len(object)+len(suffix) <= 253 {
+		return object + suffix
+	}
+	sum := sha256.Sum256([]byte(object))
+	return "h" + hex.EncodeToString(sum[:16]) + suffix
+}
+
+// Same reports whether registered entries equal wanted ones (sorted by name), ignoring order.
+func Same[W any](have, want []W, name func(*W) string) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	h := append([]W(nil), have...)
+	sort.Slice(h, func(i, j int) bool { return name(&h[i]) < name(&h[j]) })
+	return equality.Semantic.DeepEqual(h, want)
+}

@@ -1,0 +1,177 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/install"
+	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
+	"github.com/kruise-ng/kruise/test/harness"
+)
+
+func waitBudget(t *testing.T, c client.Client, ns, name, what string, cond func(*policyv1alpha1.PodUnavailableBudget) bool) *policyv1alpha1.PodUnavailableBudget {
+	t.Helper()
+	got := &policyv1alpha1.PodUnavailableBudget{}
+	harness.Eventually(t, 60*time.Second, "PodUnavailableBudget "+name+" "+what, func() (bool, string) {
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
+			return false, err.Error()
+		}
+		return got.Status.ObservedGeneration == got.Generation && cond(got), fmt.Sprintf("%+v", got.Status)
+	})
+	return got
+}
+
+// A PodUnavailableBudget over a CloneSet (targetRef) counts its pods and replicas and marks each
+// pod with kruise.io/related-pub.
+func TestPodUnavailableBudgetCountsAWorkload(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	const replicas = 4
+	clone := newCloneSet(ns, "counted", replicas, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+	if err := c.Create(ctx, clone); err != nil {
+		t.Fatal(err)
+	}
+	waitCloneSet(t, c, ns, "counted", "all ready", harness.RolledOut(replicas))
+	pub := &policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "counted"},
+		Spec: policyv1alpha1.PodUnavailableBudgetSpec{
+			TargetReference: &policyv1alpha1.PodUnavailableBudgetTargetReference{APIVersion: "apps.kruise.io/v1alpha1", Kind: "CloneSet", Name: "counted"},
+			MinAvailable:    ptr.To(intstr.FromString("50%"))}}
+	if err := c.Create(ctx, pub); err != nil {
+		t.Fatal(err)
+	}
+	waitBudget(t, c, ns, "counted", "counts the pods", func(p *policyv1alpha1.PodUnavailableBudget) bool {
+		return p.Status.TotalReplicas == replicas && p.Status.DesiredAvailable == replicas/2 &&
+			p.Status.CurrentAvailable == replicas && p.Status.UnavailableAllowed == replicas/2
+	})
+	harness.Eventually(t, 30*time.Second, "pods annotated with their budget", func() (bool, string) {
+		for name, p := range podsByName(t, ns, "app=counted") {
+			if p.Annotations[policyv1alpha1.PodRelatedPubAnnotation] != "counted" {
+				return false, name + " not annotated"
+			}
+		}
+		return true, ""
+	})
+	patchCloneSet(t, c, clone, `{"spec":{"replicas":2}}`)
+	waitBudget(t, c, ns, "counted", "follows the scale-in", func(p *policyv1alpha1.PodUnavailableBudget) bool {
+		return p.Status.TotalReplicas == 2 && p.Status.DesiredAvailable == 1 && p.Status.CurrentAvailable == 2
+	})
+
+	// A kind the finder does not know is read through its scale subresource.
+	rcLabels := map[string]string{"app": "legacy"}
+	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"},
+		Spec: corev1.ReplicationControllerSpec{Replicas: ptr.To[int32](3), Selector: rcLabels,
+			Template: &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: rcLabels}, Spec: podSpec("registry.example/app:v1")}}}
+	if _, err := cs.CoreV1().ReplicationControllers(ns).Create(ctx, rc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	legacy := &policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"},
+		Spec: policyv1alpha1.PodUnavailableBudgetSpec{
+			TargetReference: &policyv1alpha1.PodUnavailableBudgetTargetReference{APIVersion: "v1", Kind: "ReplicationController", Name: "legacy"},
+			MaxUnavailable:  ptr.To(intstr.FromInt32(1))}}
+	if err := c.Create(ctx, legacy); err != nil {
+		t.Fatal(err)
+	}
+	waitBudget(t, c, ns, "legacy", "counts a ReplicationController's pods", func(p *policyv1alpha1.PodUnavailableBudget) bool {
+		return p.Status.TotalReplicas == 3 && p.Status.DesiredAvailable == 2 && p.Status.CurrentAvailable == 3
+	})
+}
+
+// A PodUnavailableBudget with maxUnavailable 1 over 4 pods (selector, protect-total-replicas 4):
+// one pod's deletion goes through and is recorded; with 3 left, a second deletion is refused (403)
+// and an eviction answers 429 ("retry later"), as a PodDisruptionBudget does, so kubectl drain retries (B3); once a fourth
+// pod is ready again, an eviction goes through. A pod marked pub.kruise.io/no-protect is deleted
+// whatever the budget.
+func TestPodUnavailableBudgetGuardsDeletionsAndEvictions(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	newPod := func(name string) {
+		t.Helper()
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": "guarded"}},
+			Spec: podSpec("registry.example/app:v1")}
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitPod(t, ns, name, "ready", func(p *corev1.Pod) bool { return condition(p, corev1.PodReady) == corev1.ConditionTrue })
+	}
+	names := []string{"a", "b", "c", "d"}
+	for _, n := range names {
+		newPod(n)
+	}
+	pub := &policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guard",
+		Annotations: map[string]string{policyv1alpha1.PubProtectTotalReplicasAnnotation: "4"}},
+		Spec: policyv1alpha1.PodUnavailableBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}},
+			MaxUnavailable: ptr.To(intstr.FromInt32(1))}}
+	if err := c.Create(ctx, pub); err != nil {
+		t.Fatal(err)
+	}
+	waitBudget(t, c, ns, "guard", "counts the pods", func(p *policyv1alpha1.PodUnavailableBudget) bool {
+		return p.Status.TotalReplicas == 4 && p.Status.DesiredAvailable == 3 && p.Status.CurrentAvailable == 4 && p.Status.UnavailableAllowed == 1
+	})
+	t0 := time.Now()
+	// The entries must be registered before the first deletion counts on them.
+	harness.Eventually(t, 30*time.Second, "budget webhook registered", func() (bool, string) {
+		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := c.Get(ctx, client.ObjectKey{Name: install.BudgetProtectionConfiguration}, cfg); err != nil {
+			return false, err.Error()
+		}
+		n := 0
+		for _, w := range cfg.Webhooks {
+			if w.Name == budgetguard.EntryName(ns, "guard") || w.Name == budgetguard.EvictionEntryName(ns) {
+				n++
+			}
+		}
+		return n == 2, fmt.Sprintf("%d of 2 entries", n)
+	})
+	t.Logf("registered after %.1fs", time.Since(t0).Seconds())
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("first deletion refused: %v", err)
+	}
+	err := cs.CoreV1().Pods(ns).Delete(ctx, "b", metav1.DeleteOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("second deletion: %v; want 403 Forbidden", err)
+	}
+	t.Logf("second deletion refused: %v", err)
+	err = cs.CoreV1().Pods(ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"}})
+	if !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("eviction beyond the budget: %v; want 429", err)
+	}
+	if status, ok := err.(apierrors.APIStatus); !ok || status.Status().Code != http.StatusTooManyRequests ||
+		!strings.Contains(status.Status().Message, "retry later") {
+		t.Errorf("refused eviction: %v", err)
+	}
+	t.Logf("refusals checked after %.1fs", time.Since(t0).Seconds())
+	newPod("e")
+	t.Logf("pod e ready after %.1fs", time.Since(t0).Seconds())
+	waitBudget(t, c, ns, "guard", "available again", func(p *policyv1alpha1.PodUnavailableBudget) bool {
+		return p.Status.CurrentAvailable == 4 && p.Status.UnavailableAllowed == 1
+	})
+	t.Logf("budget available again after %.1fs", time.Since(t0).Seconds())
+	if err := cs.CoreV1().Pods(ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b"}}); err != nil {
+		t.Fatalf("eviction within the budget refused: %v", err)
+	}
+	// No protection for a pod marked so.
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"`+policyv1alpha1.PodPubNoProtectionAnnotation+`":"true"}}}`))
+	if err := c.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"}}, patch); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, "c", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("deletion of a no-protect pod refused: %v", err)
+	}
+}
