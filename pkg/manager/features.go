@@ -39,6 +39,9 @@ var openKruiseGates = map[Feature]gate{
 	StatefulSetStartOrdinal:                   {implemented: true},
 	PodIndexLabel:                             {on: true, beta: true, implemented: true},
 	SidecarSetPatchPodMetadataDefaultsAllowed: {implemented: true},
+	PodUnavailableBudgetDeleteGate:            {on: true, beta: true, implemented: true},
+	// On in Kruise, off in OpenKruise: budgets guard in-place updates by default (B2 of issue 18).
+	PodUnavailableBudgetUpdateGate: {on: true, implemented: true},
 
 	"PodWebhook":                            {on: true, beta: true},
 	"KruiseDaemon":                          {on: true, beta: true},
@@ -46,8 +49,6 @@ var openKruiseGates = map[Feature]gate{
 	"KruisePodReadinessGate":                {},
 	"ResourcesDeletionProtection":           {on: true, beta: true, implemented: true}, // on by default: differs from OpenKruise on purpose (ResourcesDeletionProtection below)
 	"WorkloadSpread":                        {on: true, beta: true},
-	"PodUnavailableBudgetDeleteGate":        {on: true, beta: true},
-	"PodUnavailableBudgetUpdateGate":        {},
 	"SidecarTerminator":                     {},
 	"PodProbeMarkerGate":                    {on: true, beta: true},
 	"PreDownloadImageForDaemonSetUpdate":    {},
@@ -115,6 +116,11 @@ const (
 	// SidecarSetPatchPodMetadataDefaultsAllowed lets a SidecarSet's patchPodMetadata set any pod
 	// annotation when ConfigMap kruise-configuration holds no whitelist.
 	SidecarSetPatchPodMetadataDefaultsAllowed Feature = "SidecarSetPatchPodMetadataDefaultsAllowed"
+	// PodUnavailableBudgetDeleteGate: budgets guard pod deletions and evictions.
+	PodUnavailableBudgetDeleteGate Feature = "PodUnavailableBudgetDeleteGate"
+	// PodUnavailableBudgetUpdateGate: budgets guard in-place updates and resizes, Kruise's own
+	// included (on by default in Kruise; off in OpenKruise).
+	PodUnavailableBudgetUpdateGate Feature = "PodUnavailableBudgetUpdateGate"
 	// ResourcesDeletionProtection: the label policy.kruise.io/delete-protection (Always, Cascading)
 	// protects Namespaces, Services, Ingresses, CRDs and workloads from deletion
 	// (pkg/webhook/deletionprotection). On by default, unlike OpenKruise (beta, off), on purpose:

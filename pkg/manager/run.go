@@ -164,8 +164,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return err
 	}
 	finder := &workloadfinder.Finder{Reader: mgr.GetClient(), Scales: mgr.GetClient()}
-	budgetguard.Register(mgr.GetWebhookServer(), scheme, &budgetguard.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(),
-		Writer: mgr.GetClient(), Finder: finder, Recorder: mgr.GetEventRecorder("podunavailablebudget-webhook")})
+	guard := &budgetguard.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), Writer: mgr.GetClient(), Finder: finder,
+		Recorder: mgr.GetEventRecorder("podunavailablebudget-webhook"), Off: map[policyv1alpha1.PubOperation]bool{
+			policyv1alpha1.PubDeleteOperation: !gates.Enabled(PodUnavailableBudgetDeleteGate),
+			policyv1alpha1.PubEvictOperation:  !gates.Enabled(PodUnavailableBudgetDeleteGate),
+			policyv1alpha1.PubUpdateOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate),
+			policyv1alpha1.PubResizeOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate)}}
+	budgetguard.Register(mgr.GetWebhookServer(), scheme, guard)
+	// In-place updates ask the budgets before they take a pod out of service (B2 of issue 18).
+	withBudget := engine.WithBudget(guard)
 	sidecarinjection.Register(mgr.GetWebhookServer(), scheme, &sidecarinjection.Handler{
 		Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), RevisionNamespace: o.Namespace})
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
@@ -179,7 +186,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("index pods by controller: %w", err)
 	}
 	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"), OwnerIndexed: true,
-		Engine: engine.New(mgr.GetClient(), nil, cloneSetInPlace), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
+		Engine: engine.New(mgr.GetClient(), nil, cloneSetInPlace, withBudget), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
 		PreDownload:             gates.Enabled(PreDownloadImageForInPlaceUpdate),
 		RecreateOnClaimChange:   gates.Enabled(RecreatePodWhenChangeVCTInCloneSetGate),
 		PreparingUpdateAsUpdate: gates.Enabled(PreparingUpdateAsUpdate)}
@@ -187,7 +194,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
 	}
 	statefulSets := &statefulset.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("statefulset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, inPlace), AutoDeletePVC: gates.Enabled(StatefulSetAutoDeletePVC), OwnerIndexed: true,
+		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget), AutoDeletePVC: gates.Enabled(StatefulSetAutoDeletePVC), OwnerIndexed: true,
 		StartOrdinal: gates.Enabled(StatefulSetStartOrdinal), PodIndexLabel: gates.Enabled(PodIndexLabel),
 		PreDownload: gates.Enabled(PreDownloadImageForInPlaceUpdate)}
 	if err := statefulSets.SetupWithManager(mgr, o.Workers); err != nil {
@@ -210,7 +217,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the ContainerRecreateRequest controller: %w", err)
 	}
 	sidecarSets := &sidecarsetctl.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, inPlace), RevisionNamespace: o.Namespace}
+		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget), RevisionNamespace: o.Namespace}
 	if err := sidecarSets.SetupWithManager(ctx, mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the SidecarSet controller: %w", err)
 	}

@@ -118,7 +118,8 @@ func DesiredAvailable(spec *policyv1alpha1.PodUnavailableBudgetSpec, expected in
 
 // Status computes a budget's status from its pods (the alive pods it guards), expected and desired
 // at now: the recorded disruptions and updates of pods that still exist are kept until their
-// timeout (when recheck is the earliest), the others dropped; available pods are those Available
+// timeout (when recheck is the earliest) — an update only until the pod is back (backSince) — the
+// others dropped; available pods are those Available
 // and not recorded.
 func Status(pub *policyv1alpha1.PodUnavailableBudget, pods []*corev1.Pod, expected, desired int32, now time.Time) (st policyv1alpha1.PodUnavailableBudgetStatus, recheck time.Time) {
 	st = policyv1alpha1.PodUnavailableBudgetStatus{ObservedGeneration: pub.Generation, DesiredAvailable: desired, TotalReplicas: expected,
@@ -137,7 +138,7 @@ func Status(pub *policyv1alpha1.PodUnavailableBudget, pods []*corev1.Pod, expect
 		if at, ok := pub.Status.DisruptedPods[pod.Name]; ok {
 			keep(st.DisruptedPods, pod.Name, at, DeletionTimeout)
 		}
-		if at, ok := pub.Status.UnavailablePods[pod.Name]; ok {
+		if at, ok := pub.Status.UnavailablePods[pod.Name]; ok && !backSince(pod, at) {
 			keep(st.UnavailablePods, pod.Name, at, UpdateTimeout)
 		}
 	}
@@ -150,6 +151,22 @@ func Status(pub *policyv1alpha1.PodUnavailableBudget, pods []*corev1.Pod, expect
 	}
 	st.UnavailableAllowed = max(0, st.CurrentAvailable-desired)
 	return st, recheck
+}
+
+// backSince reports whether pod is available again and became Ready after at: the update recorded
+// then has been carried out and the pod is back. OpenKruise keeps such a pod counted unavailable
+// until UpdateTimeout has passed; Kruise returns it to the budget as soon as it is back, so a
+// guarded rollout moves at the pace of the pods, not of the timeout.
+func backSince(pod *corev1.Pod, at metav1.Time) bool {
+	if !Available(pod) {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.LastTransitionTime.After(at.Time)
+		}
+	}
+	return false
 }
 
 // Guards reports whether pub guards operation (PubProtectOperationAnnotation).

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,16 +99,24 @@ type Pending struct {
 
 // Unready takes the pods whose containers the updates change in place out of their Services, all
 // of them before any is updated: the engine changes a pod's containers only once its kubelet has
-// seen the gate, and by then most have. It returns the pods it held, as they now stand.
-func (c *Control) Unready(ctx context.Context, o Owner, updates []Pending) (map[string]*corev1.Pod, error) {
+// seen the gate, and by then most have. It returns the pods it held, as they now stand, and the
+// pods a PodUnavailableBudget held back (engine.BudgetError): those are left as they were.
+func (c *Control) Unready(ctx context.Context, o Owner, updates []Pending) (held map[string]*corev1.Pod, waiting []string, err error) {
 	var mu sync.Mutex
-	held := map[string]*corev1.Pod{}
-	err := Parallel(updates, func(u Pending) error {
+	held = map[string]*corev1.Pod{}
+	err = Parallel(updates, func(u Pending) error {
 		if u.Pod == nil || u.Spec == nil || !u.Spec.RestartsContainers() {
 			return nil
 		}
 		h, err := c.Engine.Unready(ctx, u.Pod, u.Reason)
-		if err != nil {
+		var budget *engine.BudgetError
+		switch {
+		case errors.As(err, &budget):
+			mu.Lock()
+			waiting = append(waiting, u.Pod.Name)
+			mu.Unlock()
+			return nil
+		case err != nil:
 			c.Event(o, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "take pod %s out of service for its in-place update: %v", u.Pod.Name, err)
 			return err
 		}
@@ -115,7 +125,8 @@ func (c *Control) Unready(ctx context.Context, o Owner, updates []Pending) (map[
 		mu.Unlock()
 		return nil
 	})
-	return held, err
+	slices.Sort(waiting)
+	return held, waiting, err
 }
 
 // MoveLifecycle puts pod in lifecycle state to, then holds it NotReady (KruisePodReady False) when
@@ -171,16 +182,23 @@ type Change struct {
 
 // ApplyUpdates carries out changes: first every in-place change's pod is taken out of service
 // (Unready), then each change is made, in parallel; recreate deletes a pod to recreate (the
-// workload's own deletion, which may take its claims along).
-func (c *Control) ApplyUpdates(ctx context.Context, o Owner, changes []Change, recreate func(pod *corev1.Pod, reason string) error, done *Batch) error {
+// workload's own deletion, which may take its claims along). It returns the pods whose in-place
+// update a PodUnavailableBudget held back (and an event says so): they are left as they were, and
+// the workload tries again after BudgetRetry — a rollout never takes a guarded application below
+// its budget.
+func (c *Control) ApplyUpdates(ctx context.Context, o Owner, changes []Change, recreate func(pod *corev1.Pod, reason string) error, done *Batch) (waiting []string, err error) {
 	var pending []Pending
 	for _, ch := range changes {
 		if ch.Spec != nil {
 			pending = append(pending, Pending(ch))
 		}
 	}
-	held, err := c.Unready(ctx, o, pending)
-	return errors.Join(err, Parallel(changes, func(ch Change) error {
+	held, waiting, err := c.Unready(ctx, o, pending)
+	if len(waiting) > 0 {
+		c.Event(o, corev1.EventTypeNormal, ReasonWaitingForBudget, "%d pod(s) wait for their PodUnavailableBudget before their in-place update: %s",
+			len(waiting), ListNames(waiting, 5))
+	}
+	return waiting, errors.Join(err, Parallel(changes, func(ch Change) error {
 		if ch.Spec == nil {
 			err := recreate(ch.Pod, ch.Reason)
 			if err == nil {
@@ -189,9 +207,18 @@ func (c *Control) ApplyUpdates(ctx context.Context, o Owner, changes []Change, r
 			return err
 		}
 		pod := ch.Pod
+		if pod != nil && slices.Contains(waiting, pod.Name) {
+			return nil
+		}
 		if ch.Pod != nil && held[ch.Pod.Name] != nil {
 			pod = held[ch.Pod.Name]
 		}
 		return c.UpdateInPlace(ctx, o, pod, ch.Spec, ch.Reason, done)
 	}))
 }
+
+// ReasonWaitingForBudget is the event of updates a PodUnavailableBudget holds back.
+const ReasonWaitingForBudget = "WaitingForPodUnavailableBudget"
+
+// BudgetRetry is how soon a workload whose updates a PodUnavailableBudget held back tries again.
+const BudgetRetry = 2 * time.Second

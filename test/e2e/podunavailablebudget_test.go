@@ -175,3 +175,55 @@ func TestPodUnavailableBudgetGuardsDeletionsAndEvictions(t *testing.T) {
 		t.Errorf("deletion of a no-protect pod refused: %v", err)
 	}
 }
+
+// B2: a CloneSet rolled in place with maxUnavailable 100% under a budget of maxUnavailable 1 never
+// has more than one pod out of service: the in-place engine asks the budget before it takes each
+// pod out of service, and the pods it holds back wait (event WaitingForPodUnavailableBudget) until
+// the budget frees; every pod is updated in the end, in place.
+func TestPodUnavailableBudgetGuardsInPlaceUpdates(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	const replicas = 6
+	clone := newCloneSet(ns, "rolled", replicas, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+	clone.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString("100%"))
+	if err := c.Create(ctx, clone); err != nil {
+		t.Fatal(err)
+	}
+	waitCloneSet(t, c, ns, "rolled", "all ready", harness.RolledOut(replicas))
+	pub := &policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rolled"},
+		Spec: policyv1alpha1.PodUnavailableBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rolled"}},
+			MaxUnavailable: ptr.To(intstr.FromInt32(1))}}
+	if err := c.Create(ctx, pub); err != nil {
+		t.Fatal(err)
+	}
+	waitBudget(t, c, ns, "rolled", "counts the pods", func(p *policyv1alpha1.PodUnavailableBudget) bool {
+		return p.Status.CurrentAvailable == replicas && p.Status.UnavailableAllowed == 1
+	})
+	before := podsByName(t, ns, "app=rolled")
+	notReady, stop := watchNotReady(t, ns, "app=rolled")
+	patchCloneSet(t, c, clone, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
+	t0 := time.Now()
+	waitCloneSet(t, c, ns, "rolled", "rolled out in place", harness.RolledOut(replicas))
+	stop()
+	t.Logf("%d pods rolled in place under the budget in %.1fs", replicas, time.Since(t0).Seconds())
+	if peak := notReady(); peak > 1 {
+		t.Errorf("%d pods NotReady at once; the budget allows 1", peak)
+	}
+	for name, p := range podsByName(t, ns, "app=rolled") {
+		if old := before[name]; old == nil || old.UID != p.UID {
+			t.Errorf("pod %s was recreated", name)
+		}
+	}
+	evs, err := cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := false
+	for _, e := range evs.Items {
+		waited = waited || e.Reason == "WaitingForPodUnavailableBudget"
+	}
+	if !waited {
+		t.Errorf("no WaitingForPodUnavailableBudget event: the budget never held an update back")
+	}
+}

@@ -45,9 +45,10 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		}
 		changes = append(changes, ch)
 	}
-	errs.Update = errors.Join(errs.Update, ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
+	waiting, err := ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
 		return r.deletePod(ctx, cs, obs, pod, "Recreated", why, done)
-	}, done))
+	}, done)
+	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
 	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {
 		return r.createPod(ctx, cs, obs, c, done)
 	}))

@@ -189,5 +189,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if preDownloadErr != nil {
 		return ctrl.Result{}, preDownloadErr
 	}
+	if len(errs.BudgetWaits) > 0 && (requeue == 0 || podcontrol.BudgetRetry < requeue) {
+		requeue = podcontrol.BudgetRetry // the budget frees as other pods come back
+	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }

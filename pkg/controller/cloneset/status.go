@@ -16,6 +16,8 @@ type ApplyErrors struct {
 	Scale error
 	// Update is the error of updating pods in place or by recreate (FailedUpdate).
 	Update error
+	// BudgetWaits are the pods whose in-place update a PodUnavailableBudget held back (no error).
+	BudgetWaits []string
 }
 
 // Condition reasons written by ComputeStatus.

@@ -22,7 +22,11 @@ import (
 
 // ApplyErrors are the errors of one apply, by kind: Scale for creates and deletes (condition
 // FailedCreate/FailedDelete in OpenKruise's words), Update for updates.
-type ApplyErrors struct{ Scale, Update error }
+type ApplyErrors struct {
+	Scale, Update error
+	// BudgetWaits are the pods whose in-place update a PodUnavailableBudget held back (no error).
+	BudgetWaits []string
+}
 
 // apply carries out the plan through podcontrol, the controller's only writer of pods, claims and
 // revisions.
@@ -58,9 +62,10 @@ func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *o
 	for _, u := range plan.Updates {
 		changes = append(changes, podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason})
 	}
-	errs.Update = errors.Join(errs.Update, ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
+	waiting, err := ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
 		return ctl.Delete(ctx, o, pod, "Recreated", why, done)
-	}, done))
+	}, done)
+	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
 	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {
 		return r.createPod(ctx, set, obs, c, done)
 	}))

@@ -167,6 +167,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if statusWait > 0 && (requeue == 0 || statusWait < requeue) {
 		requeue = statusWait // the held-back counters are written then, if no event comes first
 	}
+	if len(errs.BudgetWaits) > 0 && (requeue == 0 || podcontrol.BudgetRetry < requeue) {
+		requeue = podcontrol.BudgetRetry // the budget frees as other pods come back
+	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 

@@ -58,12 +58,14 @@ type Engine interface {
 	// Unready sets pod's InPlaceUpdateReady (and Ready) False, as Update does first when containers
 	// change, and returns the pod as it now stands, for Update: a workload updating many pods
 	// unreadies them all before it updates any, so each kubelet sees its gate while the others are
-	// written and Update's wait for it is short. A pod held already is returned as it is.
+	// written and Update's wait for it is short. A pod held already is returned as it is. With a
+	// Budget (WithBudget), the budget is asked first; a refusal is a *BudgetError.
 	Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error)
 	// UpdateContainers sets the images of containers the pod's workload does not own (a
 	// SidecarSet's sidecars) and the caller's annotations in one JSON patch that checks each
 	// changed container's current image (inplace.ContainersPatch). Neither the pod's revision nor
-	// its readiness gates are touched: the caller records and follows the update itself.
+	// its readiness gates are touched: the caller records and follows the update itself. With a
+	// Budget, a change of images is asked for first; a refusal is a *BudgetError.
 	UpdateContainers(ctx context.Context, pod *corev1.Pod, images, annotations map[string]string) error
 }
 
@@ -81,17 +83,22 @@ type UpdateOptions struct {
 }
 
 // New returns the Engine that writes through c.
-func New(c client.Client, clk clock.PassiveClock, opts inplace.Options) Engine {
+func New(c client.Client, clk clock.PassiveClock, opts inplace.Options, options ...Option) Engine {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &engine{client: c, clock: clk, opts: opts}
+	e := &engine{client: c, clock: clk, opts: opts}
+	for _, o := range options {
+		o(e)
+	}
+	return e
 }
 
 type engine struct {
 	client client.Client
 	clock  clock.PassiveClock
 	opts   inplace.Options
+	budget Budget
 }
 
 func (e *engine) CanUpdateInPlace(oldTemplate, newTemplate *corev1.PodTemplateSpec, newRevision string) inplace.Decision {
@@ -179,6 +186,11 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 }
 
 func (e *engine) UpdateContainers(ctx context.Context, pod *corev1.Pod, images, annotations map[string]string) error {
+	if len(images) > 0 {
+		if err := e.admit(ctx, pod); err != nil {
+			return err
+		}
+	}
 	patch, err := inplace.ContainersPatch(pod, images, annotations)
 	if err != nil {
 		return err
@@ -214,6 +226,9 @@ func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error)
 func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error) {
 	if GateFalse(pod) {
 		return pod, nil
+	}
+	if err := e.admit(ctx, pod); err != nil {
+		return nil, err
 	}
 	if err := e.setGate(ctx, pod, corev1.ConditionFalse, StartReason, reason); err != nil {
 		return nil, err

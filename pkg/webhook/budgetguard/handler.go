@@ -45,6 +45,9 @@ type Handler struct {
 	Recorder events.EventRecorder
 	Decoder  admission.Decoder
 	Clock    clock.PassiveClock
+	// Off are the operations not guarded (feature gates PodUnavailableBudgetDeleteGate for DELETE
+	// and EVICT, PodUnavailableBudgetUpdateGate for UPDATE and RESIZE).
+	Off map[policyv1alpha1.PubOperation]bool
 
 	locks   sync.Map // budget namespace/name → *sync.Mutex: one admission at a time per budget here
 	written sync.Map // budget namespace/name → the *PodUnavailableBudget this handler last wrote
@@ -78,7 +81,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	if pod == nil {
+	if pod == nil || h.Off[op] {
 		return admission.Allowed("")
 	}
 	path, _ := ctx.Value(budgetKey{}).(string)
@@ -111,6 +114,21 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	}
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden, Message: msg}}}
+}
+
+// AdmitUpdate is the in-place engine's Budget (B2: budgets guard Kruise's own in-place updates):
+// the budget that guards pod admits its update and records it, as an UPDATE through the webhook
+// would be, before the engine takes the pod out of service.
+func (h *Handler) AdmitUpdate(ctx context.Context, pod *corev1.Pod) (bool, string, error) {
+	if h.Off[policyv1alpha1.PubUpdateOperation] {
+		return true, "", nil
+	}
+	pub, err := h.budgetFor(ctx, pod, "")
+	if err != nil || pub == nil {
+		return err == nil, "", err
+	}
+	dec, err := h.admit(ctx, pub, pod, policyv1alpha1.PubUpdateOperation, false)
+	return dec.Allowed, dec.Reason, err
 }
 
 // operation returns the pod an admission disrupts and how, or a nil pod when it disrupts none.
