@@ -12,6 +12,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -176,8 +177,8 @@ func TestSidecarSetInjectsAtCreation(t *testing.T) {
 	}
 }
 
-// B1: with kruise-manager down, pods that no SidecarSet selects are created and deleted as if
-// Kruise were not installed, while a pod that must get a sidecar is refused with a message naming
+// B1: with kruise-manager down, pods that no SidecarSet selects are created, deleted and evicted
+// (in a namespace without a PodUnavailableBudget) as if Kruise were not installed, while a pod that must get a sidecar is refused with a message naming
 // its SidecarSet — never created without it; once the manager is back the same pod is created
 // with its sidecar.
 func TestSidecarSetOutageBlocksOnlySelectedPods(t *testing.T) {
@@ -192,6 +193,12 @@ func TestSidecarSetOutageBlocksOnlySelectedPods(t *testing.T) {
 	}
 	const unrelated = 50
 	var took time.Duration
+	// A pod to evict during the outage, in a namespace without a PodUnavailableBudget.
+	evictable := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "evictable", Namespace: ns, Labels: map[string]string{"app": "plain"}},
+		Spec: podSpec("registry.example/app:v1")}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, evictable, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	err := sb.WithoutKruiseManager(ctx, func() error {
 		t0 := time.Now()
 		var wg sync.WaitGroup
@@ -214,6 +221,9 @@ func TestSidecarSetOutageBlocksOnlySelectedPods(t *testing.T) {
 		close(errs)
 		for err := range errs {
 			return fmt.Errorf("an unrelated pod was blocked by the outage: %w", err)
+		}
+		if err := cs.CoreV1().Pods(ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "evictable"}}); err != nil {
+			return fmt.Errorf("eviction of an unrelated pod in a namespace without a budget failed during the outage: %w", err)
 		}
 		_, err := cs.CoreV1().Pods(ns).Create(ctx, guarded(), metav1.CreateOptions{})
 		switch {
