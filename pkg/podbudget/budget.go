@@ -47,26 +47,13 @@ func Ready(pod *corev1.Pod) bool {
 	return false
 }
 
-// Consistent reports whether pod runs what its spec asks: each digest-pinned image by its digest,
-// and otherwise no in-place update (of a workload's containers or of its sidecars) still under way.
+// Consistent reports whether pod runs what its spec asks: no in-place update of its workload's
+// containers (apps.kruise.io/inplace-update-state) nor of its sidecars
+// (kruise.io/sidecarset-inplace-update-state) is still under way. Image IDs are compared only with
+// those recorded before such an update: OpenKruise also compares a digest-pinned image with the
+// image ID, which on containerd is the image's config digest, so that every such pod counts as
+// unavailable there and the budget protects none of them (kruise#2570).
 func Consistent(pod *corev1.Pod) bool {
-	allDigests := true
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		at := strings.LastIndexByte(c.Image, '@')
-		if at < 0 {
-			allDigests = false
-			continue
-		}
-		for _, cs := range pod.Status.ContainerStatuses {
-			if cs.Name == c.Name && !strings.HasSuffix(cs.ImageID, c.Image[at+1:]) {
-				return false
-			}
-		}
-	}
-	if allDigests {
-		return true
-	}
 	if !sidecarset.SidecarsUpgraded(pod) {
 		return false
 	}
@@ -195,15 +182,15 @@ type Decision struct {
 }
 
 // Admit decides whether op may disrupt pod under pub (nil: no budget guards it) at now, as
-// OpenKruise's webhook decides: pods marked no-protect, pods unavailable already, budgets that need
-// nothing available, operations the budget does not guard and pods it recorded already pass for
-// free; any other pod takes one unit of unavailableAllowed, recorded in pub.Status (pub is
-// modified only when the decision is Record).
+// OpenKruise's webhook decides: pods marked no-protect, budgets that need nothing available,
+// operations the budget does not guard, pods it recorded already and pods unavailable already pass
+// for free — except the eviction of an unavailable pod while the budget is not met, refused as
+// Kubernetes refuses it; any other pod takes one unit of unavailableAllowed, recorded in
+// pub.Status (pub is modified only when the decision is Record).
 func Admit(pub *policyv1alpha1.PodUnavailableBudget, pod *corev1.Pod, op policyv1alpha1.PubOperation, now time.Time) Decision {
 	switch {
 	case pub == nil,
 		pod.Annotations[policyv1alpha1.PodPubNoProtectionAnnotation] == "true",
-		!Ready(pod) || !Consistent(pod),
 		pub.Status.DesiredAvailable == 0,
 		!Guards(pub, op):
 		return Decision{Allowed: true}
@@ -212,6 +199,16 @@ func Admit(pub *policyv1alpha1.PodUnavailableBudget, pod *corev1.Pod, op policyv
 		return Decision{Allowed: true}
 	}
 	if _, ok := pub.Status.UnavailablePods[pod.Name]; ok {
+		return Decision{Allowed: true}
+	}
+	if !Ready(pod) || !Consistent(pod) {
+		// An unavailable pod costs the budget nothing. An eviction of one is refused while the
+		// budget is not met, as Kubernetes' PodDisruptionBudget refuses it (IfHealthyBudget): when a
+		// failure makes every pod NotReady, a drain must not take them all (kruise#1469).
+		if op == policyv1alpha1.PubEvictOperation && pub.Status.CurrentAvailable < pub.Status.DesiredAvailable {
+			return Decision{Reason: fmt.Sprintf("PodUnavailableBudget %s is not met (%d available, %d must be): "+
+				"its pods are not evicted, even unavailable ones, until it is", pub.Name, pub.Status.CurrentAvailable, pub.Status.DesiredAvailable)}
+		}
 		return Decision{Allowed: true}
 	}
 	if pub.Status.UnavailableAllowed <= 0 {

@@ -188,9 +188,13 @@ func Updated(pod *corev1.Pod, set *v1beta1.SidecarSet) bool {
 }
 
 // Consistent reports whether pod's status shows what its spec asks of set's sidecars: a status for
-// every container, and each sidecar running its spec image (by digest for digest-pinned images,
-// else by an image ID that differs from the one recorded before its last in-place upgrade).
-// names restricts the check to those containers (nil: all of set's).
+// every container, and each sidecar running its spec image — a digest-pinned one whose image ID has
+// the digest, any other (and a digest-pinned one whose image ID is another digest, as containerd
+// reports the image's config digest) by an image ID that differs from the one recorded before its
+// last in-place upgrade. names restricts the check to those containers (nil: all of set's).
+//
+// OpenKruise declares a digest-pinned sidecar inconsistent whenever its image ID lacks the digest,
+// which on containerd is always (kruise#2570): such pods never count as ready there.
 func Consistent(pod *corev1.Pod, set *v1beta1.SidecarSet, names map[string]bool) bool {
 	if len(pod.Spec.Containers) != len(pod.Status.ContainerStatuses) {
 		return false
@@ -198,35 +202,26 @@ func Consistent(pod *corev1.Pod, set *v1beta1.SidecarSet, names map[string]bool)
 	if names == nil {
 		names = podContainersOf(set)
 	}
-	allDigests := true
+	states, err := podUpgradeStates(pod)
+	if err != nil {
+		return false
+	}
+	var last map[string]appspub.InPlaceUpdateContainerStatus
+	if st := states[set.Name]; st != nil {
+		last = st.LastContainerStatuses
+	}
+	judged := map[string]bool{}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		if !names[c.Name] {
 			continue
 		}
-		digest, ok := imageDigest(c.Image)
-		if !ok {
-			// As OpenKruise: the first sidecar not pinned by digest ends the digest checks; the
-			// image IDs recorded before the upgrade judge the rest.
-			allDigests = false
-			break
+		if digest, ok := imageDigest(c.Image); ok && strings.HasSuffix(imageID(pod, c.Name), digest) {
+			continue // runs the pinned digest
 		}
-		if !strings.HasSuffix(imageID(pod, c.Name), digest) {
-			return false
-		}
+		judged[c.Name] = true
 	}
-	if allDigests {
-		return true
-	}
-	states, err := podUpgradeStates(pod)
-	if err != nil {
-		return false
-	}
-	last := states[set.Name]
-	if last == nil {
-		return true // injected, never upgraded in place
-	}
-	return upgradedSince(pod, names, last.LastContainerStatuses)
+	return upgradedSince(pod, judged, last)
 }
 
 // SidecarsUpgraded reports whether each injected sidecar of pod (a container with IS_INJECTED=true)

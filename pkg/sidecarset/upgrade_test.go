@@ -475,19 +475,32 @@ func TestConsistent(t *testing.T) {
 		},
 		want: true,
 	}, {
-		name: "a digest image whose image ID carries another digest",
+		// containerd reports the image's config digest as the image ID (kruise#2570): a sidecar
+		// never upgraded in place is consistent whatever digest its image ID carries.
+		name: "a digest image whose image ID carries another digest, never upgraded in place",
 		pod: func(t *testing.T) *corev1.Pod {
 			return digests(t, "docker-pullable://registry.io/log@"+digestA, "docker-pullable://registry.io/mesh@"+digestB)
 		},
-		want: false,
+		want: true,
 	}, {
-		name: "a digest image (listed before a tag image) whose image ID carries another digest",
+		name: "a digest image upgraded in place whose image ID has not changed yet",
 		pod: func(t *testing.T) *corev1.Pod {
-			p := digests(t, "docker-pullable://registry.io/log@"+digestB, "docker-pullable://registry.io/mesh@"+digestA)
-			upSpec(p, "mesh").Image = "mesh:1" // the pod lists log before mesh
+			p := digests(t, "docker-pullable://registry.io/log@"+digestA, "sha256:config-old")
+			upStatus(p, "mesh").Image = "registry.io/mesh@" + digestB
+			p.Annotations[InplaceUpdateStateAnnotation] = upJSON(t, map[string]*appspub.InPlaceUpdateState{"s": {Revision: "h",
+				LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{"mesh": {ImageID: "sha256:config-old"}}}})
 			return p
 		},
 		want: false,
+	}, {
+		name: "a digest image upgraded in place whose image ID changed",
+		pod: func(t *testing.T) *corev1.Pod {
+			p := digests(t, "docker-pullable://registry.io/log@"+digestA, "sha256:config-new")
+			p.Annotations[InplaceUpdateStateAnnotation] = upJSON(t, map[string]*appspub.InPlaceUpdateState{"s": {Revision: "h",
+				LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{"mesh": {ImageID: "sha256:config-old"}}}})
+			return p
+		},
+		want: true,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -498,11 +511,10 @@ func TestConsistent(t *testing.T) {
 	}
 }
 
-// TestConsistentMixedDigestOrder: OpenKruise v1.9.0's IsPodStateConsistent walks the pod's
-// containers and stops checking digests at the first sidecar whose image is not digest-pinned
-// (`allDigestImage = false; break`, since openkruise/kruise#854); the sidecars after it are only
-// judged by the recorded image IDs. A pod whose tag-image sidecar comes before a digest-pinned one
-// reporting another digest is therefore consistent there (and counted in readyPods).
+// TestConsistentMixedDigestOrder: a pod whose tag-image sidecar comes before a digest-pinned one
+// reporting another digest is consistent, in OpenKruise (its digest checks stop at the tag image,
+// openkruise/kruise#854) and in Kruise (an image ID without the digest is judged by the recorded
+// image IDs, kruise#2570).
 func TestConsistentMixedDigestOrder(t *testing.T) {
 	const (
 		digestA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
