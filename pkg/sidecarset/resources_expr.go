@@ -312,15 +312,20 @@ func (p *exprParser) unexpected() error {
 	return fmt.Errorf("syntax error: unexpected %q at offset %d", p.tok.text, p.tok.pos)
 }
 
-func (p *exprParser) expr() (*exprNode, error) {
-	l, err := p.term()
+func (p *exprParser) expr() (*exprNode, error) { return p.binary(p.term, '+', '-') }
+
+func (p *exprParser) term() (*exprNode, error) { return p.binary(p.factor, '*', '/') }
+
+// binary parses a left-associative chain of next separated by any of ops.
+func (p *exprParser) binary(next func() (*exprNode, error), ops ...byte) (*exprNode, error) {
+	l, err := next()
 	if err != nil {
 		return nil, err
 	}
-	for p.is('+') || p.is('-') {
+	for p.isAny(ops) {
 		op := p.tok.text[0]
 		p.advance()
-		r, err := p.term()
+		r, err := next()
 		if err != nil {
 			return nil, err
 		}
@@ -329,21 +334,14 @@ func (p *exprParser) expr() (*exprNode, error) {
 	return l, nil
 }
 
-func (p *exprParser) term() (*exprNode, error) {
-	l, err := p.factor()
-	if err != nil {
-		return nil, err
-	}
-	for p.is('*') || p.is('/') {
-		op := p.tok.text[0]
-		p.advance()
-		r, err := p.factor()
-		if err != nil {
-			return nil, err
+// isAny reports whether the current token is one of ops.
+func (p *exprParser) isAny(ops []byte) bool {
+	for _, op := range ops {
+		if p.is(op) {
+			return true
 		}
-		l = &exprNode{op: op, l: l, r: r}
 	}
-	return l, nil
+	return false
 }
 
 func (p *exprParser) factor() (*exprNode, error) {

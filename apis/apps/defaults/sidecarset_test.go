@@ -2,7 +2,6 @@ package defaults
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -287,49 +285,17 @@ func TestSetDefaultsSidecarSetV1beta1OpenKruiseFixture(t *testing.T) {
 	}
 }
 
-// readSidecarSetFixture returns sc-log of OpenKruise's takeover fixture: the user's object (its
-// last-applied-configuration, with the image patched to log:v2 as in the fixture's history) and the
-// stored spec as generic JSON.
+// readSidecarSetFixture returns sc-log of OpenKruise's takeover fixture: the user's object and the
+// stored spec as generic JSON (compat.ReadSidecarSetFixture).
 func readSidecarSetFixture(t *testing.T) (*v1beta1.SidecarSet, any) {
 	t.Helper()
-	file := filepath.Join(compat.OracleDir(filepath.Join("..", "..", "..")), "takeover", "workloads", "sidecarsets.apps.kruise.io.yaml")
-	data, err := os.ReadFile(file)
+	fx, err := compat.ReadSidecarSetFixture(filepath.Join("..", "..", ".."))
 	if err != nil {
-		t.Fatalf("the OpenKruise takeover fixture (set KRUISE_COMPAT_DIR to the openkruise-v1.9.0 folder): %v", err)
+		t.Fatal(err)
 	}
-	var list struct {
-		Items []struct {
-			Metadata struct {
-				Name        string            `json:"name"`
-				Annotations map[string]string `json:"annotations"`
-			} `json:"metadata"`
-			Spec any `json:"spec"`
-		} `json:"items"`
+	user := &v1beta1.SidecarSet{}
+	if err := json.Unmarshal(fx.Applied, user); err != nil {
+		t.Fatalf("sc-log's last-applied-configuration: %v", err)
 	}
-	if err := yaml.Unmarshal(data, &list); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	for _, item := range list.Items {
-		if item.Metadata.Name != "sc-log" {
-			continue
-		}
-		user := &v1beta1.SidecarSet{}
-		applied := item.Metadata.Annotations["kubectl.kubernetes.io/last-applied-configuration"]
-		if err := json.Unmarshal([]byte(applied), user); err != nil {
-			t.Fatalf("%s: last-applied-configuration: %v", file, err)
-		}
-		patched := 0
-		for i := range user.Spec.Containers {
-			if user.Spec.Containers[i].Image == "example.com/log:v1" {
-				user.Spec.Containers[i].Image = "example.com/log:v2"
-				patched++
-			}
-		}
-		if patched != 1 {
-			t.Fatalf("%s: %d containers with image example.com/log:v1 in the last-applied configuration, want 1", file, patched)
-		}
-		return user, item.Spec
-	}
-	t.Fatalf("%s: no SidecarSet sc-log", file)
-	return nil, nil
+	return user, fx.StoredSpec
 }

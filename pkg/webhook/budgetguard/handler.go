@@ -22,6 +22,7 @@ import (
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/podbudget"
+	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
@@ -53,7 +54,7 @@ type Handler struct {
 	written sync.Map // budget namespace/name → the *PodUnavailableBudget this handler last wrote
 }
 
-// Register serves h on srv under PathPrefix.
+// Register serves h on srv under PathPrefix: PathPrefix + namespace [+ "/" + budget].
 func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
 	if h.Decoder == nil {
 		h.Decoder = admission.NewDecoder(scheme)
@@ -61,18 +62,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
 	if h.Clock == nil {
 		h.Clock = clock.RealClock{}
 	}
-	srv.Register(PathPrefix, h)
-}
-
-type budgetKey struct{}
-
-// ServeHTTP passes the namespace (and budget) named by the path on to Handle.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rest := strings.TrimPrefix(r.URL.Path, PathPrefix)
-	wh := &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		return h.Handle(context.WithValue(ctx, budgetKey{}, rest), req)
-	})}
-	wh.ServeHTTP(w, r)
+	registration.Serve(srv, PathPrefix, h.Handle)
 }
 
 // Handle answers one admission.
@@ -84,7 +74,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if pod == nil || h.Off[op] {
 		return admission.Allowed("")
 	}
-	path, _ := ctx.Value(budgetKey{}).(string)
+	path := registration.Suffix(ctx)
 	_, name, _ := strings.Cut(path, "/")
 	pub, err := h.budgetFor(ctx, pod, name)
 	if err != nil {

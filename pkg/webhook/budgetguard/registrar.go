@@ -7,12 +7,8 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
@@ -33,22 +29,15 @@ type Registrar struct {
 	Source        registration.Source
 }
 
-var registrarKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "podunavailablebudget-protection"}}
-
 // resync re-reads the budgets' targetRef workloads, whose selectors the entries copy.
 const resync = time.Minute
 
 // SetupWithManager runs the registrar on the leader.
 func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
-	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{registrarKey}
-	})
 	return ctrl.NewControllerManagedBy(mgr).Named("podunavailablebudget-protection").
-		Watches(&policyv1alpha1.PodUnavailableBudget{}, all).
-		Watches(&admissionregistrationv1.ValidatingWebhookConfiguration{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(
-			func(o client.Object) bool { return o.GetName() == r.Configuration }))).
-		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, all, builder.WithPredicates(predicate.NewPredicateFuncs(
-			func(o client.Object) bool { return o.GetName() == r.Source.Configuration }))).
+		Watches(&policyv1alpha1.PodUnavailableBudget{}, registration.EnqueueOne).
+		Watches(&admissionregistrationv1.ValidatingWebhookConfiguration{}, registration.EnqueueOne, registration.Named(r.Configuration)).
+		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne, registration.Named(r.Source.Configuration)).
 		Complete(r)
 }
 

@@ -3,17 +3,14 @@ package defaulting
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -32,46 +29,21 @@ type sidecarSetFixture struct {
 
 func readSidecarSetFixture(t *testing.T) sidecarSetFixture {
 	t.Helper()
-	file := filepath.Join(compat.OracleDir(filepath.Join("..", "..", "..")), "takeover", "workloads", "sidecarsets.apps.kruise.io.yaml")
-	data, err := os.ReadFile(file)
+	raw, err := compat.ReadSidecarSetFixture(filepath.Join("..", "..", ".."))
 	if err != nil {
-		t.Fatalf("the OpenKruise takeover fixture (set KRUISE_COMPAT_DIR to the openkruise-v1.9.0 folder): %v", err)
+		t.Fatal(err)
 	}
-	var list struct {
-		Items []struct {
-			Metadata struct {
-				Name        string            `json:"name"`
-				Annotations map[string]string `json:"annotations"`
-			} `json:"metadata"`
-			Spec any `json:"spec"`
-		} `json:"items"`
+	fx := sidecarSetFixture{storedSpec: raw.StoredSpec, annotations: map[string]string{}}
+	if err := json.Unmarshal(raw.Applied, &fx.user); err != nil {
+		t.Fatalf("sc-log's last-applied-configuration: %v", err)
 	}
-	if err := yaml.Unmarshal(data, &list); err != nil {
-		t.Fatalf("%s: %v", file, err)
+	for _, key := range []string{sidecarset.HashAnnotation, sidecarset.HashWithoutImageAnnotation} {
+		if raw.Annotations[key] == "" {
+			t.Fatalf("sc-log has no annotation %s", key)
+		}
+		fx.annotations[key] = raw.Annotations[key]
 	}
-	for _, item := range list.Items {
-		if item.Metadata.Name != "sc-log" {
-			continue
-		}
-		applied := item.Metadata.Annotations["kubectl.kubernetes.io/last-applied-configuration"]
-		if strings.Count(applied, `"example.com/log:v1"`) != 1 {
-			t.Fatalf("%s: the last-applied configuration does not name image example.com/log:v1 once: %s", file, applied)
-		}
-		var user map[string]any
-		if err := json.Unmarshal([]byte(strings.Replace(applied, `"example.com/log:v1"`, `"example.com/log:v2"`, 1)), &user); err != nil {
-			t.Fatalf("%s: last-applied-configuration: %v", file, err)
-		}
-		fx := sidecarSetFixture{user: user, storedSpec: item.Spec, annotations: map[string]string{}}
-		for _, key := range []string{sidecarset.HashAnnotation, sidecarset.HashWithoutImageAnnotation} {
-			if item.Metadata.Annotations[key] == "" {
-				t.Fatalf("%s: sc-log has no annotation %s", file, key)
-			}
-			fx.annotations[key] = item.Metadata.Annotations[key]
-		}
-		return fx
-	}
-	t.Fatalf("%s: no SidecarSet sc-log", file)
-	return sidecarSetFixture{}
+	return fx
 }
 
 // admitSidecarSet sends obj (old, on an update) to the SidecarSet webhook of version and returns

@@ -10,12 +10,21 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
 // Source is the webhook whose client config the entries copy.
@@ -75,4 +84,40 @@ func Same[W any](have, want []W, name func(*W) string) bool {
 	h := append([]W(nil), have...)
 	sort.Slice(h, func(i, j int) bool { return name(&h[i]) < name(&h[j]) })
 	return equality.Semantic.DeepEqual(h, want)
+}
+
+type suffixKey struct{}
+
+// Serve serves handle on srv for every path under prefix; handle finds the rest of the path (the
+// object an entry names) with Suffix.
+func Serve(srv webhook.Server, prefix string, handle admission.HandlerFunc) {
+	srv.Register(prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		suffix := strings.TrimPrefix(r.URL.Path, prefix)
+		wh := &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+			return handle(context.WithValue(ctx, suffixKey{}, suffix), req)
+		})}
+		wh.ServeHTTP(w, r)
+	}))
+}
+
+// Suffix is the part of the request's path after the prefix Serve was given.
+func Suffix(ctx context.Context) string {
+	s, _ := ctx.Value(suffixKey{}).(string)
+	return s
+}
+
+// One is the single work item of a registrar: every change is handled by one pass over all the
+// objects behind its entries.
+var One = reconcile.Request{NamespacedName: types.NamespacedName{Name: "registration"}}
+
+// EnqueueOne maps every event to One.
+var EnqueueOne = handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+	return []reconcile.Request{One}
+})
+
+// Named passes the events of the objects named names only.
+func Named(names ...string) builder.Predicates {
+	return builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return slices.Contains(names, o.GetName())
+	}))
 }

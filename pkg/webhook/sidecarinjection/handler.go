@@ -21,6 +21,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
 // PathPrefix is where the injection entries call: PathPrefix + the SidecarSet's name.
@@ -46,7 +47,7 @@ type Handler struct {
 	Clock             clock.PassiveClock
 }
 
-// Register serves h on srv under PathPrefix.
+// Register serves h on srv under PathPrefix: PathPrefix + the SidecarSet's name.
 func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
 	if h.Decoder == nil {
 		h.Decoder = admission.NewDecoder(scheme)
@@ -54,18 +55,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
 	if h.Clock == nil {
 		h.Clock = clock.RealClock{}
 	}
-	srv.Register(PathPrefix, h)
-}
-
-type setNameKey struct{}
-
-// ServeHTTP passes the SidecarSet named by the path on to Handle.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	name := strings.TrimPrefix(r.URL.Path, PathPrefix)
-	wh := &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		return h.Handle(context.WithValue(ctx, setNameKey{}, name), req)
-	})}
-	wh.ServeHTTP(w, r)
+	registration.Serve(srv, PathPrefix, h.Handle)
 }
 
 // Handle answers one admission of a pod creation.
@@ -77,7 +67,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if err := h.Decoder.Decode(req, pod); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	required, _ := ctx.Value(setNameKey{}).(string)
+	required := registration.Suffix(ctx) // the SidecarSet whose entry called
 	out, err := h.inject(ctx, pod, req.Namespace, required)
 	if err != nil {
 		return admission.Denied(err.Error())

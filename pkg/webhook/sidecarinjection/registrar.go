@@ -13,10 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -54,20 +51,12 @@ type Registrar struct {
 	ExcludedNamespaces []string
 }
 
-// key is the one work item: every change is handled by one pass over all SidecarSets.
-var key = reconcile.Request{NamespacedName: types.NamespacedName{Name: "sidecarset-injection"}}
-
 // SetupWithManager runs the registrar on the leader.
 func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
-	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{key}
-	})
-	configs := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.GetName() == r.Configuration || o.GetName() == r.Source.Configuration
-	})
 	return ctrl.NewControllerManagedBy(mgr).Named("sidecarset-injection").
-		Watches(&v1beta1.SidecarSet{}, all).
-		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, all, builder.WithPredicates(configs)).
+		Watches(&v1beta1.SidecarSet{}, registration.EnqueueOne).
+		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne,
+			registration.Named(r.Configuration, r.Source.Configuration)).
 		Complete(r)
 }
 
