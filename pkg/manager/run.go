@@ -157,7 +157,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		HostNetworkHostPorts: gates.Enabled(DefaultHostNetworkHostPortsInPodTemplates)})
 	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, mgr.GetClient(),
 		validating.SidecarSetOptions{Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace,
-			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed)})
+			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed)}, mgr.GetClient())
 	podwebhook.Register(mgr.GetWebhookServer(), scheme)
 	if err := deletionprotection.Register(mgr.GetWebhookServer(), deletionprotection.Options{Enabled: gates.Enabled(ResourcesDeletionProtection),
 		Policy: deletionprotection.Policy{CRDCascading: gates.Enabled(DeletionProtectionForCRDCascadingGate)}, Reader: mgr.GetClient(), Config: cfg}); err != nil {

@@ -195,19 +195,16 @@ func Active(p *corev1.Pod) bool {
 	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
-// ReplicasOf returns the replicas the workloads of pods want together: each distinct controller
-// (a ReplicaSet counted as its Deployment when it has one) once, at its desired replicas; a pod
-// without a known controller counts as one.
+// ReplicasOf returns the replicas the workloads of pods want together, as OpenKruise counts them:
+// each distinct controller (a ReplicaSet counted as its Deployment when it has one) once, at its
+// desired replicas. Pods without a controller, or whose controller does not exist, count nothing:
+// a budget over such pods counts on pub.kruise.io/protect-total-replicas.
 func (f *Finder) ReplicasOf(ctx context.Context, pods []*corev1.Pod) (int32, error) {
 	seen := map[types.UID]bool{}
 	var total int32
 	for _, p := range pods {
 		ref := metav1.GetControllerOf(p)
-		if ref == nil {
-			total++
-			continue
-		}
-		if seen[ref.UID] {
+		if ref == nil || seen[ref.UID] {
 			continue
 		}
 		seen[ref.UID] = true
@@ -216,7 +213,6 @@ func (f *Finder) ReplicasOf(ctx context.Context, pods []*corev1.Pod) (int32, err
 			return 0, err
 		}
 		if w == nil {
-			total++
 			continue
 		}
 		if gv, _ := schema.ParseGroupVersion(ref.APIVersion); gv.WithKind(ref.Kind).GroupKind() == replicaSet {

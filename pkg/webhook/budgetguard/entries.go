@@ -74,5 +74,6 @@ func EntryName(namespace, name string) string {
 
 // EvictionEntryName names the eviction entry of a namespace.
 func EvictionEntryName(namespace string) string {
-	return registration.Name(namespace, ".evictions.podunavailablebudget.kruise.io")
+	// Its own suffix: a budget may be named "evictions".
+	return registration.Name(namespace, ".podunavailablebudget-evictions.kruise.io")
 }

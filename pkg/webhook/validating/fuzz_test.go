@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/sidecarset"
 	"github.com/kruise-ng/kruise/pkg/webhook/internal/webhookfuzz"
 )
@@ -78,10 +80,17 @@ var fuzzSamples = []string{
 	      "upgradeStrategy":{"upgradeType":"ColdUpgrade"}}],
 	    "updateStrategy":{"type":"NotUpdate"},"injectionStrategy":{"revision":{"revisionName":"sc-123"}},
 	    "patchPodMetadata":[{"annotations":{"example.com/x":"y"},"patchPolicy":"Overwrite"}]}}`,
+	`{"apiVersion":"policy.kruise.io/v1alpha1","kind":"PodUnavailableBudget","metadata":{"name":"web","namespace":"ns",
+	    "annotations":{"kruise.io/pub-protect-operations":"DELETE,EVICT,RESIZE","pub.kruise.io/protect-total-replicas":"5"}},
+	  "spec":{"selector":{"matchLabels":{"app":"a"},"matchExpressions":[{"key":"tier","operator":"NotIn","values":["db"]}]},
+	    "maxUnavailable":"25%"}}`,
+	`{"apiVersion":"policy.kruise.io/v1alpha1","kind":"PodUnavailableBudget","metadata":{"name":"cs","namespace":"ns"},
+	  "spec":{"targetRef":{"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet","name":"cs"},"minAvailable":2}}`,
 }
 
-// fuzzSidecarSetCluster is what the SidecarSet webhooks read while fuzzed: a SidecarSet that
-// selects the same pods as the samples, its namespace, a pinned revision and a patch whitelist.
+// fuzzSidecarSetCluster is what the SidecarSet and PodUnavailableBudget webhooks read while
+// fuzzed: a SidecarSet that selects the same pods as the samples, its namespace, a pinned revision
+// and a patch whitelist; budgets that guard the pods and the workload of the budget samples.
 func fuzzSidecarSetCluster() []client.Object {
 	container := func(name string) v1beta1.SidecarSetContainer {
 		return v1beta1.SidecarSetContainer{Container: corev1.Container{Name: name, Image: name + ":v1"}}
@@ -98,6 +107,13 @@ func fuzzSidecarSetCluster() []client.Object {
 			Labels: map[string]string{sidecarset.RevisionOwnerLabel: "log", sidecarset.CustomVersionLabel: "v1"}}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: KruiseConfigurationName, Namespace: "kruise-system"},
 			Data: map[string]string{PatchWhitelistKey: `{"rules":[{"selector":{"matchLabels":{"team":"a"}},"allowedAnnotationKeyExprs":["^example\\.com/"]}]}`}},
+		&policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "ns"},
+			Spec: policyv1alpha1.PodUnavailableBudgetSpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}},
+				{Key: "tier", Operator: metav1.LabelSelectorOpExists}}}, MaxUnavailable: ptr.To(intstr.FromInt32(1))}},
+		&policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Name: "other-cs", Namespace: "ns"},
+			Spec: policyv1alpha1.PodUnavailableBudgetSpec{TargetReference: &policyv1alpha1.PodUnavailableBudgetTargetReference{
+				APIVersion: "apps.kruise.io/v1beta1", Kind: "CloneSet", Name: "cs"}, MinAvailable: ptr.To(intstr.FromString("50%"))}},
 	}
 }
 
@@ -117,7 +133,7 @@ func FuzzValidatingWebhooks(f *testing.F) {
 	pods := fake.NewClientBuilder().WithObjects(pod).Build()
 	cluster := fake.NewClientBuilder().WithScheme(scheme).WithObjects(fuzzSidecarSetCluster()...).Build()
 	sidecarSets := SidecarSetOptions{Reader: cluster, Config: cluster, Namespace: "kruise-system"}
-	targets := webhookfuzz.Targets(f, scheme, func(srv webhook.Server) { Register(srv, scheme, acceptTemplates{}, pods, sidecarSets) })
+	targets := webhookfuzz.Targets(f, scheme, func(srv webhook.Server) { Register(srv, scheme, acceptTemplates{}, pods, sidecarSets, cluster) })
 	webhookfuzz.Seed(f, targets, fuzzSamples...)
 	f.Fuzz(func(t *testing.T, path string, update bool, obj, old []byte) {
 		webhookfuzz.Check(t, targets, path, update, obj, old)

@@ -27,15 +27,19 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-statefulset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=statefulsets,verbs=create;update,versions=v1beta1,name=vstatefulset-v1beta1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-sidecarset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1,name=vsidecarset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-sidecarset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1beta1,name=vsidecarset-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-policy-kruise-io-v1alpha1-podunavailablebudget,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=policy.kruise.io,resources=podunavailablebudgets,verbs=create;update,versions=v1alpha1,name=vpodunavailablebudget-v1alpha1.policy.kruise.io,admissionReviewVersions=v1
 
 // Register adds every validating webhook to srv; templates checks pod templates (nil: not checked
 // beyond the rules of this package); pods reads the pods a CloneSet's podsToDelete names (nil: not
-// looked up); sidecarSets says what the SidecarSet webhooks read (its zero value: nothing).
-func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, pods client.Reader, sidecarSets SidecarSetOptions) {
+// looked up); sidecarSets says what the SidecarSet webhooks read (its zero value: nothing); budgets
+// lists the PodUnavailableBudgets of a namespace, for their conflicts (nil: not checked).
+func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, pods client.Reader, sidecarSets SidecarSetOptions,
+	budgets client.Reader) {
 	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: pods}))
 	registerStatefulSets(srv, scheme, templates, pods)
 	registerSidecarSets(srv, scheme, templates, sidecarSets)
 	registerPullJobs(srv, scheme)
+	registerPodUnavailableBudgets(srv, scheme, budgets)
 	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
 		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
 }
