@@ -122,12 +122,13 @@ e2e-node: tools ## tests on the sandbox's real node (kubelet + containerd + runc
 	$(call go-test-e2e,./test/e2enode/...)
 
 # Benchmarks print figures (they are not timed tests). N pods per scenario; BENCH_JSON=file appends
-# one JSON object per scenario; BENCH_PROFILE=dir saves the manager's profiles of each rollout.
+# one JSON object per scenario; BENCH_PROFILE=dir saves the manager's profiles of each rollout
+# (and of each pod creation latency run).
 N ?= 500
 BENCH_NODES ?= 10
 
 .PHONY: bench
-bench: tools ## CloneSet and Advanced StatefulSet scale-up and in-place rollouts (maxUnavailable 20%, 100%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes
+bench: tools ## CloneSet and Advanced StatefulSet scale-up and in-place rollouts (maxUnavailable 20%, 100%), a SidecarSet upgrade (maxUnavailable 20%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes; pod creation latency with 0, 1, 20 SidecarSets
 	$(GO) run ./test/bench -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE))
 
 # bench-scale runs make bench at each N of SCALE_NS, on N/200 kwok nodes (at least BENCH_NODES; a

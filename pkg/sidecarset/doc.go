@@ -33,8 +33,13 @@
 //     panics, whatever the input (fuzzed by FuzzInjectNeverPanics, FuzzInjectResourcesPolicy and,
 //     for the expressions, FuzzResourceExpr).
 //
+// The in-place upgrade of injected sidecars is planned here too, for pkg/controller/sidecarset:
+// PlanUpgrade and PlanFullUpgrade (cold and hot sidecars), PlanFlip (the end of a hot upgrade),
+// and the checks Updated, Consistent, Ready, Running, ImagesOnly, InFlight (upgrade.go,
+// hotupgrade_upgrade.go), with the annotations and the SidecarSetUpgradable condition written as
+// OpenKruise writes them.
+//
 // Left out for now: the pod-update path (re-injection on pod update, OpenKruise's
-// NeedToInjectInUpdatedPod) and the in-place upgrade of injected sidecars (the SidecarSet
-// controller). Where OpenKruise's resourcesPolicy arithmetic converts a float64 that no int64
-// holds (its result then depends on the CPU), the pod is refused instead.
+// NeedToInjectInUpdatedPod). Where OpenKruise's resourcesPolicy arithmetic converts a float64 that
+// no int64 holds (its result then depends on the CPU), the pod is refused instead.
 package sidecarset

@@ -281,17 +281,12 @@ func Running(pod *corev1.Pod, set *v1beta1.SidecarSet) bool {
 	if pod.Status.Phase != corev1.PodRunning {
 		return false
 	}
-	working := hotUpgradeWorking(pod)
 	for i := range set.Spec.Containers {
 		c := &set.Spec.Containers[i]
 		if c.UpgradeStrategy.UpgradeType != v1beta1.SidecarSetHotUpgrade || c.UpgradeStrategy.HotUpgradeEmptyImage == "" {
 			continue
 		}
-		n1, n2 := hotUpgradeNames(c.Name)
-		idle := n2
-		if working[c.Name] == n2 {
-			idle = n1
-		}
+		_, idle := HotUpgradePair(pod, c.Name)
 		if pc := podContainer(pod, idle); pc != nil && pc.Image != c.UpgradeStrategy.HotUpgradeEmptyImage {
 			return false
 		}

@@ -34,6 +34,7 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profi
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = 200, 400
+	cfg.WarningHandler = warnings
 	scheme, err := manager.NewScheme()
 	if err != nil {
 		return nil, err
@@ -110,6 +111,11 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profi
 		return nil, err
 	}
 	out = append(out, asts...)
+	sidecars, err := runSidecarSet(ctx, sb, c, n, mgrPID, prof)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, sidecars...)
 
 	dns, err := namespace(ctx, c, "bench-deployment")
 	if err != nil {

@@ -1,10 +1,12 @@
 // Command bench measures Kruise's CloneSet against the machine on a sandbox with kwok nodes:
-// scale-up, in-place rollouts at maxUnavailable 20% and 100%, an apps/v1 Deployment rollout by
-// kube-controller-manager as reference, and (-floor) the machine's floor: the in-place protocol's
-// writes done directly, with no controller, as fast as the API server allows. It prints figures,
-// not pass/fail: wall seconds, the writer's successful writes per pod (pods and pods/status vs
-// everything else, from the API server's audit log, by the writer's own identity), 409 conflicts,
-// and the writer's CPU seconds and peak RSS.
+// scale-up, in-place rollouts at maxUnavailable 20% and 100%, the same for an Advanced
+// StatefulSet, a SidecarSet's in-place sidecar upgrade at maxUnavailable 20% over a CloneSet's
+// pods, an apps/v1 Deployment rollout by kube-controller-manager as reference, and (-floor) the
+// machine's floor: the in-place protocol's writes done directly, with no controller, as fast as
+// the API server allows. It prints figures, not pass/fail: wall seconds, the writer's successful
+// writes per pod (pods and pods/status vs everything else, from the API server's audit log, by
+// the writer's own identity), 409 conflicts, and the writer's CPU seconds and peak RSS; then
+// what the pod webhook adds to a pod's creation (p50, p99) with 0, 1 and 20 SidecarSets.
 //
 //	go run ./test/bench [-n 500] [-nodes 10] [-floor] [-json FILE] [-profile DIR]
 package main
@@ -19,6 +21,11 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/rest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
@@ -47,6 +54,8 @@ func main() {
 	jsonOut := flag.String("json", "", "append one JSON object per scenario to this file")
 	profileDir := flag.String("profile", "", "write kruise-manager's CPU and allocation profiles of each scenario to this folder")
 	flag.Parse()
+	// The bench's clients log errors only (API server warnings go to warnings).
+	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	if err := run(*n, *nodes, *floor, *jsonOut, *profileDir); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
@@ -69,6 +78,7 @@ func run(n, nodes int, floor bool, jsonOut, profileDir string) error {
 	}()
 	ctx := context.Background()
 	var results []result
+	var latencies []latency
 	if floor {
 		r, err := runFloor(ctx, sb, n)
 		if err != nil {
@@ -76,17 +86,31 @@ func run(n, nodes int, floor bool, jsonOut, profileDir string) error {
 		}
 		results = append(results, r)
 	} else {
-		results, err = runControllers(ctx, sb, n, newProfiler(profileDir, sb))
+		prof := newProfiler(profileDir, sb)
+		results, err = runControllers(ctx, sb, n, prof)
 		if err != nil {
+			return err
+		}
+		if latencies, err = runWebhookLatency(ctx, sb, nodes, prof); err != nil {
 			return err
 		}
 	}
 	for i := range results {
 		results[i].Nodes, results[i].Time = nodes, time.Now().UTC()
 	}
+	for i := range latencies {
+		latencies[i].Nodes, latencies[i].Time = nodes, time.Now().UTC()
+	}
 	printTable(results)
+	if len(latencies) > 0 {
+		fmt.Println()
+		printLatency(latencies)
+	}
 	if jsonOut != "" {
-		return appendJSON(jsonOut, results)
+		if err := appendJSON(jsonOut, results); err != nil {
+			return err
+		}
+		return appendJSON(jsonOut, latencies)
 	}
 	return nil
 }
@@ -124,6 +148,10 @@ func measure(sb *sandbox.Sandbox, scenario, writer string, n, pid int, users fun
 		Conflicts: counts.Conflicts, CPUSeconds: cpu1 - cpu0, PeakRSSMB: rss, Writes: counts.ByResource}, nil
 }
 
+// warnings prints the API server's warnings once each (controller-runtime's default logs them
+// through a logger the bench does not set up).
+var warnings = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
+
 // processPID finds a process the sandbox started.
 func processPID(sb *sandbox.Sandbox, name string) (int, error) {
 	for _, p := range sb.Processes {
@@ -152,7 +180,7 @@ func printTable(results []result) {
 	}
 }
 
-func appendJSON(path string, results []result) error {
+func appendJSON[T any](path string, results []T) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

@@ -138,6 +138,14 @@ func TestRealNode(t *testing.T) {
 		daemonPermissionsUsed(t, sb, cfg)
 	})
 
+	t.Run("a SidecarSet injects a sidecar into a CloneSet's pods and upgrades it in place", func(t *testing.T) {
+		sidecarSetUpgradesInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
+	t.Run("a hot upgrade keeps a client's requests answered through the flip", func(t *testing.T) {
+		sidecarSetHotUpgrade(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("teardown leaves nothing behind", func(t *testing.T) {
 		dir := sb.Dir
 		t0 := time.Now()

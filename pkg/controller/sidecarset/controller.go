@@ -2,6 +2,7 @@ package sidecarset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -144,6 +145,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: time.Second}, err
 	}
 	if err := r.apply(ctx, pc, owner, set, plan); err != nil {
+		if errors.Is(err, errWaitingForBudget) {
+			return ctrl.Result{RequeueAfter: podcontrol.BudgetRetry}, nil // the budget frees as pods come back
+		}
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, nil

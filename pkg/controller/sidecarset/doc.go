@@ -18,6 +18,23 @@
 //   - a pod is upgraded in one JSON patch through the in-place engine (the changed images, the hash
 //     entry, kruise.io/sidecarset-inplace-update-state), then SidecarSetUpgradable=True.
 //
-// Left out for now: hot-upgrade sidecars are injected but not upgraded (nor flipped); image
-// pre-download for sidecar upgrades.
+// Hot-upgrade sidecars (upgradeStrategy.upgradeType HotUpgrade) run as two copies, <name>-1 and
+// <name>-2, the idle one on hotUpgradeEmptyImage (pkg/sidecarset/hotupgrade_upgrade.go). Their
+// new image goes in two in-place patches, as in OpenKruise:
+//   - upgrade, in the pod's patch above: the idle copy (or, with neither on the empty image, the
+//     one not ready, else the one not working) gets the image and becomes the working copy
+//     (kruise.io/sidecarset-working-hotupgrade-container); its version.sidecarset.kruise.io/<copy>
+//     annotation becomes the SidecarSet's resourceVersion, its versionalt annotation the other
+//     copy's version, the other copy's versionalt annotation the resourceVersion;
+//   - flip, once the new copy runs its image and the pod is ready (or every container but the old
+//     copy is): the old copy gets the empty image, its version and the working copy's versionalt
+//     annotation become "0", the hash entry stays; an event ResetContainerSucceed goes on the pod.
+//     Flips come first in each reconcile, whatever updateStrategy says (NotUpdate, paused,
+//     partition, selector); a pod also due for an upgrade is upgraded as the flip left it.
+//
+// A pod counts as ready, and is upgraded at maxUnavailable's cost, only while each idle copy runs
+// the empty image: from its upgrade until its old copies run the empty image, it is unavailable.
+//
+// Left out for now: image pre-download for sidecar upgrades; the in-place upgrade of native-sidecar
+// init containers, hot or not (OpenKruise never upgrades them in place either).
 package sidecarset

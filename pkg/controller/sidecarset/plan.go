@@ -19,7 +19,12 @@ import (
 type Plan struct {
 	// Status is the SidecarSet's status.
 	Status v1beta1.SidecarSetStatus
-	// Upgrade are the pods whose sidecars are upgraded in place now, in order.
+	// Flip are the pods whose hot upgrade is done (sidecarset.FlipDue): the old copies of their
+	// hot-upgrade sidecars go to the empty image now, before any upgrade, whatever the update
+	// strategy says (as OpenKruise flips them ahead of its NotUpdate, done and paused checks).
+	Flip []*corev1.Pod
+	// Upgrade are the pods whose sidecars are upgraded in place now, in order (a pod also in Flip
+	// is upgraded once flipped).
 	Upgrade []*corev1.Pod
 	// NotUpgradable are the pods left behind because more than images changed.
 	NotUpgradable []*corev1.Pod
@@ -44,6 +49,11 @@ func Compute(set *v1beta1.SidecarSet, pods []*corev1.Pod, latest string, cc int3
 			if updated[pod] {
 				p.Status.UpdatedReadyPods++
 			}
+		}
+	}
+	for _, pod := range pods {
+		if sidecarset.FlipDue(pod, set) {
+			p.Flip = append(p.Flip, pod)
 		}
 	}
 	us := &set.Spec.UpdateStrategy

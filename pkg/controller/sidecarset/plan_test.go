@@ -657,3 +657,148 @@ func TestComputeOrder(t *testing.T) {
 		})
 	}
 }
+
+// plHot is the SidecarSet "mesh" (generation 7) selecting app=web, with the hot-upgrade sidecar
+// "envoy" on image (empty image "empty:1") at resourceVersion rv.
+func plHot(image, rv string) *v1beta1.SidecarSet {
+	return plSet("x", func(s *v1beta1.SidecarSet) {
+		s.ResourceVersion = rv
+		s.Spec.Containers = []v1beta1.SidecarSetContainer{{Container: corev1.Container{Name: "envoy", Image: image},
+			PodInjectPolicy: v1beta1.SidecarSetBeforeAppContainer,
+			UpgradeStrategy: v1beta1.SidecarSetContainerUpgradeStrategy{UpgradeType: v1beta1.SidecarSetHotUpgrade, HotUpgradeEmptyImage: "empty:1"}}}
+	})
+}
+
+// plWritten is pod after write (ss.PlanFullUpgrade or ss.PlanFlip at plT1) was patched in.
+func plWritten(t *testing.T, pod *corev1.Pod, set *v1beta1.SidecarSet, write func(*corev1.Pod, *v1beta1.SidecarSet, metav1.Time) (*ss.Upgrade, error)) *corev1.Pod {
+	t.Helper()
+	up, err := write(pod, set, plT1)
+	if err != nil || up == nil {
+		t.Fatalf("plan for pod %s: %+v, %v", pod.Name, up, err)
+	}
+	return ss.Patched(pod, up)
+}
+
+// plKubelet is pod after the kubelet restarted each container whose spec image it does not run.
+func plKubelet(pod *corev1.Pod) *corev1.Pod {
+	out := pod.DeepCopy()
+	for i := range out.Status.ContainerStatuses {
+		cs := &out.Status.ContainerStatuses[i]
+		for _, c := range out.Spec.Containers {
+			if c.Name == cs.Name && c.Image != cs.Image {
+				cs.Image, cs.ImageID, cs.Ready = c.Image, "id-"+c.Image, true
+			}
+		}
+	}
+	return out
+}
+
+// TestComputeHotUpgrade: the hot upgrade in the plan — the pods to flip (OpenKruise's step before
+// its update strategy checks), the status counts and maxUnavailable while copies are swapped.
+func TestComputeHotUpgrade(t *testing.T) {
+	v1, v2, v3 := plHot("envoy:1", "10"), plHot("envoy:2", "20"), plHot("envoy:3", "30")
+	// The stages of one pod's hot upgrade to v2.
+	injected := func(t *testing.T, name string, opts ...plOpt) *corev1.Pod { return plPod(t, name, v1, opts...) }
+	upgraded := func(t *testing.T, name string) *corev1.Pod { // envoy-2 on envoy:2, not restarted yet
+		return plWritten(t, injected(t, name), v2, ss.PlanFullUpgrade)
+	}
+	handedOver := func(t *testing.T, name string) *corev1.Pod { // both copies run: the flip is due
+		return plKubelet(upgraded(t, name))
+	}
+	flipped := func(t *testing.T, name string) *corev1.Pod { // envoy-1 set to empty, not restarted yet
+		return plWritten(t, handedOver(t, name), v2, ss.PlanFlip)
+	}
+	done := func(t *testing.T, name string) *corev1.Pod { return plKubelet(flipped(t, name)) }
+
+	cases := []struct {
+		name                           string
+		set                            *v1beta1.SidecarSet
+		strategy                       func(*v1beta1.SidecarSet)
+		pods                           func(*testing.T) []*corev1.Pod
+		flip, upgrade                  []string
+		matched, updated, ready, upRdy int32
+	}{{
+		name: "each stage: updated from the upgrade on, ready only once the old copy runs the empty image",
+		set:  v2,
+		pods: func(t *testing.T) []*corev1.Pod {
+			return []*corev1.Pod{injected(t, "a"), upgraded(t, "b"), handedOver(t, "c"), flipped(t, "d"), done(t, "e")}
+		},
+		// b, c and d are updated and not ready: maxUnavailable (1) is used up.
+		flip:    []string{"c"},
+		matched: 5, updated: 4, ready: 2, upRdy: 1,
+	}, {
+		name: "flips go on with NotUpdate",
+		set:  v2, strategy: func(s *v1beta1.SidecarSet) { s.Spec.UpdateStrategy.Type = v1beta1.SidecarSetNotUpdateStrategy },
+		pods: func(t *testing.T) []*corev1.Pod { return []*corev1.Pod{injected(t, "a"), handedOver(t, "c")} },
+		flip: []string{"c"}, matched: 2, updated: 1, ready: 1,
+	}, {
+		name: "flips go on while paused",
+		set:  v2, strategy: func(s *v1beta1.SidecarSet) { s.Spec.UpdateStrategy.Paused = true },
+		pods: func(t *testing.T) []*corev1.Pod { return []*corev1.Pod{injected(t, "a"), handedOver(t, "c")} },
+		flip: []string{"c"}, matched: 2, updated: 1, ready: 1,
+	}, {
+		name: "flips go on when every pod is updated",
+		set:  v2,
+		pods: func(t *testing.T) []*corev1.Pod { return []*corev1.Pod{handedOver(t, "c"), done(t, "e")} },
+		flip: []string{"c"}, matched: 2, updated: 2, ready: 1, upRdy: 1,
+	}, {
+		name: "flips go on for pods updateStrategy.selector leaves out and the partition keeps",
+		set:  v2,
+		strategy: func(s *v1beta1.SidecarSet) {
+			s.Spec.UpdateStrategy.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}
+			s.Spec.UpdateStrategy.Partition = ios("100%")
+		},
+		pods: func(t *testing.T) []*corev1.Pod { return []*corev1.Pod{injected(t, "a"), handedOver(t, "c")} },
+		flip: []string{"c"}, matched: 2, updated: 1, ready: 1,
+	}, {
+		name: "a pod mid-way, not flipped yet, costs nothing and goes when not updated: flipped, then upgraded",
+		set:  v3,
+		pods: func(t *testing.T) []*corev1.Pod { return []*corev1.Pod{done(t, "e"), handedOver(t, "c")} },
+		flip: []string{"c"}, upgrade: []string{"c", "e"}, matched: 2, ready: 1,
+	}, {
+		name:    "a pod whose flip the kubelet has not carried out is in flight: skipped",
+		set:     v3,
+		pods:    func(t *testing.T) []*corev1.Pod { return []*corev1.Pod{flipped(t, "d"), injected(t, "a")} },
+		upgrade: []string{"a"}, matched: 2, ready: 1,
+	}, {
+		name:    "a pod hot-upgraded and flipped is upgraded again: back to the first copy",
+		set:     v3,
+		pods:    func(t *testing.T) []*corev1.Pod { return []*corev1.Pod{done(t, "e")} },
+		upgrade: []string{"e"}, matched: 1, ready: 1,
+	}, {
+		name: "a pod whose new copy does not start (a bad image) is not flipped; counted unavailable",
+		set:  v2,
+		pods: func(t *testing.T) []*corev1.Pod {
+			p := upgraded(t, "b")
+			for i := range p.Status.ContainerStatuses {
+				if p.Status.ContainerStatuses[i].Name == "envoy-2" {
+					p.Status.ContainerStatuses[i].Ready = false
+				}
+			}
+			p.Status.Conditions[0].Status = corev1.ConditionFalse
+			return []*corev1.Pod{p, injected(t, "a")}
+		},
+		matched: 2, updated: 1, ready: 1,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			set := tc.set.DeepCopy()
+			if tc.strategy != nil {
+				tc.strategy(set)
+			}
+			pods := tc.pods(t)
+			plan := planner.Compute(set, pods, "mesh-rev", 0)
+			if got := plNames(plan.Flip); !slices.Equal(got, nonNil(tc.flip)) {
+				t.Errorf("Flip = %v, want %v", got, tc.flip)
+			}
+			if got := plNames(plan.Upgrade); !slices.Equal(got, nonNil(tc.upgrade)) {
+				t.Errorf("Upgrade = %v, want %v (why %q)", got, tc.upgrade, plan.Why)
+			}
+			st := plan.Status
+			if st.MatchedPods != tc.matched || st.UpdatedPods != tc.updated || st.ReadyPods != tc.ready || st.UpdatedReadyPods != tc.upRdy {
+				t.Errorf("matched/updated/ready/updatedReady = %d/%d/%d/%d, want %d/%d/%d/%d", st.MatchedPods, st.UpdatedPods,
+					st.ReadyPods, st.UpdatedReadyPods, tc.matched, tc.updated, tc.ready, tc.upRdy)
+			}
+		})
+	}
+}

@@ -65,8 +65,9 @@ type Engine interface {
 	// SidecarSet's sidecars) and the caller's annotations in one JSON patch that checks each
 	// changed container's current image (inplace.ContainersPatch). Neither the pod's revision nor
 	// its readiness gates are touched: the caller records and follows the update itself. With a
-	// Budget, a change of images is asked for first; a refusal is a *BudgetError.
-	UpdateContainers(ctx context.Context, pod *corev1.Pod, images, annotations map[string]string) error
+	// Budget and disrupts (the change can take the pod out of service), the budget is asked
+	// first; a refusal is a *BudgetError.
+	UpdateContainers(ctx context.Context, pod *corev1.Pod, images, annotations map[string]string, disrupts bool) error
 }
 
 // UpdateOptions tune one Update.
@@ -185,8 +186,8 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 	return nil
 }
 
-func (e *engine) UpdateContainers(ctx context.Context, pod *corev1.Pod, images, annotations map[string]string) error {
-	if len(images) > 0 {
+func (e *engine) UpdateContainers(ctx context.Context, pod *corev1.Pod, images, annotations map[string]string, disrupts bool) error {
+	if disrupts && len(images) > 0 {
 		if err := e.admit(ctx, pod); err != nil {
 			return err
 		}

@@ -79,9 +79,6 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, op
 		if kind, ok := notRunYet[part]; ok {
 			wh = warnNotRun(kind, wh)
 		}
-		if msg, ok := partlyRun[part]; ok {
-			wh = warn(fmt.Sprintf("Kruise %s %s", version.Version, msg), wh)
-		}
 		srv.Register(h.path, wh)
 	}
 }
@@ -94,11 +91,6 @@ var notRunYet = map[string]string{
 	"podprobemarker":       "PodProbeMarker",
 	"resourcedistribution": "ResourceDistribution",
 	"uniteddeployment":     "UnitedDeployment", "workloadspread": "WorkloadSpread",
-}
-
-// partlyRun are the kinds (as notRunYet) that this build runs in part, with what it leaves out.
-var partlyRun = map[string]string{
-	"sidecarset": "runs SidecarSets except hot upgrade: HotUpgrade sidecars are injected, and never upgraded in place yet",
 }
 
 // warnNotRun answers as wh does, with an admission warning that nothing runs kind yet.
