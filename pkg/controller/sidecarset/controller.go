@@ -15,9 +15,12 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -54,6 +57,16 @@ type Reconciler struct {
 	RevisionNamespace string
 
 	expectations *podcontrol.Expectations
+	status       podcontrol.StatusPacer
+}
+
+// significant says a status change is written at once (podcontrol.StatusInterval): a new
+// generation, revision or collision count, or a status that settles (every matched pod updated
+// and ready); counters that move during a rollout or a scale-up wait.
+func significant(old, new *v1beta1.SidecarSetStatus) bool {
+	return old.ObservedGeneration != new.ObservedGeneration || old.LatestRevision != new.LatestRevision ||
+		!equality.Semantic.DeepEqual(old.CollisionCount, new.CollisionCount) ||
+		(new.UpdatedReadyPods == new.MatchedPods && new.ReadyPods == new.MatchedPods)
 }
 
 // PodIndex indexes pods by the SidecarSets their injected-list annotation names.
@@ -98,7 +111,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
 			}
 			return out
-		})).
+		}), builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+			return podChanged(e.ObjectOld.(*corev1.Pod), e.ObjectNew.(*corev1.Pod))
+		}})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
@@ -113,6 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, set); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.expectations.Forget(req.Name)
+			r.status.Forget(req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -128,12 +144,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	plan := Compute(set, pods, latest.Name, cc)
+	var statusWait time.Duration
 	if !equality.Semantic.DeepEqual(set.Status, plan.Status) {
-		if err := pc.WriteStatus(ctx, set, plan.Status); err != nil {
-			return ctrl.Result{}, err
+		now := r.Clock.Now()
+		if statusWait = r.status.Wait(req.Name, significant(&set.Status, &plan.Status), now); statusWait == 0 {
+			if err := pc.WriteStatus(ctx, set, plan.Status); err != nil {
+				return ctrl.Result{}, err
+			}
+			r.status.Wrote(req.Name, now)
 		}
 	}
-	set.Status = plan.Status
+	set.Status = plan.Status // the plan's: the upgrades record the latest revision even before it is written
 	cached := make(map[string]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		cached[podKey(p)] = p
@@ -150,7 +171,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, nil
+	// The held-back counters are written then, if no event comes first.
+	return ctrl.Result{RequeueAfter: statusWait}, nil
 }
 
 // podKey keys a pod of a SidecarSet, whose pods span namespaces.
