@@ -39,7 +39,7 @@ var managerPermissionsNotExercised = map[string]string{
 
 	// Wildcard grants: the checker matches grants to audited requests resource by resource, and a
 	// wildcard has none of its own.
-	"list */*":    "pkg/webhook/deletionprotection customResources: a CustomResourceDefinition labelled Cascading lists its custom resources, of any group; TestDeletionProtection lists those of its throwaway CRD through it",
+	"list */*":      "pkg/webhook/deletionprotection customResources: a CustomResourceDefinition labelled Cascading lists its custom resources, of any group; TestDeletionProtection lists those of its throwaway CRD through it",
 	"get */*/scale": "pkg/workloadfinder findScale: a PodUnavailableBudget whose targetRef is a kind the finder does not know reads its scale subresource; TestPodUnavailableBudgetCountsAWorkload reads a ReplicationController's through it",
 
 	// Paths the suite does not reach.
