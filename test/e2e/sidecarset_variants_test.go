@@ -518,7 +518,7 @@ func TestSidecarSetVariantResourcesPolicy(t *testing.T) {
 				Limits:   &appsv1beta1.SidecarSetResourceExprs{CPU: "cpu - 500m", Memory: "memory"},
 				Requests: &appsv1beta1.SidecarSetResourceExprs{CPU: "cpu/4", Memory: "memory/2"},
 			}}})
-	set = createSidecarSet(t, c, set)
+	createSidecarSet(t, c, set)
 	rl := func(kv ...string) corev1.ResourceList {
 		out := corev1.ResourceList{}
 		for i := 0; i < len(kv); i += 2 {

@@ -118,7 +118,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		pub.Status = status
 		if err := r.Client.Status().Update(ctx, pub); err != nil {
 			if apierrors.IsConflict(err) {
-				return ctrl.Result{Requeue: true}, nil // the webhook recorded a disruption meanwhile
+				return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil // the webhook recorded a disruption meanwhile
 			}
 			return ctrl.Result{}, fmt.Errorf("update the status: %w", err)
 		}

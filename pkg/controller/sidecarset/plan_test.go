@@ -47,7 +47,6 @@ func plSet(image string, mutate ...func(*v1beta1.SidecarSet)) *v1beta1.SidecarSe
 // more than images.
 func plV1() *v1beta1.SidecarSet { return plSet("proxy:1") }
 func plV2() *v1beta1.SidecarSet { return plSet("proxy:2") }
-func plV3() *v1beta1.SidecarSet { return plSet("proxy:3") }
 func plWider() *v1beta1.SidecarSet {
 	return plSet("proxy:1", func(s *v1beta1.SidecarSet) { s.Spec.Containers[0].Command = []string{"run"} })
 }

@@ -129,8 +129,8 @@ func TestEntryNames(t *testing.T) {
 	if EntryName("ns", "web") != "ns.web.podunavailablebudget.kruise.io" || EvictionEntryName("ns") != "ns.podunavailablebudget-evictions.kruise.io" {
 		t.Errorf("names %s, %s", EntryName("ns", "web"), EvictionEntryName("ns"))
 	}
-	if EntryName(ns, a) != EntryName(ns, a) {
-		t.Error("a hashed name is not stable")
+	if first, again := EntryName(ns, a), EntryName(ns, strings.Clone(a)); first != again {
+		t.Errorf("a hashed name is not stable: %s, then %s", first, again)
 	}
 }
 

@@ -116,7 +116,7 @@ func (h *Handler) inject(ctx context.Context, pod *corev1.Pod, namespace, requir
 		Draw:            rand.Float64,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Kruise cannot inject the pod's sidecars: %w", err)
+		return nil, fmt.Errorf("the pod's sidecars cannot be injected: %w", err)
 	}
 	if len(res.Injected) == 0 {
 		return nil, nil
