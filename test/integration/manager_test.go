@@ -155,7 +155,8 @@ func checkConversion(t *testing.T, c client.Client, ns string, selector *metav1.
 	ds := &appsv1alpha1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "conv-ds", Namespace: ns},
 		Spec: appsv1alpha1.DaemonSetSpec{Selector: selector, Template: template, MinReadySeconds: 7}}
 	sc := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "conv-sidecar-" + ns},
-		Spec: appsv1alpha1.SidecarSetSpec{Selector: selector, Namespace: "team-a"}}
+		Spec: appsv1alpha1.SidecarSetSpec{Selector: selector, Namespace: "team-a",
+			Containers: []appsv1alpha1.SidecarSetContainer{{Container: corev1.Container{Name: "conv-sidecar", Image: "registry.example/log:v1"}}}}}
 	pairs := []struct {
 		alpha, again client.Object
 		beta         client.Object
