@@ -63,14 +63,10 @@ type SidecarSetOptions struct {
 // v1beta1 (the stored version) and validated as such, so the rules exist once.
 func registerSidecarSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, opts SidecarSetOptions) {
 	srv.Register(SidecarSetV1beta1Path, admission.WithValidator[*v1beta1.SidecarSet](scheme,
-		sidecarSetValidator[*v1beta1.SidecarSet]{templates: templates, opts: opts,
-			toV1beta1: func(o *v1beta1.SidecarSet) (*v1beta1.SidecarSet, error) { return o, nil }}))
+		sidecarSetValidator[*v1beta1.SidecarSet]{templates: templates, opts: opts, toV1beta1: same[*v1beta1.SidecarSet]}))
 	srv.Register(SidecarSetV1alpha1Path, admission.WithValidator[*v1alpha1.SidecarSet](scheme,
 		sidecarSetValidator[*v1alpha1.SidecarSet]{templates: templates, opts: opts,
-			toV1beta1: func(o *v1alpha1.SidecarSet) (*v1beta1.SidecarSet, error) {
-				out := &v1beta1.SidecarSet{}
-				return out, o.ConvertTo(out)
-			}}))
+			toV1beta1: toHub[*v1alpha1.SidecarSet, v1beta1.SidecarSet]}))
 }
 
 // sidecarSetValidator adapts ValidateSidecarSet and ValidateSidecarSetUpdate to controller-runtime

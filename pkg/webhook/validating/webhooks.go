@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/conversion"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -88,14 +89,22 @@ const (
 // converted to v1beta1 (the stored version) and validated as such, so the rules exist once.
 func registerStatefulSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, classes client.Reader) {
 	srv.Register(StatefulSetV1beta1Path, admission.WithValidator[*v1beta1.StatefulSet](scheme,
-		statefulSetValidator[*v1beta1.StatefulSet]{templates: templates, classes: classes,
-			toV1beta1: func(o *v1beta1.StatefulSet) (*v1beta1.StatefulSet, error) { return o, nil }}))
+		statefulSetValidator[*v1beta1.StatefulSet]{templates: templates, classes: classes, toV1beta1: same[*v1beta1.StatefulSet]}))
 	srv.Register(StatefulSetV1alpha1Path, admission.WithValidator[*v1alpha1.StatefulSet](scheme,
 		statefulSetValidator[*v1alpha1.StatefulSet]{templates: templates, classes: classes,
-			toV1beta1: func(o *v1alpha1.StatefulSet) (*v1beta1.StatefulSet, error) {
-				out := &v1beta1.StatefulSet{}
-				return out, o.ConvertTo(out)
-			}}))
+			toV1beta1: toHub[*v1alpha1.StatefulSet, v1beta1.StatefulSet]}))
+}
+
+// same is the conversion of a stored-version object to itself.
+func same[T any](o T) (T, error) { return o, nil }
+
+// toHub converts a v1alpha1 object to its v1beta1 hub H (the stored version).
+func toHub[S interface{ ConvertTo(conversion.Hub) error }, H any, PH interface {
+	*H
+	conversion.Hub
+}](o S) (PH, error) {
+	out := PH(new(H))
+	return out, o.ConvertTo(out)
 }
 
 // statefulSetValidator adapts ValidateStatefulSet and ValidateStatefulSetUpdate to
