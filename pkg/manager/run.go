@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kruise-ng/kruise/apis"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,8 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
-	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
 	"github.com/kruise-ng/kruise/pkg/controller/crr"
@@ -59,19 +57,8 @@ import (
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,resourceNames=kruise-manager,verbs=get;update
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,verbs=create
 
-// NewScheme returns a scheme with Kubernetes' built-in types and every Kruise API.
-func NewScheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, apiextv1.AddToScheme,
-		appsv1alpha1.AddToScheme, appsv1beta1.AddToScheme, policyv1alpha1.AddToScheme,
-	} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
+// NewScheme returns a scheme with Kubernetes' built-in types and every Kruise API (apis.NewScheme).
+func NewScheme() (*runtime.Scheme, error) { return apis.NewScheme() }
 
 // Run starts kruise-manager and blocks until ctx ends. Order matters: the webhook certificates are
 // made current before the webhook server starts (it serves them from CertDir); the webhook server

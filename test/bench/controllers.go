@@ -59,17 +59,8 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profi
 		return nil, err
 	}
 	labels := map[string]string{"app": "bench"}
-	cs := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
-		Spec: appsv1alpha1.CloneSetSpec{Replicas: ptr.To(int32(n)), Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(image("v1"))},
-			UpdateStrategy: appsv1alpha1.CloneSetUpdateStrategy{Type: appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType,
-				MaxUnavailable: ptr.To(intstr.FromString("20%"))}}}
-	r, err := measure(sb, "scaleup", "kruise-manager", n, mgrPID, mgr, func() error {
-		if err := c.Create(ctx, cs); err != nil {
-			return err
-		}
-		return waitCloneSet(ctx, c, cs, func(s *appsv1alpha1.CloneSetStatus) bool { return s.ReadyReplicas == int32(n) })
-	})
+	cs := benchCloneSet(ns, n, labels)
+	r, err := measureScaleUp(ctx, sb, c, "scaleup", cs, n, mgrPID, mgr)
 	if err != nil {
 		return nil, err
 	}
@@ -217,5 +208,26 @@ func deleteNamespace(ctx context.Context, c client.Client, ns string) error {
 			return true, nil
 		}
 		return false, err
+	})
+}
+
+// benchCloneSet is the scenarios' CloneSet: n pods labelled labels at image v1, in place with
+// maxUnavailable 20%.
+func benchCloneSet(ns string, n int, labels map[string]string) *appsv1alpha1.CloneSet {
+	return &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
+		Spec: appsv1alpha1.CloneSetSpec{Replicas: ptr.To(int32(n)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(image("v1"))},
+			UpdateStrategy: appsv1alpha1.CloneSetUpdateStrategy{Type: appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType,
+				MaxUnavailable: ptr.To(intstr.FromString("20%"))}}}
+}
+
+// measureScaleUp measures scenario: cs created and its n pods ready.
+func measureScaleUp(ctx context.Context, sb *sandbox.Sandbox, c client.Client, scenario string, cs *appsv1alpha1.CloneSet,
+	n, mgrPID int, mgr func(string) bool) (result, error) {
+	return measure(sb, scenario, "kruise-manager", n, mgrPID, mgr, func() error {
+		if err := c.Create(ctx, cs); err != nil {
+			return err
+		}
+		return waitCloneSet(ctx, c, cs, func(s *appsv1alpha1.CloneSetStatus) bool { return s.ReadyReplicas == int32(n) })
 	})
 }

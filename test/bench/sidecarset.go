@@ -12,7 +12,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
@@ -80,17 +79,8 @@ func runSidecarSet(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n,
 	}
 	mgr := isUser(sandbox.KruiseManagerUser)
 	var out []result
-	cs := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
-		Spec: appsv1alpha1.CloneSetSpec{Replicas: ptr.To(int32(n)), Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(image("v1"))},
-			UpdateStrategy: appsv1alpha1.CloneSetUpdateStrategy{Type: appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType,
-				MaxUnavailable: ptr.To(intstr.FromString("20%"))}}}
-	r, err := measure(sb, "sidecarset-scaleup", "kruise-manager", n, mgrPID, mgr, func() error {
-		if err := c.Create(ctx, cs); err != nil {
-			return err
-		}
-		return waitCloneSet(ctx, c, cs, func(s *appsv1alpha1.CloneSetStatus) bool { return s.ReadyReplicas == int32(n) })
-	})
+	cs := benchCloneSet(ns, n, labels)
+	r, err := measureScaleUp(ctx, sb, c, "sidecarset-scaleup", cs, n, mgrPID, mgr)
 	if err != nil {
 		return nil, err
 	}

@@ -339,14 +339,29 @@ func sidecarSetHotUpgrade(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Inter
 		mu.Unlock()
 	})
 	defer stop()
-	time.Sleep(time.Second)
+	// answered waits until the client has had 10 answers of version since a moment.
+	answered := func(what, version string, since time.Time) {
+		t.Helper()
+		harness.Eventually(t, 30*time.Second, what, func() (bool, string) {
+			mu.Lock()
+			defer mu.Unlock()
+			n := 0
+			for _, a := range answers {
+				if a.err == nil && a.version == version && a.at.After(since) {
+					n++
+				}
+			}
+			return n >= 10, fmt.Sprintf("%d answers %s", n, version)
+		})
+	}
+	answered("the client answered by v1 before the upgrade", "v1", time.Now())
 	setSidecarImage(t, c, set.Name, v2)
 	t0 := time.Now()
 	done := waitSidecarSet(t, c, set.Name, 2*time.Minute, "hot-upgraded and flipped", func(s *appsv1beta1.SidecarSet) bool {
 		return sidecarSetDone(1)(s) && s.Status.LatestRevision != first.Status.LatestRevision
 	})
 	took := time.Since(t0)
-	time.Sleep(2 * time.Second)
+	answered("the client answered by v2 after the flip", "v2", time.Now())
 	stop()
 	t.Logf("SidecarSet reports the pod hot-upgraded and flipped %.1fs after the image change (revision %s → %s)",
 		took.Seconds(), first.Status.LatestRevision, done.Status.LatestRevision)

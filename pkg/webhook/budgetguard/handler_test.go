@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kruise-ng/kruise/apis"
+
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -28,8 +29,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
@@ -39,11 +38,9 @@ var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, appsv1alpha1.AddToScheme, appsv1beta1.AddToScheme, policyv1alpha1.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
+	s, err := apis.NewScheme()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return s
 }

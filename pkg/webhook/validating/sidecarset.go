@@ -328,20 +328,7 @@ func validateSidecarSetContainers(spec, oldSpec *v1beta1.SidecarSetSpec, path *f
 		for i := range l.items {
 			c := &l.items[i]
 			ip := l.path.Index(i)
-			switch {
-			case c.Name == "":
-				errs = append(errs, field.Required(ip.Child("name"), ""))
-			case names[c.Name]:
-				errs = append(errs, field.Duplicate(ip.Child("name"), c.Name))
-			default:
-				for _, msg := range validation.IsDNS1123Label(c.Name) {
-					errs = append(errs, field.Invalid(ip.Child("name"), c.Name, msg))
-				}
-			}
-			names[c.Name] = true
-			if c.Image == "" {
-				errs = append(errs, field.Required(ip.Child("image"), ""))
-			}
+			errs = append(errs, validateContainerIdentity(&c.Container, names, ip)...)
 			errs = append(errs, validateSidecarMounts(&c.Container, volumes, ip)...)
 			var was *v1beta1.SidecarSetContainer
 			if l.old != nil {

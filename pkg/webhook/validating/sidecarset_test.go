@@ -1,7 +1,6 @@
 package validating
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
@@ -479,7 +477,7 @@ func TestValidateSidecarSetOpenKruiseObjects(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the OpenKruise oracle (set KRUISE_COMPAT_DIR): %v", err)
 			}
-			sets := decodeSidecarSets(t, data)
+			sets := decodeVersioned(t, data, "SidecarSet", defaults.SetDefaultsSidecarSet, defaults.SetDefaultsSidecarSetV1beta1)
 			if len(sets) == 0 {
 				t.Fatalf("no SidecarSet in %s", file)
 			}
@@ -494,45 +492,4 @@ func TestValidateSidecarSetOpenKruiseObjects(t *testing.T) {
 			}
 		})
 	}
-}
-
-// decodeSidecarSets reads a SidecarSet of either version, or a List of them, defaulted as the
-// defaulting webhook stores it, as v1beta1.
-func decodeSidecarSets(t *testing.T, data []byte) []*v1beta1.SidecarSet {
-	t.Helper()
-	var head struct {
-		APIVersion string            `json:"apiVersion"`
-		Kind       string            `json:"kind"`
-		Items      []json.RawMessage `json:"items"`
-	}
-	if err := yaml.Unmarshal(data, &head); err != nil {
-		t.Fatal(err)
-	}
-	switch {
-	case head.Kind == "List":
-		var out []*v1beta1.SidecarSet
-		for _, item := range head.Items {
-			out = append(out, decodeSidecarSets(t, item)...)
-		}
-		return out
-	case head.Kind != "SidecarSet":
-		return nil
-	case head.APIVersion == v1alpha1.GroupVersion.String():
-		alpha := &v1alpha1.SidecarSet{}
-		if err := yaml.Unmarshal(data, alpha); err != nil {
-			t.Fatal(err)
-		}
-		defaults.SetDefaultsSidecarSet(alpha)
-		set := &v1beta1.SidecarSet{}
-		if err := alpha.ConvertTo(set); err != nil {
-			t.Fatal(err)
-		}
-		return []*v1beta1.SidecarSet{set}
-	}
-	set := &v1beta1.SidecarSet{}
-	if err := yaml.Unmarshal(data, set); err != nil {
-		t.Fatal(err)
-	}
-	defaults.SetDefaultsSidecarSetV1beta1(set)
-	return []*v1beta1.SidecarSet{set}
 }

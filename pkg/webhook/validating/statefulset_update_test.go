@@ -2,7 +2,6 @@ package validating
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
@@ -247,7 +245,7 @@ func TestValidateStatefulSetOpenKruiseObjects(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the OpenKruise oracle (set KRUISE_COMPAT_DIR): %v", err)
 			}
-			objs := decodeStatefulSets(t, data)
+			objs := decodeVersioned(t, data, "StatefulSet", defaults.SetDefaultsStatefulSet, defaults.SetDefaultsStatefulSetV1beta1)
 			if len(objs) == 0 {
 				t.Fatalf("no StatefulSet in %s", file)
 			}
@@ -262,48 +260,6 @@ func TestValidateStatefulSetOpenKruiseObjects(t *testing.T) {
 			}
 		})
 	}
-}
-
-// decodeStatefulSets reads a StatefulSet of either version, or a List of them, defaulted as the
-// defaulting webhook stores it, as v1beta1.
-func decodeStatefulSets(t *testing.T, data []byte) []*v1beta1.StatefulSet {
-	t.Helper()
-	var head struct {
-		APIVersion string            `json:"apiVersion"`
-		Kind       string            `json:"kind"`
-		Items      []json.RawMessage `json:"items"`
-	}
-	if err := yaml.Unmarshal(data, &head); err != nil {
-		t.Fatal(err)
-	}
-	if head.Kind == "List" {
-		var out []*v1beta1.StatefulSet
-		for _, item := range head.Items {
-			out = append(out, decodeStatefulSets(t, item)...)
-		}
-		return out
-	}
-	if head.Kind != "StatefulSet" {
-		return nil
-	}
-	if head.APIVersion == v1alpha1.GroupVersion.String() {
-		alpha := &v1alpha1.StatefulSet{}
-		if err := yaml.Unmarshal(data, alpha); err != nil {
-			t.Fatal(err)
-		}
-		defaults.SetDefaultsStatefulSet(alpha)
-		sts := &v1beta1.StatefulSet{}
-		if err := alpha.ConvertTo(sts); err != nil {
-			t.Fatal(err)
-		}
-		return []*v1beta1.StatefulSet{sts}
-	}
-	sts := &v1beta1.StatefulSet{}
-	if err := yaml.Unmarshal(data, sts); err != nil {
-		t.Fatal(err)
-	}
-	defaults.SetDefaultsStatefulSetV1beta1(sts)
-	return []*v1beta1.StatefulSet{sts}
 }
 
 // checkedTemplates records the templates the webhook asks the dry run about, and refuses none.

@@ -55,23 +55,8 @@ func validateTemplateBasics(kind string, t *corev1.PodTemplateSpec, p *field.Pat
 		errs = append(errs, field.Required(cp, "a pod needs at least one container"))
 	}
 	seen := map[string]bool{}
-	for i, c := range t.Spec.Containers {
-		ip := cp.Index(i)
-		switch {
-		case c.Name == "":
-			errs = append(errs, field.Required(ip.Child("name"), ""))
-		case seen[c.Name]:
-			errs = append(errs, field.Duplicate(ip.Child("name"), c.Name))
-		default:
-			for _, msg := range validation.IsDNS1123Label(c.Name) {
-				errs = append(errs, field.Invalid(ip.Child("name"), c.Name, msg))
-			}
-		}
-		seen[c.Name] = true
-		// Kubernetes' template validation only requires an image (" " is accepted in a template).
-		if c.Image == "" {
-			errs = append(errs, field.Required(ip.Child("image"), ""))
-		}
+	for i := range t.Spec.Containers {
+		errs = append(errs, validateContainerIdentity(&t.Spec.Containers[i], seen, cp.Index(i))...)
 	}
 	// A workload's pods run until the workload says otherwise (the API server defaults "" to Always).
 	if rp := t.Spec.RestartPolicy; rp != "" && rp != corev1.RestartPolicyAlways {
@@ -240,4 +225,25 @@ func jsonDiff(a, b any, path string, paths *[]string) {
 	default:
 		add(path)
 	}
+}
+
+// validateContainerIdentity checks a container's name (set, a DNS label, not among seen, to which
+// it is added) and image (set: Kubernetes' template validation accepts " "), at path p.
+func validateContainerIdentity(c *corev1.Container, seen map[string]bool, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case c.Name == "":
+		errs = append(errs, field.Required(p.Child("name"), ""))
+	case seen[c.Name]:
+		errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
+	default:
+		for _, msg := range validation.IsDNS1123Label(c.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), c.Name, msg))
+		}
+	}
+	seen[c.Name] = true
+	if c.Image == "" {
+		errs = append(errs, field.Required(p.Child("image"), ""))
+	}
+	return errs
 }

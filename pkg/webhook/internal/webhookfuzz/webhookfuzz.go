@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kruise-ng/kruise/apis"
+
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -20,27 +22,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
-
-	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 )
 
-// NewScheme is a scheme with Kubernetes' built-in kinds and every Kruise API, as the manager's.
+// NewScheme is the manager's scheme (apis.NewScheme).
 func NewScheme(tb testing.TB) *runtime.Scheme {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, appsv1alpha1.AddToScheme, appsv1beta1.AddToScheme, policyv1alpha1.AddToScheme,
-	} {
-		if err := add(s); err != nil {
-			tb.Fatal(err)
-		}
+	s, err := apis.NewScheme()
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return s
 }
