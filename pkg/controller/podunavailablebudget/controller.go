@@ -33,7 +33,6 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/podbudget"
-	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
@@ -150,11 +149,10 @@ func (r *Reconciler) pods(ctx context.Context, pub *policyv1alpha1.PodUnavailabl
 		pods, err := r.Finder.Pods(ctx, pub.Namespace, w)
 		return pods, w.Replicas, err
 	}
-	sel, err := budgetguard.Selector(ctx, r.Finder, pub)
-	if err != nil || sel == nil {
-		return nil, 0, err
+	if pub.Spec.Selector == nil {
+		return nil, 0, nil
 	}
-	selector, err := metav1.LabelSelectorAsSelector(sel)
+	selector, err := metav1.LabelSelectorAsSelector(pub.Spec.Selector)
 	if err != nil || selector.Empty() {
 		return nil, 0, nil
 	}
