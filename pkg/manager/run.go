@@ -24,6 +24,7 @@ import (
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
 	"github.com/kruise-ng/kruise/pkg/controller/crr"
+	"github.com/kruise-ng/kruise/pkg/controller/daemonset"
 	"github.com/kruise-ng/kruise/pkg/controller/imagelistpulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/imagepulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/nodeimage"
@@ -186,6 +187,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		PreDownload: gates.Enabled(PreDownloadImageForInPlaceUpdate)}
 	if err := statefulSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the Advanced StatefulSet controller: %w", err)
+	}
+	// Advanced DaemonSet pods carry the revision's hash, as DaemonSet pods do.
+	daemonInPlace := inPlace
+	daemonInPlace.ShortRevisionHash = true
+	daemonSets := &daemonset.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("daemonset-controller"),
+		Engine: engine.New(mgr.GetClient(), nil, daemonInPlace, withBudget), OwnerIndexed: true}
+	if err := daemonSets.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the Advanced DaemonSet controller: %w", err)
 	}
 	nodeImages := &nodeimage.Reconciler{Client: mgr.GetClient()}
 	if err := nodeImages.SetupWithManager(mgr, o.Workers); err != nil {

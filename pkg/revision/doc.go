@@ -14,7 +14,9 @@
 //   - The hash is Kubernetes' controller history hash of Data and the collision count (FNV-32,
 //     then the count in decimal; nil counts as 0), encoded with rand.SafeEncodeString.
 //   - A revision is named <owner>-<hash> (the owner part cut to 223 bytes), labelled with the
-//     template's labels plus controller.kubernetes.io/hash=<hash>, annotated with the owner's
+//     template's labels plus controller.kubernetes.io/hash=<hash> (controller-revision-hash for
+//     Advanced DaemonSets, whose hash is computed the same way: OpenKruise hashes a Go dump of the
+//     template, which no other build reproduces, so names differ and Equal matches), annotated with the owner's
 //     annotations.
 //   - Revisions are matched by content (Equal), never by name: a template equal to an existing
 //     revision reuses it, renumbered to the newest when it is not; a different template that

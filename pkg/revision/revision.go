@@ -31,7 +31,14 @@ type Input struct {
 	VolumeClaimTemplates []corev1.PersistentVolumeClaim
 	// RecordClaimTemplates sets ClaimTemplatesHashAnnotation on the revision (CloneSet's rule).
 	RecordClaimTemplates bool
+	// HashLabel is the label that carries the hash on the revision: HashLabel when empty;
+	// DaemonHashLabel for Advanced DaemonSets, as DaemonSets label their revisions.
+	HashLabel string
 }
+
+// DaemonHashLabel is the label that carries a DaemonSet revision's hash, on the revision and on
+// its pods (Kubernetes' DefaultDaemonSetUniqueLabelKey).
+const DaemonHashLabel = "controller-revision-hash"
 
 // Hash returns the short, stable hash of in's pod template salted by collisionCount (nil counts as
 // 0): the value of HashLabel and the suffix of the revision name.
@@ -81,7 +88,7 @@ func ShortHash(name string) string {
 
 // New builds the ControllerRevision for in, owned (as controller) by owner of kind ownerGVK, with
 // the given revision number, as OpenKruise builds it: named Name(owner, Hash(in, collisionCount)),
-// labelled with the template's labels plus HashLabel, annotated with the owner's annotations (plus
+// labelled with the template's labels plus the hash label (in.HashLabel), annotated with the owner's annotations (plus
 // ClaimTemplatesHashAnnotation when in records claim templates). It fails when in has no template.
 func New(owner metav1.Object, ownerGVK schema.GroupVersionKind, in Input, revision int64,
 	collisionCount *int32) (*appsv1.ControllerRevision, error) {
@@ -97,7 +104,11 @@ func New(owner metav1.Object, ownerGVK schema.GroupVersionKind, in Input, revisi
 	hash := hashData(data, collisionCount)
 	labels := make(map[string]string, len(in.Template.Labels)+1)
 	maps.Copy(labels, in.Template.Labels)
-	labels[HashLabel] = hash
+	key := in.HashLabel
+	if key == "" {
+		key = HashLabel
+	}
+	labels[key] = hash
 	annotations := maps.Clone(owner.GetAnnotations())
 	if in.RecordClaimTemplates {
 		if annotations == nil {

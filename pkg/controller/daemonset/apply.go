@@ -1,0 +1,118 @@
+package daemonset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
+)
+
+// ApplyErrors are the errors of one apply, by kind: Scale for creates and deletes, Update for
+// updates.
+type ApplyErrors struct {
+	Scale, Update error
+	// BudgetWaits are the pods whose in-place update a PodUnavailableBudget held back (no error).
+	BudgetWaits []string
+}
+
+// apply carries out the plan through podcontrol, the controller's only writer of pods and
+// revisions.
+func (r *Reconciler) apply(ctx context.Context, ds *v1beta1.DaemonSet, obs *observation, plan Plan) ApplyErrors {
+	ctl, o := r.control(), r.owner(ds)
+	var errs ApplyErrors
+	if rev, err := ctl.ApplyRevision(ctx, obs.newRevision); err != nil {
+		errs.Update = err
+		return errs
+	} else if rev != nil {
+		obs.revisions[rev.Name] = rev
+	}
+	done := &podcontrol.Batch{}
+	defer done.Flush(r.Recorder, ds)
+	if err := ctl.Adopt(ctx, o, obs.adopt, done); err != nil { // before any plan acts on them
+		errs.Scale = err
+		return errs
+	}
+	inFlight := obs.inFlight
+	inFlight.Resumes = plan.Resumes
+	errs.Update = ctl.Progress(ctx, o, obs.pods, inFlight)
+	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Lifecycle, func(m LifecycleMove) error {
+		return ctl.MoveLifecycle(ctx, o, obs.pods[m.Pod], m.To, m.MarkNotReady, m.Reason, done)
+	}))
+	now := r.Clock.Now()
+	errs.Scale = podcontrol.Parallel(plan.Deletes, func(d Deletion) error {
+		if d.Failed {
+			r.backoff.Next(backoffKey(ds, d.Node), now)
+		}
+		return ctl.Delete(ctx, o, obs.pods[d.Pod], "Deleted", d.Reason, done)
+	})
+	changes := make([]podcontrol.Change, 0, len(plan.Updates))
+	for _, u := range plan.Updates {
+		changes = append(changes, podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason})
+	}
+	waiting, err := ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
+		return ctl.Delete(ctx, o, pod, "Recreated", why, done)
+	}, done)
+	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
+	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {
+		return r.createPod(ctx, ds, obs, c, done)
+	}))
+	errs.Scale = errors.Join(errs.Scale, ctl.Release(ctx, o, obs.release, done))
+	r.pruneRevisions(ctx, ds, obs)
+	return errs
+}
+
+// control is the pod writer over the Reconciler's client, clock, engine and expectations.
+func (r *Reconciler) control() *podcontrol.Control {
+	return &podcontrol.Control{Client: r.Client, Clock: r.Clock, Engine: r.Engine, Expectations: r.Expectations, Recorder: r.Recorder}
+}
+
+// owner is set as the owner of podcontrol's writes.
+func (r *Reconciler) owner(ds *v1beta1.DaemonSet) podcontrol.Owner {
+	return podcontrol.Owner{Object: ds, GVK: gvk, Lifecycle: ds.Spec.Lifecycle, Metrics: workload(ds.Namespace, ds.Name)}
+}
+
+func workload(namespace, name string) rolloutmetrics.Workload {
+	return rolloutmetrics.Workload{Kind: "DaemonSet", Namespace: namespace, Name: name}
+}
+
+// createPod creates the daemon pod of a node from its revision, as the DaemonSet controller makes
+// it: named <set>-<5 random characters>, with the daemon pod tolerations, and its required node
+// affinity replaced by the node's name (the scheduler binds it there).
+func (r *Reconciler) createPod(ctx context.Context, ds *v1beta1.DaemonSet, obs *observation, c Creation, done *podcontrol.Batch) error {
+	rev := obs.revisions[c.Revision]
+	if rev == nil {
+		return fmt.Errorf("revision %s of a new pod not found", c.Revision)
+	}
+	tmpl, err := revision.TemplateOf(rev)
+	if err != nil {
+		return err
+	}
+	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
+	pod.GenerateName, pod.Namespace = ds.Name+"-", ds.Namespace
+	pod.Name = pod.GenerateName + rand.String(5)
+	pod.Labels = maps.Clone(pod.Labels)
+	pod.Spec.Tolerations = nodeeligibility.DaemonTolerations(&pod.Spec)
+	pod.Spec.Affinity = nodeeligibility.PinToNode(pod.Spec.Affinity, c.Node)
+	return r.control().Create(ctx, r.owner(ds), pod, c.Revision, c.Reason, done)
+}
+
+// pruneRevisions deletes the oldest revisions no pod uses beyond revisionHistoryLimit.
+func (r *Reconciler) pruneRevisions(ctx context.Context, ds *v1beta1.DaemonSet, obs *observation) {
+	inUse := map[string]bool{obs.snap.UpdateRevision: true}
+	for _, n := range obs.snap.Nodes {
+		for _, p := range n.Pods {
+			inUse[p.Revision] = true
+		}
+	}
+	r.control().PruneRevisions(ctx, r.owner(ds), obs.revisions, inUse, ptr.Deref(obs.snap.Spec.RevisionHistoryLimit, 10))
+}

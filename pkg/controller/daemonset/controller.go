@@ -1,0 +1,239 @@
+package daemonset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
+)
+
+// The controller's permissions, generated into config/rbac.
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=daemonsets,verbs=list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=daemonsets/status,verbs=patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=daemonsets/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete;patch
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=list;watch;create;update;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler runs Advanced DaemonSets: observe → plan → apply → status. It is the only writer of
+// the pods, revisions and status of the sets it manages.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	// Expectations hold the writes not yet seen in the cache.
+	Expectations *podcontrol.Expectations
+	// APIReader reads the pods around the cache when the cache has not shown the controller's
+	// writes within expectationTimeout. SetupWithManager defaults it to the manager's.
+	APIReader client.Reader
+	// Engine carries out in-place updates (pkg/inplace/engine); its options must label pods with
+	// the revision's hash (inplace.Options.ShortRevisionHash), as DaemonSet pods are labelled.
+	Engine engine.Engine
+	// OwnerIndexed says the client's cache indexes pods by controller (podcontrol.IndexPods), so
+	// that pods relabelled out of the selector are found and released.
+	OwnerIndexed bool
+
+	// backoff spaces the replacements of a node's failed pods (1 s doubling to 15 min, as the
+	// DaemonSet controller's).
+	backoff *flowcontrol.Backoff
+	waits   podcontrol.WaitReporter
+	status  podcontrol.StatusPacer
+}
+
+// SetupWithManager registers the controller with workers parallel reconciles.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	r.defaults()
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("advanced-daemonset").
+		For(&v1beta1.DaemonSet{}).
+		Owns(&corev1.Pod{}).
+		Owns(&appsv1.ControllerRevision{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.orphanOwners), builder.WithPredicates(podcontrol.OrphanPods)).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allSets), builder.WithPredicates(nodeChanges)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// defaults fills what a Reconciler built for tests or the manager leaves unset.
+func (r *Reconciler) defaults() {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.Expectations == nil {
+		r.Expectations = podcontrol.NewExpectations()
+	}
+	if r.Engine == nil {
+		r.Engine = engine.New(r.Client, r.Clock, inplace.Options{ShortRevisionHash: true})
+	}
+	if r.backoff == nil {
+		r.backoff = flowcontrol.NewBackOff(time.Second, 15*time.Minute)
+	}
+}
+
+// nodeChanges passes node creations and deletions, and updates that can change where daemon pods
+// run (nodeeligibility.Relevant): a node whose taint is removed gets its pod.
+var nodeChanges = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		oldNode, ok1 := e.ObjectOld.(*corev1.Node)
+		newNode, ok2 := e.ObjectNew.(*corev1.Node)
+		return ok1 && ok2 && nodeeligibility.Relevant(oldNode, newNode)
+	},
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// expectationTimeout is how long the controller waits for the cache to show its own writes before
+// it checks them against the API server (Expectations.Pending).
+const expectationTimeout = 30 * time.Second
+
+// Reconcile brings one Advanced DaemonSet one step closer to its spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r.defaults()
+	ds := &v1beta1.DaemonSet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ds); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Expectations.Forget(req.String())
+			r.waits.Forget(req.String())
+			r.status.Forget(req.String())
+			workload(req.Namespace, req.Name).Forget()
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if ds.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
+	}
+	now := r.Clock.Now()
+	obs, err := r.observe(ctx, ds, r.Client)
+	if err != nil {
+		r.control().Event(r.owner(ds), corev1.EventTypeWarning, "InvalidSpec", "%v", err)
+		return ctrl.Result{}, fmt.Errorf("observe daemonset %s: %w", req, err)
+	}
+	wait, err := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
+		live, err := r.observe(ctx, ds, r.APIReader)
+		if err != nil {
+			return nil, err
+		}
+		return live.pods, nil
+	})
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("check daemonset %s's pod writes against the API server: %w", req, err)
+	}
+	if wait {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	plan := Compute(obs.snap, now)
+	errs := r.apply(ctx, ds, obs, plan)
+	r.waits.Report(r.Recorder, ds, req.String(), "", plan.Notes)
+	statusWait, err := r.syncStatus(ctx, req.String(), ds, obs, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if errs.Scale != nil {
+		return ctrl.Result{}, errs.Scale
+	}
+	if errs.Update != nil {
+		return ctrl.Result{}, errs.Update
+	}
+	requeue := time.Duration(0)
+	if !plan.Next.IsZero() {
+		requeue = max(plan.Next.Sub(now), 0) + time.Second // a second late: stored times have whole seconds
+	}
+	if statusWait > 0 && (requeue == 0 || statusWait < requeue) {
+		requeue = statusWait
+	}
+	if len(errs.BudgetWaits) > 0 && (requeue == 0 || podcontrol.BudgetRetry < requeue) {
+		requeue = podcontrol.BudgetRetry // the budget frees as other pods come back
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// syncStatus computes the set's status, reports its metrics, and writes it when it changed --
+// unless only counters moved within podcontrol.StatusInterval of the last write: then it returns
+// how long the write waits.
+func (r *Reconciler) syncStatus(ctx context.Context, key string, ds *v1beta1.DaemonSet, obs *observation, now time.Time) (time.Duration, error) {
+	status := ComputeStatus(obs.snap, now, ds.Status, ds.Generation)
+	status.CollisionCount = ptr.To(obs.collisionCount)
+	if ds.Status.CollisionCount == nil && obs.collisionCount == 0 {
+		status.CollisionCount = nil
+	}
+	r.reportMetrics(ds, obs, status, now)
+	if equality.Semantic.DeepEqual(ds.Status, status) {
+		return 0, nil
+	}
+	if wait := r.status.Wait(key, significant(&ds.Status, &status), now); wait > 0 {
+		return wait, nil
+	}
+	if err := r.control().WriteStatus(ctx, ds, status); err != nil {
+		return 0, err
+	}
+	r.status.Wrote(key, now)
+	return 0, nil
+}
+
+// reportMetrics sets the set's rollout gauges from the status just computed and, when this status
+// ends a rollout (every desired node runs the update revision, available), records how long it
+// took since the update revision was created.
+func (r *Reconciler) reportMetrics(ds *v1beta1.DaemonSet, obs *observation, st v1beta1.DaemonSetStatus, now time.Time) {
+	want := st.DesiredNumberScheduled
+	w := workload(ds.Namespace, ds.Name)
+	w.Set(rolloutmetrics.Counts{Replicas: want, Ready: st.NumberReady, Updated: st.UpdatedNumberScheduled,
+		UpdatedReady: min(st.UpdatedNumberScheduled, st.NumberReady), Unavailable: st.NumberUnavailable})
+	done := func(s *v1beta1.DaemonSetStatus) bool {
+		return s.UpdatedNumberScheduled == s.DesiredNumberScheduled && s.NumberAvailable == s.DesiredNumberScheduled
+	}
+	if ds.Status.UpdateRevision == st.UpdateRevision && !done(&ds.Status) && done(&st) && ds.Status.ObservedGeneration == st.ObservedGeneration {
+		w.RolloutDone(now.Sub(obs.updateRevision.CreationTimestamp.Time))
+	}
+}
+
+// allSets are every Advanced DaemonSet: a node change may concern each.
+func (r *Reconciler) allSets(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list v1beta1.DaemonSetList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
+}
+
+// orphanOwners are the sets of the pod's namespace whose selector matches it.
+func (r *Reconciler) orphanOwners(ctx context.Context, o client.Object) []reconcile.Request {
+	return podcontrol.Selecting(ctx, r.Client, o, &v1beta1.DaemonSetList{}, selectorOf, func(_, pod client.Object) bool {
+		p, ok := pod.(*corev1.Pod)
+		return ok && nodeeligibility.TargetNode(p) != ""
+	})
+}
+
+func selectorOf(w client.Object) *metav1.LabelSelector { return w.(*v1beta1.DaemonSet).Spec.Selector }

@@ -1,0 +1,160 @@
+package daemonset
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kruise-ng/kruise/apis/apps/defaults"
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/revision"
+)
+
+// gvk is the Advanced DaemonSet kind (the storage version), the owner of its pods and revisions.
+var gvk = v1beta1.GroupVersion.WithKind("DaemonSet")
+
+// observation is what observe read: the planner's snapshot plus the objects apply needs.
+type observation struct {
+	snap      *Snapshot
+	selector  labels.Selector
+	pods      map[string]*corev1.Pod
+	revisions map[string]*appsv1.ControllerRevision
+	// newRevision is set when the update revision must be created (or renumbered) first.
+	newRevision    *revision.Decision
+	updateRevision *appsv1.ControllerRevision
+	collisionCount int32
+	inFlight       podcontrol.InFlight
+	// adopt are orphans pinned to a node that match the set's selector; release are pods it
+	// controls that no longer match it.
+	adopt, release []*corev1.Pod
+}
+
+// observe reads the set's revisions and the nodes from the cache and its pods through pods (the
+// cache, or the API server to check writes the cache has not shown), and builds the snapshot.
+func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, pods client.Reader) (*observation, error) {
+	obj := &v1beta1.DaemonSet{Spec: *ds.Spec.DeepCopy()}
+	defaults.SetDefaultsDaemonSetV1beta1(obj)
+	spec := &obj.Spec
+	sel, err := metav1.LabelSelectorAsSelector(spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("selector: %w", err)
+	}
+	obs := &observation{selector: sel, pods: map[string]*corev1.Pod{}, revisions: map[string]*appsv1.ControllerRevision{}}
+	if err := r.observeRevisions(ctx, ds, sel, obs); err != nil {
+		return nil, err
+	}
+	obs.snap = &Snapshot{Spec: *spec, UpdateRevision: obs.updateRevision.Name, InPlace: map[string]inplace.Decision{}}
+	byHash := map[string]string{revision.ShortHash(obs.updateRevision.Name): obs.updateRevision.Name}
+	for name, rev := range obs.revisions {
+		byHash[revision.ShortHash(name)] = name
+		if name == obs.updateRevision.Name {
+			continue
+		}
+		if old, err := revision.TemplateOf(rev); err == nil { // an unreadable revision: its pods are recreated
+			obs.snap.InPlace[name] = r.Engine.CanUpdateInPlace(old, &ds.Spec.Template, obs.updateRevision.Name)
+		}
+	}
+	var nodes corev1.NodeList
+	if err := r.Client.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	var podList corev1.PodList
+	if err := pods.List(ctx, &podList, client.InNamespace(ds.Namespace), client.MatchingLabelsSelector{Selector: sel},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	onNode := map[string][]PodFacts{}
+	for i := range podList.Items {
+		pod := &podList.Items[i]
+		node := nodeeligibility.TargetNode(pod)
+		if node == "" || !(metav1.IsControlledBy(pod, ds) || podcontrol.Adoptable(pod)) {
+			continue
+		}
+		obs.pods[pod.Name] = pod
+		st, progress, recreate := podcontrol.Observe(pod, spec.Lifecycle)
+		obs.inFlight.Add(pod.Name, progress, recreate)
+		rev := pod.Labels[revision.DaemonHashLabel]
+		if name, ok := byHash[rev]; ok {
+			rev = name
+		}
+		onNode[node] = append(onNode[node], PodFacts{State: st, Name: pod.Name, Revision: rev, Created: pod.CreationTimestamp.Time})
+	}
+	obs.snap.Nodes = r.observeNodes(ds, spec, nodes.Items, onNode)
+	for _, n := range obs.snap.Nodes {
+		delete(onNode, n.Name)
+	}
+	for _, strays := range onNode {
+		obs.snap.Strays = append(obs.snap.Strays, strays...)
+	}
+	obs.adopt = podcontrol.Orphans(podList.Items, func(p *corev1.Pod) bool { return nodeeligibility.TargetNode(p) != "" })
+	if r.OwnerIndexed {
+		if obs.release, err = podcontrol.Strays(ctx, r.Client, ds, sel); err != nil {
+			return nil, err
+		}
+	}
+	return obs, nil
+}
+
+// observeNodes gives every node its verdict for the set's pod template (with the daemon pod
+// tolerations), its daemon pods oldest first, and its failure back-off.
+func (r *Reconciler) observeNodes(ds *v1beta1.DaemonSet, spec *v1beta1.DaemonSetSpec, nodes []corev1.Node, onNode map[string][]PodFacts) []NodeFacts {
+	podSpec := spec.Template.Spec
+	podSpec.Tolerations = nodeeligibility.DaemonTolerations(&spec.Template.Spec)
+	now := r.Clock.Now()
+	out := make([]NodeFacts, 0, len(nodes))
+	for i := range nodes {
+		node := &nodes[i]
+		pods := onNode[node.Name]
+		sort.SliceStable(pods, func(a, b int) bool {
+			if !pods[a].Created.Equal(pods[b].Created) {
+				return pods[a].Created.Before(pods[b].Created)
+			}
+			return pods[a].Name < pods[b].Name
+		})
+		n := NodeFacts{Name: node.Name, Labels: node.Labels, Pods: pods,
+			Verdict: nodeeligibility.Evaluate(node, &podSpec, nodeeligibility.Rules{})}
+		if key := backoffKey(ds, node.Name); r.backoff.IsInBackOffSinceUpdate(key, now) {
+			n.BackoffUntil = now.Add(r.backoff.Get(key))
+		}
+		out = append(out, n)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
+
+// backoffKey keys a node's failure back-off for one set (by UID: a set recreated starts afresh).
+func backoffKey(ds *v1beta1.DaemonSet, node string) string { return string(ds.UID) + "/" + node }
+
+// observeRevisions reads the set's ControllerRevisions and decides its update revision.
+func (r *Reconciler) observeRevisions(ctx context.Context, ds *v1beta1.DaemonSet, sel labels.Selector, obs *observation) error {
+	var list appsv1.ControllerRevisionList
+	if err := r.Client.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return err
+	}
+	var revs []*appsv1.ControllerRevision
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], ds) {
+			revs = append(revs, &list.Items[i])
+			obs.revisions[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	dec, err := revision.Select(revs, ds, gvk, revision.Input{Template: &ds.Spec.Template, HashLabel: revision.DaemonHashLabel}, ds.Status.CollisionCount)
+	if err != nil {
+		return err
+	}
+	obs.updateRevision, obs.collisionCount = dec.Update, dec.CollisionCount
+	if dec.Create || dec.Renumber {
+		obs.newRevision = &dec
+	}
+	return nil
+}
+
