@@ -56,8 +56,11 @@ func FakeNodeName(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
 // FakeNodeIP is the InternalIP of the i-th fake node, in 10.250.0.0/16 (kwok reports it as hostIP).
 func FakeNodeIP(i int) string { return fmt.Sprintf("10.250.%d.%d", (i+1)/256, (i+1)%256) }
 
-func fakeNode(i int) *corev1.Node {
-	name := FakeNodeName(i)
+func fakeNode(i int) *corev1.Node { return FakeNode(FakeNodeName(i), FakeNodeIP(i)) }
+
+// FakeNode is a kwok-managed node named name with InternalIP ip and the sandbox's fake capacity,
+// for nodes beyond the sandbox's own (tests that need nodes of their own).
+func FakeNode(name, ip string) *corev1.Node {
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse(fakeNodeCPU),
 		corev1.ResourceMemory: resource.MustParse(fakeNodeMemory),
@@ -79,7 +82,7 @@ func fakeNode(i int) *corev1.Node {
 			Capacity:    res,
 			Allocatable: res.DeepCopy(),
 			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeInternalIP, Address: FakeNodeIP(i)},
+				{Type: corev1.NodeInternalIP, Address: ip},
 				{Type: corev1.NodeHostName, Address: name},
 			},
 		},
