@@ -17,11 +17,13 @@ import (
 
 // Takeover is the fixture of objects OpenKruise v1.9.0's own manager wrote (the oracle's
 // takeover/ folder): CloneSets with their pods, revisions and claims, as dumped; and from its
-// workloads/ folder the Advanced StatefulSets named in TakeoverStatefulSets and the CloneSets
+// workloads/ folder the Advanced StatefulSets named in TakeoverStatefulSets, the Advanced
+// DaemonSets named in TakeoverDaemonSets and the CloneSets
 // named in TakeoverSidecarTargets with theirs, and the SidecarSets named in TakeoverSidecarSets.
 type Takeover struct {
 	CloneSets    []v1alpha1.CloneSet
 	StatefulSets []v1beta1.StatefulSet
+	DaemonSets   []v1beta1.DaemonSet
 	// SidecarSets are cluster-scoped; their revisions live in the manager's namespace, which the
 	// dump does not hold.
 	SidecarSets []v1beta1.SidecarSet
@@ -37,6 +39,10 @@ type Takeover struct {
 // TakeoverStatefulSets are the Advanced StatefulSets of the workloads/ dump the takeover tests
 // load (same namespace and nodes as the CloneSets; their object names do not collide).
 var TakeoverStatefulSets = []string{"asts-inplace"}
+
+// TakeoverDaemonSets are the Advanced DaemonSets of the workloads/ dump the takeover tests load
+// (their pods run on kwok-node-0..3, one each).
+var TakeoverDaemonSets = []string{"ads-inplace"}
 
 // TakeoverSidecarSets are the SidecarSets of the workloads/ dump the takeover tests load, and
 // TakeoverSidecarTargets the CloneSets of that dump whose pods they injected into.
@@ -66,7 +72,8 @@ func ReadTakeover(repoRoot string) (*Takeover, error) {
 	}
 	var sidecarSets v1beta1.SidecarSetList
 	var targets v1alpha1.CloneSetList
-	for _, list := range []any{&sidecarSets, &targets} {
+	var daemons v1beta1.DaemonSetList
+	for _, list := range []any{&sidecarSets, &targets, &daemons} {
 		if err := readObjects(filepath.Join(dir, "workloads"), list); err != nil {
 			return nil, err
 		}
@@ -81,8 +88,13 @@ func ReadTakeover(repoRoot string) (*Takeover, error) {
 			tk.SidecarTargets = append(tk.SidecarTargets, c)
 		}
 	}
+	for _, d := range daemons.Items {
+		if slices.Contains(TakeoverDaemonSets, d.Name) {
+			tk.DaemonSets = append(tk.DaemonSets, d)
+		}
+	}
 	ofSets := func(name string) bool {
-		for _, set := range slices.Concat(TakeoverStatefulSets, TakeoverSidecarTargets) {
+		for _, set := range slices.Concat(TakeoverStatefulSets, TakeoverSidecarTargets, TakeoverDaemonSets) {
 			if strings.Contains(name, set+"-") {
 				return true
 			}
@@ -143,6 +155,8 @@ func dumpFile(list any) string {
 		return "statefulsets.apps.kruise.io.yaml"
 	case *v1beta1.SidecarSetList:
 		return "sidecarsets.apps.kruise.io.yaml"
+	case *v1beta1.DaemonSetList:
+		return "daemonsets.apps.kruise.io.yaml"
 	}
 	return "clonesets.apps.kruise.io.yaml"
 }

@@ -81,6 +81,19 @@ func load(ctx context.Context, tk *compat.Takeover, graceLeft time.Duration) (*l
 		}
 		owners[set.Name] = set.UID
 	}
+	for _, ds := range tk.DaemonSets {
+		status := ds.Status
+		clean(&ds.ObjectMeta)
+		if err := kc.Create(ctx, &ds); err != nil {
+			return nil, fmt.Errorf("DaemonSet %s: %w", ds.Name, err)
+		}
+		ds.Status = status
+		ds.Status.ObservedGeneration = ds.Generation
+		if err := kc.Status().Update(ctx, &ds); err != nil {
+			return nil, fmt.Errorf("DaemonSet %s status: %w", ds.Name, err)
+		}
+		owners[ds.Name] = ds.UID
+	}
 	own := func(m *metav1.ObjectMeta) {
 		for i := range m.OwnerReferences {
 			m.OwnerReferences[i].UID = owners[m.OwnerReferences[i].Name]

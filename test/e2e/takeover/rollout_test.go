@@ -41,6 +41,20 @@ func rollsStatefulSetsForwardInPlace(t *testing.T) {
 	}
 }
 
+// After the takeover each Advanced DaemonSet's partition is lowered to 0: the nodes OpenKruise
+// kept old are updated in place, every pod keeping its UID.
+func rollsDaemonSetsForwardInPlace(t *testing.T) {
+	for _, ds := range fixture.DaemonSets {
+		image := ds.Spec.Template.Spec.Containers[0].Image
+		obj := &appsv1beta1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: ds.Name}}
+		patch := `[{"op":"replace","path":"/spec/updateStrategy/rollingUpdate/partition","value":0}]`
+		if err := kc.Patch(context.Background(), obj, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
+			t.Fatalf("DaemonSet %s: %v", ds.Name, err)
+		}
+		waitImages(t, ds.Name, image, int(ds.Status.DesiredNumberScheduled))
+	}
+}
+
 func setPatch(t *testing.T, name, patch string) {
 	t.Helper()
 	obj := &appsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name}}

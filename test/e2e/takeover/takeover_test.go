@@ -60,6 +60,7 @@ func TestTakeover(t *testing.T) {
 		{"touches nothing", touchesNothing},
 		{"rolls forward in place", rollsForwardInPlace},
 		{"rolls Advanced StatefulSets forward in place", rollsStatefulSetsForwardInPlace},
+		{"rolls Advanced DaemonSets forward in place", rollsDaemonSetsForwardInPlace},
 		{"orphan delete", orphanDelete},
 	} {
 		if !t.Run(step.name, step.run) {
@@ -165,6 +166,16 @@ func checkUnchanged(t *testing.T) {
 				}
 			}
 			t.Errorf("StatefulSet %s: status\n%+v\nOpenKruise's\n%+v\nclaims: %v", want.Name, got.Status, want.Status, claims)
+		}
+	}
+	for _, want := range fixture.DaemonSets {
+		got := &appsv1beta1.DaemonSet{}
+		if err := kc.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: want.Name}, got); err != nil {
+			t.Fatal(err)
+		}
+		want.Status.ObservedGeneration = got.Status.ObservedGeneration // the new object's
+		if !equality.Semantic.DeepEqual(got.Status, want.Status) {
+			t.Errorf("DaemonSet %s: status\n%+v\nOpenKruise's\n%+v", want.Name, got.Status, want.Status)
 		}
 	}
 	if got := cloneSet(t, "cs-evicted"); got.Status.Replicas != 3 || got.Status.ReadyReplicas != 3 {
