@@ -74,6 +74,10 @@ type Options struct {
 	// PodWebhookExcludedNamespaces are namespaces whose pods never call the pod webhook, besides
 	// the control plane's and the manager's own.
 	PodWebhookExcludedNamespaces []string
+	// DaemonSetKeepUnselected keeps an Advanced DaemonSet's updated pod on a node taken out of
+	// rollingUpdate.selector, as OpenKruise does; by default Kruise moves it back to the revision
+	// the other unselected nodes run (kruise#1871).
+	DaemonSetKeepUnselected bool
 
 	// SeveralInProcess lets more than one manager run in one process (tests of several replicas):
 	// controller-runtime refuses two controllers of one name per process otherwise. No flag.
@@ -120,6 +124,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&o.FeatureGates, "feature-gates", "", "comma-separated Name=true|false feature gates (OpenKruise's names)")
+	fs.BoolVar(&o.DaemonSetKeepUnselected, "daemonset-keep-unselected", false,
+		"keep an Advanced DaemonSet's updated pod on a node taken out of rollingUpdate.selector (OpenKruise's behaviour) instead of moving it back to the revision of the other unselected nodes")
 	o.ConversionCRDs = install.ConversionCRDs
 }
 

@@ -58,6 +58,9 @@ type Reconciler struct {
 	// OwnerIndexed says the client's cache indexes pods by controller (podcontrol.IndexPods), so
 	// that pods relabelled out of the selector are found and released.
 	OwnerIndexed bool
+	// KeepUnselected keeps an updated pod on a node taken out of rollingUpdate.selector, as
+	// OpenKruise does, instead of moving it back to the current revision (Snapshot.CurrentRevision).
+	KeepUnselected bool
 
 	// backoff spaces the replacements of a node's failed pods (1 s doubling to 15 min, as the
 	// DaemonSet controller's).

@@ -20,6 +20,11 @@
 //   - Partition and selector: nodes are taken by descending name, those already updated first,
 //     then (with rollingUpdate.selector) only nodes whose labels match; at most
 //     desired − partition nodes run the update revision through the rolling update.
+//   - Roll back (kruise#1871, Kruise's default; Reconciler.KeepUnselected keeps OpenKruise's
+//     behaviour): with rollingUpdate.selector, a node the selector does not select whose pods
+//     run the update revision or the current one (what most old pods run) is moved to the
+//     current revision, within the same bounds, and gets new pods of it. Nodes running a third
+//     revision are left alone.
 //   - Availability: without surge an update makes an available pod unavailable only while fewer
 //     than maxUnavailable nodes are unavailable (pods unavailable already are updated at no cost);
 //     with maxSurge the new pod is created beside the old one on at most maxSurge nodes at once,

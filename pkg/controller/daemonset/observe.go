@@ -88,6 +88,9 @@ func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, pods cl
 		}
 		onNode[node] = append(onNode[node], PodFacts{State: st, Name: pod.Name, Revision: rev, Created: pod.CreationTimestamp.Time})
 	}
+	if !r.KeepUnselected {
+		r.observeCurrent(ds, obs, onNode)
+	}
 	obs.snap.Nodes = r.observeNodes(ds, spec, nodes.Items, onNode)
 	for _, n := range obs.snap.Nodes {
 		delete(onNode, n.Name)
@@ -129,6 +132,34 @@ func (r *Reconciler) observeNodes(ds *v1beta1.DaemonSet, spec *v1beta1.DaemonSet
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out
+}
+
+// observeCurrent sets the snapshot's current revision: the one most live pods not at the update
+// revision run (of two, the newer), and the in-place decision for moving back to it.
+func (r *Reconciler) observeCurrent(ds *v1beta1.DaemonSet, obs *observation, onNode map[string][]PodFacts) {
+	count := map[string]int{}
+	for _, pods := range onNode {
+		for _, p := range pods {
+			if p.live() && p.Revision != obs.snap.UpdateRevision && obs.revisions[p.Revision] != nil {
+				count[p.Revision]++
+			}
+		}
+	}
+	best := ""
+	for rev, n := range count {
+		if best == "" || n > count[best] || (n == count[best] && obs.revisions[rev].Revision > obs.revisions[best].Revision) {
+			best = rev
+		}
+	}
+	if best == "" {
+		return
+	}
+	tmpl, err := revision.TemplateOf(obs.revisions[best])
+	if err != nil {
+		return // unreadable: nothing to move back to
+	}
+	obs.snap.CurrentRevision = best
+	obs.snap.RollBack = r.Engine.CanUpdateInPlace(&ds.Spec.Template, tmpl, best)
 }
 
 // backoffKey keys a node's failure back-off for one set (by UID: a set recreated starts afresh).

@@ -63,7 +63,7 @@ func (p *planner) release() {
 
 // updating reports whether the rolling update is to move pod on node n.
 func (p *planner) updating(n *NodeFacts, pod *PodFacts) bool {
-	return p.rolling[n.Name] && pod.Revision != p.s.UpdateRevision
+	return p.rolling[n.Name] && pod.Revision != p.target(n)
 }
 
 // recreating reports whether the rolling update is to replace pod (a Standard update, a surge,
@@ -73,6 +73,9 @@ func (p *planner) recreating(n *NodeFacts, pod *PodFacts) bool {
 		return false
 	}
 	dec, ok := p.s.InPlace[pod.Revision]
+	if p.target(n) != p.s.UpdateRevision {
+		dec, ok = p.s.RollBack, true
+	}
 	return !ok || !dec.InPlace() || p.surging() || p.s.Spec.UpdateStrategy.RollingUpdate.Type != v1beta1.DaemonSetInplaceRollingUpdateType
 }
 

@@ -10,12 +10,12 @@ import (
 // (within burstReplicas and, with partitionedScaling, the partition), deletes the finished, the
 // extra and the misscheduled ones, and the pods of nodes that are gone.
 func (p *planner) manage() {
-	var need []string
+	var need []*NodeFacts
 	withPods := 0
 	for i := range p.s.Nodes {
 		n := &p.s.Nodes[i]
 		if p.manageNode(n) {
-			need = append(need, n.Name)
+			need = append(need, n)
 		} else if n.Verdict.Run && len(n.Pods) > 0 {
 			withPods++
 		}
@@ -36,10 +36,10 @@ func (p *planner) manage() {
 		p.note("burstReplicas %d: %d nodes wait for their pod", burst, len(need)-burst)
 		need = need[:burst]
 	}
-	for _, node := range need {
-		p.created[node] = true
-		p.plan.Creates = append(p.plan.Creates, Creation{Node: node, Revision: p.s.UpdateRevision,
-			Reason: fmt.Sprintf("node %s should run a daemon pod and has none", node)})
+	for _, n := range need {
+		p.created[n.Name] = true
+		p.plan.Creates = append(p.plan.Creates, Creation{Node: n.Name, Revision: p.target(n),
+			Reason: fmt.Sprintf("node %s should run a daemon pod and has none", n.Name)})
 	}
 	if extra := len(p.plan.Deletes) - burst; extra > 0 {
 		p.note("burstReplicas %d: %d deletions wait", burst, extra)

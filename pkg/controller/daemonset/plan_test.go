@@ -12,6 +12,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
 )
 
@@ -211,4 +212,38 @@ func TestRollingUpdate(t *testing.T) {
 			t.Fatalf("plan %+v", p)
 		}
 	})
+}
+
+// kruise#1871: a node taken out of rollingUpdate.selector goes back to the current revision, in
+// place where it can, else recreated there; with KeepUnselected (no CurrentRevision) it stays.
+func TestRollBackUnselected(t *testing.T) {
+	canary := func(ru *v1beta1.DaemonSetRollingUpdate) {
+		ru.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}
+		ru.Type = v1beta1.DaemonSetInplaceRollingUpdateType
+	}
+	ns := nodes(3, revOld)
+	ns[2].Pods = []PodFacts{readyPod("n2", revNew)}
+	s := snapshot(spec(canary), ns)
+	s.CurrentRevision, s.RollBack = revOld, inplace.Decision{Spec: &inplace.UpdateSpec{Revision: revOld}}
+	p := Compute(s, t0)
+	if len(p.Updates) != 1 || p.Updates[0].Pod != "p-n2-ds-new" || p.Updates[0].Mode != UpdateInPlace || p.Updates[0].Spec.Revision != revOld {
+		t.Fatalf("updates %+v", p.Updates)
+	}
+	s.RollBack = inplace.Decision{RecreateReasons: []string{"spec.containers[0].env"}}
+	if got := updated(Compute(s, t0), UpdateRecreate); !slices.Equal(got, []string{"p-n2-ds-new"}) {
+		t.Fatalf("recreated %v", got)
+	}
+	ns[2].Pods = nil
+	if p := Compute(snapshot(spec(canary), ns), t0); len(p.Creates) != 1 || p.Creates[0].Revision != revNew {
+		t.Fatalf("without a current revision: creates %+v", p.Creates)
+	}
+	s = snapshot(spec(canary), ns)
+	s.CurrentRevision = revOld
+	if p := Compute(s, t0); len(p.Creates) != 1 || p.Creates[0].Revision != revOld {
+		t.Fatalf("an unselected node's new pod: creates %+v", p.Creates)
+	}
+	ns[2].Pods = []PodFacts{readyPod("n2", revNew)}
+	if p := Compute(snapshot(spec(canary), ns), t0); len(p.Updates) != 0 {
+		t.Fatalf("KeepUnselected: updates %+v", p.Updates)
+	}
 }

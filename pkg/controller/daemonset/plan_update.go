@@ -2,7 +2,6 @@ package daemonset
 
 import (
 	"fmt"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -11,8 +10,8 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
-// slot is one node's daemon pods as the rolling update sees them: at most one old and one
-// updated live pod (a node with more is left to manage).
+// slot is one node's daemon pods as the rolling update sees them: at most one live pod not at
+// the node's target revision (old) and one at it (new); a node with more is left to manage.
 type slot struct {
 	node     *NodeFacts
 	old, new *PodFacts
@@ -37,6 +36,11 @@ func (p *planner) update() {
 		return
 	}
 	allowed := p.allowed(ru, slots)
+	for _, s := range slots {
+		if p.target(s.node) != p.s.UpdateRevision {
+			allowed[s.node.Name] = true // rolled back: partition and selector do not hold it
+		}
+	}
 	p.rolling = allowed
 	if p.surging() {
 		p.surge(ru, slots, allowed)
@@ -58,7 +62,7 @@ func (p *planner) slots() []slot {
 				continue
 			}
 			at := &s.old
-			if pod.Revision == p.s.UpdateRevision {
+			if pod.Revision == p.target(n) {
 				at = &s.new
 			}
 			if *at != nil {
@@ -88,6 +92,7 @@ func (p *planner) allowed(ru *v1beta1.DaemonSetRollingUpdate, slots []slot) map[
 	var updated, rest []string
 	for _, s := range slots {
 		switch {
+		case p.target(s.node) != p.s.UpdateRevision:
 		case s.old == nil:
 			updated = append(updated, s.node.Name)
 		case sel == nil || sel.Matches(labels.Set(s.node.Labels)):
@@ -96,11 +101,11 @@ func (p *planner) allowed(ru *v1beta1.DaemonSetRollingUpdate, slots []slot) map[
 	}
 	order := append(updated, rest...)
 	quota := max(len(slots)-p.partition(len(slots)), 0)
+	out := make(map[string]bool, len(slots))
 	if quota < len(order) {
 		p.note("partition: %d of %d nodes keep their old pods", len(order)-quota, len(slots))
 		order = order[:quota]
 	}
-	out := make(map[string]bool, len(order))
 	for _, n := range order {
 		out[n] = true
 	}
@@ -118,23 +123,23 @@ func (p *planner) replace(ru *v1beta1.DaemonSetRollingUpdate, slots []slot, allo
 			budget--
 		}
 	}
-	var candidates []*PodFacts
+	var candidates []slot
 	for _, s := range slots {
 		if s.old == nil || s.new != nil || !allowed[s.node.Name] {
 			continue
 		}
 		if !p.available(s.old) {
-			p.updatePod(s.old, ru) // unavailable already: no cost
+			p.updatePod(s.node, s.old, ru) // unavailable already: no cost
 			continue
 		}
-		candidates = append(candidates, s.old)
+		candidates = append(candidates, s)
 	}
-	for _, pod := range candidates {
+	for i, s := range candidates {
 		if budget <= 0 {
-			p.note("maxUnavailable %s: %d pods wait for other nodes' pods to become available", ru.MaxUnavailable.String(), countFrom(candidates, pod))
+			p.note("maxUnavailable %s: %d pods wait for other nodes' pods to become available", ru.MaxUnavailable.String(), len(candidates)-i)
 			return
 		}
-		p.updatePod(pod, ru)
+		p.updatePod(s.node, s.old, ru)
 		budget--
 	}
 }
@@ -190,15 +195,21 @@ func (p *planner) surgeOn(n *NodeFacts, why string) {
 		return
 	}
 	p.created[n.Name] = true
-	p.plan.Creates = append(p.plan.Creates, Creation{Node: n.Name, Revision: p.s.UpdateRevision,
+	p.plan.Creates = append(p.plan.Creates, Creation{Node: n.Name, Revision: p.target(n),
 		Reason: fmt.Sprintf("rolling update of node %s (%s): the updated pod starts beside the old one", n.Name, why)})
 }
 
-// updatePod plans pod's update (or holds it for a hook): in place when rollingUpdateType is
-// InPlaceIfPossible and the change allows it, else by recreating it.
-func (p *planner) updatePod(pod *PodFacts, ru *v1beta1.DaemonSetRollingUpdate) {
+// updatePod plans the move of pod to its node's target revision (or holds it for a hook): in
+// place when rollingUpdateType is InPlaceIfPossible and the change allows it, else by recreating
+// it.
+func (p *planner) updatePod(n *NodeFacts, pod *PodFacts, ru *v1beta1.DaemonSetRollingUpdate) {
 	dec, known := p.s.InPlace[pod.Revision]
-	why := fmt.Sprintf("revision %s → %s", pod.Revision, p.s.UpdateRevision)
+	to := p.target(n)
+	why := fmt.Sprintf("revision %s → %s", pod.Revision, to)
+	if to != p.s.UpdateRevision {
+		dec, known = p.s.RollBack, true
+		why += fmt.Sprintf(" (node %s is not selected by rollingUpdate.selector any more)", n.Name)
+	}
 	if ru.Type == v1beta1.DaemonSetInplaceRollingUpdateType && known && dec.InPlace() {
 		if !p.holdForUpdate(pod, "update in place, "+why) {
 			p.acted[pod.Name] = true
@@ -215,7 +226,22 @@ func (p *planner) updatePod(pod *PodFacts, ru *v1beta1.DaemonSetRollingUpdate) {
 	}
 }
 
-// countFrom is how many of list start at item.
-func countFrom(list []*PodFacts, item *PodFacts) int {
-	return len(list) - slices.Index(list, item)
+// target is the revision the node's daemon pod should run: the update revision, or the current
+// one for a node rollingUpdate.selector does not select while some nodes run the current
+// revision (kruise#1871: a node taken out of a canary goes back), unless the node runs a pod of
+// a third revision (left alone, as any unselected node).
+func (p *planner) target(n *NodeFacts) string {
+	ru := p.s.Spec.UpdateStrategy.RollingUpdate
+	if p.s.CurrentRevision == "" || p.s.Spec.UpdateStrategy.Type != v1beta1.DaemonSetRollingUpdateStrategyType || ru == nil || ru.Selector == nil {
+		return p.s.UpdateRevision
+	}
+	if sel, err := metav1.LabelSelectorAsSelector(ru.Selector); err != nil || sel.Matches(labels.Set(n.Labels)) {
+		return p.s.UpdateRevision
+	}
+	for _, pod := range n.Pods {
+		if pod.live() && pod.Revision != p.s.UpdateRevision && pod.Revision != p.s.CurrentRevision {
+			return p.s.UpdateRevision
+		}
+	}
+	return p.s.CurrentRevision
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/updateorder"
 )
 
@@ -23,13 +24,23 @@ type world struct {
 	seq   int
 }
 
+// snapshot is what observe would build: with the current revision of the old pods, if any.
 func (w *world) snapshot(s v1beta1.DaemonSetSpec) *Snapshot {
 	ns := make([]NodeFacts, len(w.nodes))
+	current := ""
 	for i, n := range w.nodes {
 		ns[i] = n
 		ns[i].Pods = append([]PodFacts(nil), n.Pods...)
+		for _, pod := range n.Pods {
+			if pod.live() && pod.Revision == revOld {
+				current = revOld
+			}
+		}
 	}
-	return snapshot(s, ns)
+	snap := snapshot(s, ns)
+	snap.CurrentRevision = current
+	snap.RollBack = inplace.Decision{Spec: &inplace.UpdateSpec{Revision: revOld}}
+	return snap
 }
 
 func (w *world) find(name string) (*NodeFacts, int) {
@@ -98,6 +109,33 @@ func (w *world) step() {
 	}
 }
 
+// uncanary takes a random canary node out of the selector, when an unselected node runs an old
+// pod (the revision it goes back to).
+func (w *world) uncanary(canary map[string]bool) {
+	old := false
+	for _, n := range w.nodes {
+		for _, pod := range n.Pods {
+			old = old || (!canary[n.Name] && pod.live() && pod.Revision == revOld)
+		}
+	}
+	var names []string
+	for i := range w.nodes {
+		if canary[w.nodes[i].Name] {
+			names = append(names, w.nodes[i].Name)
+		}
+	}
+	if !old || len(names) == 0 {
+		return
+	}
+	name := names[w.rng.Intn(len(names))]
+	for i := range w.nodes {
+		if w.nodes[i].Name == name {
+			w.nodes[i].Labels = nil
+		}
+	}
+	delete(canary, name)
+}
+
 // unavailable counts the eligible nodes with no available live pod.
 func (w *world) unavailable(minReady time.Duration) int {
 	n := 0
@@ -154,8 +192,19 @@ func TestPlanSequences(t *testing.T) {
 		partition := updateorder.Partition(ru.Partition, size)
 		sel, _ := metav1.LabelSelectorAsSelector(ru.Selector)
 		for i := 0; i < 400; i++ {
+			if i == 150 && ru.Selector != nil {
+				w.uncanary(canary) // kruise#1871: the node goes back to the old revision
+			}
 			before := w.unavailable(minReady)
 			p := Compute(w.snapshot(s), w.now)
+			for _, u := range p.Updates {
+				n, j := w.find(u.Pod)
+				// Outside the selector only a roll back: from the new revision, to the old one.
+				back := (u.Mode == UpdateRecreate || u.Spec.Revision == revOld) && n.Pods[j].Revision == revNew
+				if ru.Selector != nil && !sel.Matches(labels.Set(n.Labels)) && !back {
+					t.Fatalf("seed %d step %d: updated %s on node %s outside the selector", seed, i, u.Pod, n.Name)
+				}
+			}
 			w.apply(p)
 			for _, node := range w.nodes {
 				live := 0
@@ -173,12 +222,6 @@ func TestPlanSequences(t *testing.T) {
 			}
 			if surge > 0 && len(p.Updates) > 0 {
 				t.Fatalf("seed %d step %d: a surge update updated pods %+v", seed, i, p.Updates)
-			}
-			for _, u := range p.Updates {
-				n, _ := w.find(u.Pod)
-				if ru.Selector != nil && !sel.Matches(labels.Set(n.Labels)) {
-					t.Fatalf("seed %d step %d: updated %s on node %s outside the selector", seed, i, u.Pod, n.Name)
-				}
 			}
 			w.step()
 		}

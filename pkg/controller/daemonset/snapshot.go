@@ -18,6 +18,13 @@ type Snapshot struct {
 	Spec v1beta1.DaemonSetSpec
 	// UpdateRevision is the name of the revision of the current pod template.
 	UpdateRevision string
+	// CurrentRevision is the revision a rollout with rollingUpdate.selector keeps the unselected
+	// nodes on: the one most of the pods not at UpdateRevision run (of two, the newer); "" when
+	// every pod runs UpdateRevision or the controller keeps unselected nodes as they are
+	// (Reconciler.KeepUnselected). RollBack is the in-place decision for moving a pod of
+	// UpdateRevision to it (recreated when it cannot).
+	CurrentRevision string
+	RollBack        inplace.Decision
 	// InPlace holds, per source revision, the in-place decision for moving a pod of that revision
 	// to UpdateRevision. A missing entry means the pod must be recreated.
 	InPlace map[string]inplace.Decision
