@@ -18,6 +18,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
@@ -204,4 +206,201 @@ func TestAdvancedDaemonSetRollsOutInPlace(t *testing.T) {
 		sort.Strings(seen)
 		return ok, strings.Join(seen, " ")
 	})
+}
+
+// setDaemonSet merge-patches the set.
+func setDaemonSet(t *testing.T, c client.Client, ds *appsv1beta1.DaemonSet, patch string) {
+	t.Helper()
+	if err := c.Patch(context.Background(), ds, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// imagesOn waits until the set's pods run the given image per node (one ready pod each), and
+// returns them.
+func imagesOn(t *testing.T, ns, name string, want map[string]string) map[string]*corev1.Pod {
+	t.Helper()
+	out := map[string]*corev1.Pod{}
+	harness.Eventually(t, 90*time.Second, fmt.Sprintf("images %v", want), func() (bool, string) {
+		by := daemonPods(t, ns, name)
+		ok := len(by) == len(want)
+		var seen []string
+		for node, pods := range by {
+			p := pods[0]
+			seen = append(seen, fmt.Sprintf("%s:%d:%s", node, len(pods), p.Spec.Containers[0].Image))
+			ok = ok && len(pods) == 1 && p.Spec.Containers[0].Image == want[node] && condition(p, corev1.PodReady) == corev1.ConditionTrue
+			out[node] = p
+		}
+		sort.Strings(seen)
+		return ok, strings.Join(seen, " ")
+	})
+	return out
+}
+
+// A node-label canary with surge: only labelled nodes get the new pod, created beside the old one
+// (never more than maxSurge nodes with two pods, the old pod deleted only once the new one has
+// been ready for minReadySeconds); a node whose label is removed goes back to the old revision
+// (kruise#1871).
+func TestAdvancedDaemonSetCanarySurge(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	nodes := privateNodes(t, ns, 4)
+	ds := newDaemonSet(ns, "canary")
+	ds.Spec.MinReadySeconds = 2
+	ds.Spec.UpdateStrategy = appsv1beta1.DaemonSetUpdateStrategy{Type: appsv1beta1.DaemonSetRollingUpdateStrategyType,
+		RollingUpdate: &appsv1beta1.DaemonSetRollingUpdate{MaxUnavailable: ptr.To(intstr.FromInt32(0)), MaxSurge: ptr.To(intstr.FromInt32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"e2e.kruise.io/canary": "true"}}}}
+	if err := c.Create(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	v1 := "registry.example/agent:v1"
+	before := onNodes(t, ns, "canary", nodes...)
+	// Old pods not yet available for minReadySeconds would be replaced at once, beyond maxSurge.
+	harness.Eventually(t, 30*time.Second, "4 available", func() (bool, string) {
+		got := &appsv1beta1.DaemonSet{}
+		err := c.Get(ctx, client.ObjectKeyFromObject(ds), got)
+		return err == nil && got.Status.NumberAvailable == 4, fmt.Sprintf("%+v %v", got.Status, err)
+	})
+	for _, n := range nodes[2:] {
+		patchNode(t, n, `{"metadata":{"labels":{"e2e.kruise.io/canary":"true"}}}`)
+	}
+	peak := watchDaemonPeak(t, ns, "app=canary")
+	setDaemonSet(t, c, ds, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/agent:v2"}]}}}}`)
+	v2 := "registry.example/agent:v2"
+	after := imagesOn(t, ns, "canary", map[string]string{nodes[0]: v1, nodes[1]: v1, nodes[2]: v2, nodes[3]: v2})
+	if got := peak(); got > 1 {
+		t.Errorf("%d nodes ran two daemon pods at once; maxSurge is 1", got)
+	}
+	for _, n := range nodes[:2] {
+		if after[n].UID != before[n].UID {
+			t.Errorf("node %s outside the canary: pod %s replaced", n, before[n].Name)
+		}
+	}
+	patchNode(t, nodes[3], `{"metadata":{"labels":{"e2e.kruise.io/canary":null}}}`)
+	imagesOn(t, ns, "canary", map[string]string{nodes[0]: v1, nodes[1]: v1, nodes[2]: v2, nodes[3]: v1})
+}
+
+// watchDaemonPeak records the most nodes that ran two live pods of the selector at once.
+func watchDaemonPeak(t *testing.T, ns, selector string) func() int {
+	t.Helper()
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		peak := 0
+		for {
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			list, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+			if err != nil {
+				continue
+			}
+			per := map[string]int{}
+			two := 0
+			for i := range list.Items {
+				if list.Items[i].DeletionTimestamp == nil {
+					if per[nodeeligibility.TargetNode(&list.Items[i])]++; per[nodeeligibility.TargetNode(&list.Items[i])] == 2 {
+						two++
+					}
+				}
+			}
+			peak = max(peak, two)
+		}
+	}()
+	var once bool
+	var result int
+	t.Cleanup(func() {
+		if !once {
+			close(stop)
+			<-done
+		}
+	})
+	return func() int {
+		if !once {
+			once = true
+			close(stop)
+			result = <-done
+		}
+		return result
+	}
+}
+
+// With a preDelete hook, a recreating rollout holds each pod in PreparingDelete until the hook's
+// label goes, one node at a time (maxUnavailable 1), and only then replaces it.
+func TestAdvancedDaemonSetPreDeleteOneByOne(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	nodes := privateNodes(t, ns, 2)
+	ds := newDaemonSet(ns, "hooked")
+	ds.Spec.Template.Labels["e2e.kruise.io/drain"] = "wait"
+	ds.Spec.Lifecycle = &appspub.Lifecycle{PreDelete: &appspub.LifecycleHook{LabelsHandler: map[string]string{"e2e.kruise.io/drain": "wait"}}}
+	if err := c.Create(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	before := onNodes(t, ns, "hooked", nodes...)
+	setDaemonSet(t, c, ds, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/agent:v1","env":[{"name":"MODE","value":"b"}]}]}}}}`)
+	for round := range nodes {
+		var held *corev1.Pod
+		harness.Eventually(t, 60*time.Second, fmt.Sprintf("round %d: one pod held in PreparingDelete", round), func() (bool, string) {
+			var states []string
+			held = nil
+			count := 0
+			for _, pods := range daemonPods(t, ns, "hooked") {
+				for _, p := range pods {
+					states = append(states, p.Name+"="+p.Labels[appspub.LifecycleStateKey])
+					if p.Labels[appspub.LifecycleStateKey] == string(appspub.LifecycleStatePreparingDelete) {
+						held, count = p, count+1
+					}
+				}
+			}
+			sort.Strings(states)
+			return count == 1, strings.Join(states, " ")
+		})
+		if _, err := cs.CoreV1().Pods(ns).Patch(ctx, held.Name, types.MergePatchType, []byte(`{"metadata":{"labels":{"e2e.kruise.io/drain":null}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		node := nodeeligibility.TargetNode(held)
+		harness.Eventually(t, 60*time.Second, "the released pod replaced", func() (bool, string) {
+			pods := daemonPods(t, ns, "hooked")[node]
+			return len(pods) == 1 && pods[0].UID != before[node].UID && len(pods[0].Spec.Containers[0].Env) == 1 &&
+				condition(pods[0], corev1.PodReady) == corev1.ConditionTrue, fmt.Sprint(len(pods))
+		})
+	}
+}
+
+// A v1alpha1 Advanced DaemonSet is stored as v1beta1 and read back the same; its status carries
+// daemonSetHash, v1beta1's updateRevision.
+func TestAdvancedDaemonSetV1alpha1RoundTrip(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	nodes := privateNodes(t, ns, 1)
+	beta := newDaemonSet(ns, "alpha")
+	alpha := &appsv1alpha1.DaemonSet{}
+	if err := alpha.ConvertFrom(beta); err != nil {
+		t.Fatal(err)
+	}
+	alpha.Spec.UpdateStrategy.RollingUpdate = &appsv1alpha1.DaemonSetRollingUpdate{Partition: ptr.To(intstr.FromInt32(0))}
+	if err := c.Create(ctx, alpha); err != nil {
+		t.Fatal(err)
+	}
+	pods := onNodes(t, ns, "alpha", nodes...)
+	harness.Eventually(t, 30*time.Second, "v1alpha1 status", func() (bool, string) {
+		got := &appsv1alpha1.DaemonSet{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(alpha), got); err != nil {
+			return false, err.Error()
+		}
+		hash := pods[nodes[0]].Labels["controller-revision-hash"]
+		return got.Status.DaemonSetHash == hash && got.Status.NumberAvailable == 1 && got.Spec.Template.Spec.NodeSelector["e2e.kruise.io/ns"] == ns,
+			fmt.Sprintf("%+v (pod hash %s)", got.Status, hash)
+	})
+	stored := &appsv1beta1.DaemonSet{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(alpha), stored); err != nil || stored.Status.UpdateRevision != pods[nodes[0]].Labels["controller-revision-hash"] {
+		t.Fatalf("v1beta1 view: %+v, %v", stored.Status, err)
+	}
 }

@@ -76,6 +76,7 @@ func (p *planner) manageNode(n *NodeFacts) (needsPod bool) {
 			p.delete(pod, n.Name, "the pod succeeded: it is replaced", false)
 		default:
 			live = append(live, pod)
+			p.available(pod) // the status counts it once it is: wake the plan then
 		}
 	}
 	if len(n.Pods) == 0 {

@@ -86,6 +86,15 @@ func TestManage(t *testing.T) {
 			t.Fatalf("after back-off: %+v", p)
 		}
 	})
+	t.Run("a pod ready for less than minReadySeconds wakes the plan when it becomes available", func(t *testing.T) {
+		s := spec(nil)
+		s.MinReadySeconds = 5
+		ns := nodes(1, revNew)
+		ns[0].Pods[0].ReadySince = t0.Add(-time.Second)
+		if p := Compute(snapshot(s, ns), t0); !p.Next.Equal(t0.Add(4 * time.Second)) {
+			t.Fatalf("next %v", p.Next)
+		}
+	})
 	t.Run("pods of gone nodes are deleted", func(t *testing.T) {
 		s := snapshot(spec(nil), nodes(1, revNew))
 		s.Strays = []PodFacts{readyPod("gone", revNew)}
