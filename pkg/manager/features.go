@@ -29,6 +29,7 @@ var openKruiseGates = map[Feature]gate{
 	CloneSetPartitionRollback:                 {implemented: true},
 	InPlaceWorkloadVerticalScaling:            {implemented: true},
 	PreDownloadImageForInPlaceUpdate:          {implemented: true},
+	PreDownloadImageForDaemonSetUpdate:        {implemented: true},
 	InPlaceUpdateEnvFromMetadata:              {on: true, beta: true, implemented: true},
 	CloneSetShortHash:                         {implemented: true},
 	RecreatePodWhenChangeVCTInCloneSetGate:    {implemented: true},
@@ -51,7 +52,6 @@ var openKruiseGates = map[Feature]gate{
 	"WorkloadSpread":                        {on: true, beta: true},
 	"SidecarTerminator":                     {},
 	"PodProbeMarkerGate":                    {on: true, beta: true},
-	"PreDownloadImageForDaemonSetUpdate":    {},
 	"CloneSetEventHandlerOptimization":      {},
 	"ImagePullJobGate":                      {},
 	"ResourceDistributionGate":              {beta: true},
@@ -79,6 +79,10 @@ const (
 	// ImagePullJobs pull them onto the nodes of its pods (OpenKruise's gate of that name, off by
 	// default; the sandbox turns it on when it runs kruise-daemon).
 	PreDownloadImageForInPlaceUpdate Feature = "PreDownloadImageForInPlaceUpdate"
+	// PreDownloadImageForDaemonSetUpdate: an Advanced DaemonSet's InPlaceIfPossible update that
+	// changes images first has ImagePullJobs pull them onto the nodes of its pods (OpenKruise's
+	// gate of that name, off by default; the sandbox turns it on when it runs kruise-daemon).
+	PreDownloadImageForDaemonSetUpdate Feature = "PreDownloadImageForDaemonSetUpdate"
 	// InPlaceUpdateEnvFromMetadata: a label or annotation change read by a container's env (downward
 	// API) restarts that container in place, through a ContainerRecreateRequest carried out by
 	// kruise-daemon, instead of recreating the pod (OpenKruise's gate of that name; off by default

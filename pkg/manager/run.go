@@ -192,7 +192,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	daemonInPlace := inPlace
 	daemonInPlace.ShortRevisionHash = true
 	daemonSets := &daemonset.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("daemonset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, daemonInPlace, withBudget), OwnerIndexed: true, KeepUnselected: o.DaemonSetKeepUnselected}
+		Engine: engine.New(mgr.GetClient(), nil, daemonInPlace, withBudget), OwnerIndexed: true, KeepUnselected: o.DaemonSetKeepUnselected,
+		PreDownload: gates.Enabled(PreDownloadImageForDaemonSetUpdate)}
 	if err := daemonSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the Advanced DaemonSet controller: %w", err)
 	}

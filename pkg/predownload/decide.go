@@ -60,6 +60,9 @@ type Input struct {
 	// Current and Update are the revisions the rollout goes from and to; nil when not known yet
 	// (nothing is decided).
 	Current, Update *appsv1.ControllerRevision
+	// HashLabel is the label carrying the revisions' hash: revision.HashLabel when empty,
+	// revision.DaemonHashLabel for Advanced DaemonSets.
+	HashLabel string
 }
 
 // Decision is what Sync does for one Input.
@@ -150,7 +153,11 @@ func jobs(in Input, current, next *corev1.PodTemplateSpec) []*v1beta1.ImagePullJ
 	for _, s := range next.Spec.ImagePullSecrets {
 		secrets = append(secrets, s.Name)
 	}
-	hash := in.Update.Labels[revision.HashLabel]
+	key := in.HashLabel
+	if key == "" {
+		key = revision.HashLabel
+	}
+	hash := in.Update.Labels[key]
 	selector := in.Selector.DeepCopy()
 	if selector == nil {
 		selector = &metav1.LabelSelector{}

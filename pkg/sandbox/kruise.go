@@ -203,9 +203,10 @@ func (s *Sandbox) WithoutKruiseManager(ctx context.Context, during func() error)
 }
 
 // DaemonGates are the feature gates that need kruise-daemon on the pods' nodes, which the sandbox
-// turns on when it runs one: image pre-download for in-place updates, and in-place restarts of
-// containers whose env reads changed metadata.
-const DaemonGates = "PreDownloadImageForInPlaceUpdate=true,InPlaceUpdateEnvFromMetadata=true"
+// turns on when it runs one: image pre-download for in-place updates (of CloneSets and Advanced
+// StatefulSets, and of Advanced DaemonSets), and in-place restarts of containers whose env reads
+// changed metadata.
+const DaemonGates = "PreDownloadImageForInPlaceUpdate=true,PreDownloadImageForDaemonSetUpdate=true,InPlaceUpdateEnvFromMetadata=true"
 
 // NoDaemonGates turn off what needs kruise-daemon (on by default, as in OpenKruise) in a sandbox
 // that runs none: a container whose env reads changed metadata is recreated with its pod instead.

@@ -58,6 +58,9 @@ type Reconciler struct {
 	// OwnerIndexed says the client's cache indexes pods by controller (podcontrol.IndexPods), so
 	// that pods relabelled out of the selector are found and released.
 	OwnerIndexed bool
+	// PreDownload is the feature gate PreDownloadImageForDaemonSetUpdate: an update revision with
+	// new images gets ImagePullJobs that pull them onto the nodes of the pods still to update.
+	PreDownload bool
 	// KeepUnselected keeps an updated pod on a node taken out of rollingUpdate.selector, as
 	// OpenKruise does, instead of moving it back to the current revision (Snapshot.CurrentRevision).
 	KeepUnselected bool
@@ -155,6 +158,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	plan := Compute(obs.snap, now)
 	errs := r.apply(ctx, ds, obs, plan)
+	var preDownloadErr error
+	if r.PreDownload {
+		if preDownloadErr = r.syncPreDownload(ctx, ds, obs); preDownloadErr != nil {
+			r.control().Event(r.owner(ds), corev1.EventTypeWarning, "PreDownloadFailed", "%v", preDownloadErr)
+		}
+	}
 	r.waits.Report(r.Recorder, ds, req.String(), "", plan.Notes)
 	statusWait, err := r.syncStatus(ctx, req.String(), ds, obs, now)
 	if err != nil {
@@ -165,6 +174,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if errs.Update != nil {
 		return ctrl.Result{}, errs.Update
+	}
+	if preDownloadErr != nil {
+		return ctrl.Result{}, preDownloadErr
 	}
 	requeue := time.Duration(0)
 	if !plan.Next.IsZero() {

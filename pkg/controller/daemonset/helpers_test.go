@@ -55,4 +55,3 @@ func snapshot(s v1beta1.DaemonSetSpec, ns []NodeFacts) *Snapshot {
 	return &Snapshot{Spec: s, UpdateRevision: revNew, Nodes: ns,
 		InPlace: map[string]inplace.Decision{revOld: {Spec: &inplace.UpdateSpec{Revision: revNew}}}}
 }
-

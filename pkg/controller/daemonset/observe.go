@@ -31,6 +31,8 @@ type observation struct {
 	// newRevision is set when the update revision must be created (or renumbered) first.
 	newRevision    *revision.Decision
 	updateRevision *appsv1.ControllerRevision
+	// current is the revision most pods not at the update revision run (nil: none).
+	current        *appsv1.ControllerRevision
 	collisionCount int32
 	inFlight       podcontrol.InFlight
 	// adopt are orphans pinned to a node that match the set's selector; release are pods it
@@ -88,9 +90,7 @@ func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, pods cl
 		}
 		onNode[node] = append(onNode[node], PodFacts{State: st, Name: pod.Name, Revision: rev, Created: pod.CreationTimestamp.Time})
 	}
-	if !r.KeepUnselected {
-		r.observeCurrent(ds, obs, onNode)
-	}
+	r.observeCurrent(ds, obs, onNode)
 	obs.snap.Nodes = r.observeNodes(ds, spec, nodes.Items, onNode)
 	for _, n := range obs.snap.Nodes {
 		delete(onNode, n.Name)
@@ -134,8 +134,9 @@ func (r *Reconciler) observeNodes(ds *v1beta1.DaemonSet, spec *v1beta1.DaemonSet
 	return out
 }
 
-// observeCurrent sets the snapshot's current revision: the one most live pods not at the update
-// revision run (of two, the newer), and the in-place decision for moving back to it.
+// observeCurrent finds the current revision: the one most live pods not at the update revision run
+// (of two, the newer). Unless the controller keeps unselected nodes as they are, the snapshot
+// gets it with the in-place decision for moving back to it.
 func (r *Reconciler) observeCurrent(ds *v1beta1.DaemonSet, obs *observation, onNode map[string][]PodFacts) {
 	count := map[string]int{}
 	for _, pods := range onNode {
@@ -154,7 +155,11 @@ func (r *Reconciler) observeCurrent(ds *v1beta1.DaemonSet, obs *observation, onN
 	if best == "" {
 		return
 	}
-	tmpl, err := revision.TemplateOf(obs.revisions[best])
+	obs.current = obs.revisions[best]
+	if r.KeepUnselected {
+		return
+	}
+	tmpl, err := revision.TemplateOf(obs.current)
 	if err != nil {
 		return // unreadable: nothing to move back to
 	}
@@ -188,4 +193,3 @@ func (r *Reconciler) observeRevisions(ctx context.Context, ds *v1beta1.DaemonSet
 	}
 	return nil
 }
-

@@ -164,7 +164,10 @@ func TestRollingUpdate(t *testing.T) {
 	t.Run("partition keeps the lowest names old", func(t *testing.T) {
 		ns := nodes(4, revOld)
 		ns[3].Pods = []PodFacts{readyPod("n3", revNew)}
-		s := spec(func(ru *v1beta1.DaemonSetRollingUpdate) { ru.Partition = intOrStr("2"); ru.MaxUnavailable = intOrStr("100%") })
+		s := spec(func(ru *v1beta1.DaemonSetRollingUpdate) {
+			ru.Partition = intOrStr("2")
+			ru.MaxUnavailable = intOrStr("100%")
+		})
 		if got := updated(Compute(snapshot(s, ns), t0), UpdateRecreate); !slices.Equal(got, []string{"p-n2-ds-old"}) {
 			t.Fatalf("recreated %v", got)
 		}
@@ -192,7 +195,10 @@ func TestRollingUpdate(t *testing.T) {
 		}
 	})
 	t.Run("surge creates beside the old pod, deletes it once the new one is available", func(t *testing.T) {
-		s := spec(func(ru *v1beta1.DaemonSetRollingUpdate) { ru.MaxSurge = intOrStr("1"); ru.MaxUnavailable = intOrStr("0") })
+		s := spec(func(ru *v1beta1.DaemonSetRollingUpdate) {
+			ru.MaxSurge = intOrStr("1")
+			ru.MaxUnavailable = intOrStr("0")
+		})
 		ns := nodes(3, revOld)
 		p := Compute(snapshot(s, ns), t0)
 		if got := createdOn(p); !slices.Equal(got, []string{"n2"}) || len(p.Updates)+len(p.Deletes) != 0 {

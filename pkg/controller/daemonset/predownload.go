@@ -1,0 +1,65 @@
+package daemonset
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/predownload"
+	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/updateorder"
+)
+
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=list;watch;create;delete
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=patch
+
+// syncPreDownload decides the update revision's image pre-download once, or deletes the set's
+// pre-download jobs once the rollout is done (pkg/predownload, gate
+// PreDownloadImageForDaemonSetUpdate).
+func (r *Reconciler) syncPreDownload(ctx context.Context, ds *v1beta1.DaemonSet, obs *observation) error {
+	if obs.newRevision != nil {
+		return nil // the update revision is created first
+	}
+	return predownload.Sync(ctx, r.Client, preDownloadInput(ds, obs), func(typ, reason, format string, args ...any) {
+		r.control().Event(r.owner(ds), typ, reason, format, args...)
+	})
+}
+
+// preDownloadInput is the set's update as pkg/predownload reads it, as OpenKruise reads an
+// Advanced DaemonSet: only InPlaceIfPossible rolling updates without surge pre-download; replicas
+// are the desired nodes; the partition is resolved over them; maxUnavailable is rounded down.
+// The rollout goes from the current revision (what most old pods run); when every pod is
+// updated, from the update revision itself (the jobs are deleted).
+func preDownloadInput(ds *v1beta1.DaemonSet, obs *observation) predownload.Input {
+	spec := &obs.snap.Spec
+	desired := ds.Status.DesiredNumberScheduled
+	current := obs.current
+	if current == nil {
+		current = obs.updateRevision
+	}
+	d, known := obs.snap.InPlace[current.Name]
+	status := ""
+	if ds.Status.UpdateRevision == revision.ShortHash(obs.updateRevision.Name) {
+		status = obs.updateRevision.Name
+	}
+	in := predownload.Input{Owner: ds, GVK: gvk, Selector: ds.Spec.Selector, Replicas: desired, InPlace: known && d.InPlace(),
+		UpdatedReady: min(ds.Status.UpdatedNumberScheduled, ds.Status.NumberReady), StatusUpdateRevision: status,
+		Current: current, Update: obs.updateRevision, HashLabel: revision.DaemonHashLabel}
+	switch ru := spec.UpdateStrategy.RollingUpdate; {
+	case spec.UpdateStrategy.Type == v1beta1.DaemonSetOnDeleteStrategyType:
+		in.StrategySkip = "the update type is OnDelete"
+	case ru == nil || ru.Type != v1beta1.DaemonSetInplaceRollingUpdateType:
+		in.StrategySkip = "the rolling update type is Standard"
+	case scaled(ru.MaxSurge, int(desired), 0) > 0:
+		in.StrategySkip = "maxSurge recreates pods"
+	default:
+		in.Partition = updateorder.Partition(ru.Partition, int(desired))
+		n, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxUnavailable, int(desired), false)
+		if err != nil || n < 1 {
+			n = 1
+		}
+		in.MaxUnavailable = n
+	}
+	return in
+}
