@@ -126,7 +126,7 @@ func TestAdvancedDaemonSetFollowsNodes(t *testing.T) {
 		}
 		st := got.Status
 		return st.DesiredNumberScheduled == 2 && st.CurrentNumberScheduled == 2 && st.NumberReady == 2 && st.NumberAvailable == 2 &&
-			st.UpdatedNumberScheduled == 2 && st.UpdateRevision == pods[nodes[0]].Labels["controller-revision-hash"] && st.ObservedGeneration == got.Generation,
+				st.UpdatedNumberScheduled == 2 && st.UpdateRevision == pods[nodes[0]].Labels["controller-revision-hash"] && st.ObservedGeneration == got.Generation,
 			fmt.Sprintf("%+v", st)
 	})
 
