@@ -102,6 +102,11 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profi
 		return nil, err
 	}
 	out = append(out, asts...)
+	ads, err := runDaemonSets(ctx, sb, c, n, mgrPID, prof)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, ads...)
 	sidecars, err := runSidecarSet(ctx, sb, c, n, mgrPID, prof)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 // Command bench measures Kruise's CloneSet against the machine on a sandbox with kwok nodes:
 // scale-up, in-place rollouts at maxUnavailable 20% and 100%, the same for an Advanced
-// StatefulSet, a SidecarSet's in-place sidecar upgrade at maxUnavailable 20% over a CloneSet's
+// StatefulSet, an Advanced DaemonSet's scale-up and in-place rollout at maxUnavailable 20% over N
+// nodes of its own, a SidecarSet's in-place sidecar upgrade at maxUnavailable 20% over a CloneSet's
 // pods, an apps/v1 Deployment rollout by kube-controller-manager as reference, and (-floor) the
 // machine's floor: the in-place protocol's writes done directly, with no controller, as fast as
 // the API server allows. It prints figures, not pass/fail: wall seconds, the writer's successful
