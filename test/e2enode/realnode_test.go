@@ -86,6 +86,10 @@ func TestRealNode(t *testing.T) {
 		statefulSetInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("an Advanced DaemonSet's pod on the real node is updated in place", func(t *testing.T) {
+		daemonSetInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("an OrderedReady StatefulSet waits for each pod's readiness probe", func(t *testing.T) {
 		statefulSetOrderedReadyProbe(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
