@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/lifecycle"
 )
 
 // planOptions are the plan command's flags: the feature gates the forecast plans under.
@@ -64,6 +65,17 @@ func newPlanCommand(env *Env) *cobra.Command {
 	cmd.Flags().BoolVar(&o.partitionRollback, "partition-rollback", false, "plan a CloneSet as a manager with the CloneSetPartitionRollback gate does")
 	cmd.Flags().BoolVar(&o.startOrdinal, "start-ordinal", false, "plan an Advanced StatefulSet as a manager with the StatefulSetStartOrdinal gate does")
 	return cmd
+}
+
+// resumeAndMoveActions are the lines of a plan's resumed in-place updates and lifecycle moves.
+func resumeAndMoveActions(resumes []string, moves []lifecycle.Move) (resumed, moved []forecastAction) {
+	for _, name := range resumes {
+		resumed = append(resumed, forecastAction{"resume", name + ": its in-place update's grace period is over"})
+	}
+	for _, m := range moves {
+		moved = append(moved, forecastAction{"state", fmt.Sprintf("%s → %s: %s", m.Pod, m.To, m.Reason)})
+	}
+	return resumed, moved
 }
 
 func printForecast(out io.Writer, f *forecast) {

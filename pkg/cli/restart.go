@@ -40,7 +40,8 @@ func newRestartCommand(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "restart " + workloadUse,
 		Short: "Restart the pods: a CloneSet's containers in place (ContainerRecreateRequests), batch by batch within maxUnavailable, " +
-			"the partition's pods left alone; an Advanced StatefulSet's through a rolling update (template annotation kubectl.kubernetes.io/restartedAt)",
+			"the partition's pods left alone; an Advanced StatefulSet's or Advanced DaemonSet's through a rolling update " +
+			"(template annotation kubectl.kubernetes.io/restartedAt)",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, w, err := env.load(cmd.Context(), args)
 			if err != nil {

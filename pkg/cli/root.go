@@ -1,7 +1,7 @@
 // Package cli is kubectl-kruise, the kubectl plugin for Kruise workloads: rollout
 // status/pause/resume/history/undo/restart/plan and set image for CloneSets and Advanced
-// StatefulSets (one code path, through the workload interface), scaledown and migrate for
-// CloneSets. It takes kubectl's connection flags (--kubeconfig, --context, -n, ...) through
+// StatefulSets, and all of them but plan for Advanced DaemonSets (one code path, through the
+// workload interface), scaledown and migrate for CloneSets. It takes kubectl's connection flags (--kubeconfig, --context, -n, ...) through
 // cli-runtime.
 package cli
 
@@ -28,7 +28,7 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 func newRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kubectl-kruise",
-		Short:         "Drive Kruise workloads (CloneSet, Advanced StatefulSet) from kubectl: kubectl kruise rollout status clone/NAME",
+		Short:         "Drive Kruise workloads (CloneSet, Advanced StatefulSet, Advanced DaemonSet) from kubectl: kubectl kruise rollout status clone/NAME",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func newSetCommand(env *Env) *cobra.Command {
-	cmd := &cobra.Command{Use: "set", Short: "Set fields of a CloneSet or an Advanced StatefulSet"}
+	cmd := &cobra.Command{Use: "set", Short: "Set fields of a CloneSet, an Advanced StatefulSet or an Advanced DaemonSet"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "image " + workloadUse + " CONTAINER=IMAGE ...",
 		Short: "Set container images (applied in place where the update strategy allows)",

@@ -55,10 +55,7 @@ func forecastStatefulSet(snap *statefulset.Snapshot, now time.Time, max int) []f
 
 // statefulSetActions are the lines of set's plan p.
 func statefulSetActions(set string, p statefulset.Plan) []forecastAction {
-	var out []forecastAction
-	for _, name := range p.Resumes {
-		out = append(out, forecastAction{"resume", name + ": its in-place update's grace period is over"})
-	}
+	out, moved := resumeAndMoveActions(p.Resumes, p.Lifecycle)
 	for _, c := range p.Creates {
 		out = append(out, forecastAction{"create", fmt.Sprintf("%s at %s: %s", ordinal.PodName(set, c.Ordinal), c.Revision, c.Reason)})
 	}
@@ -72,10 +69,7 @@ func statefulSetActions(set string, p statefulset.Plan) []forecastAction {
 		}
 		out = append(out, forecastAction{how, u.Pod + ": " + u.Reason})
 	}
-	for _, m := range p.Lifecycle {
-		out = append(out, forecastAction{"state", fmt.Sprintf("%s → %s: %s", m.Pod, m.To, m.Reason)})
-	}
-	return out
+	return append(out, moved...)
 }
 
 // advanceStatefulSet carries p out on s as the step's pods would end: created and updated pods

@@ -34,16 +34,16 @@ var (
 	StatefulSetKind = &Kind{Noun: "advanced statefulset", Resource: "statefulset.apps.kruise.io",
 		names: []string{"asts", "advancedstatefulset", "advancedstatefulsets", "statefulset.apps.kruise.io", "statefulsets.apps.kruise.io"},
 		new:   newStatefulSetWorkload}
-	kinds = []*Kind{CloneSetKind, StatefulSetKind}
+	kinds = []*Kind{CloneSetKind, StatefulSetKind, DaemonSetKind}
 )
 
 // workloadUse is the argument every workload command takes, for its Use line.
-const workloadUse = "(clone|asts)/NAME"
+const workloadUse = "(clone|asts|ads)/NAME"
 
 // ParseWorkload reads KIND/NAME or, with two arguments, KIND NAME, where KIND names a CloneSet
-// (clone, cloneset, cloneset.apps.kruise.io, ...) or an Advanced StatefulSet (asts,
-// advancedstatefulset, statefulset.apps.kruise.io, ...). Other kinds are refused with what is
-// supported.
+// (clone, cloneset, cloneset.apps.kruise.io, ...), an Advanced StatefulSet (asts,
+// advancedstatefulset, statefulset.apps.kruise.io, ...) or an Advanced DaemonSet (ads, daemon,
+// daemonset.apps.kruise.io, ...). Other kinds are refused with what is supported.
 func ParseWorkload(args []string) (*Kind, string, error) {
 	var kind, name string
 	switch {
@@ -59,8 +59,11 @@ func ParseWorkload(args []string) (*Kind, string, error) {
 	case k == nil && slices.Contains([]string{"sts", "statefulset", "statefulsets"}, strings.ToLower(kind)):
 		return nil, "", fmt.Errorf("kind %q is ambiguous: name an Advanced StatefulSet asts/NAME or statefulset.apps.kruise.io/NAME "+
 			"(kubectl-kruise does not drive apps/v1 StatefulSets)", kind)
+	case k == nil && appsDaemonSetName(kind):
+		return nil, "", ambiguousDaemonSet(kind)
 	case k == nil:
-		return nil, "", fmt.Errorf("kind %q is not supported yet: kubectl-kruise drives CloneSets (clone/NAME) and Advanced StatefulSets (asts/NAME)", kind)
+		return nil, "", fmt.Errorf("kind %q is not supported yet: kubectl-kruise drives CloneSets (clone/NAME), Advanced StatefulSets (asts/NAME) "+
+			"and Advanced DaemonSets (ads/NAME)", kind)
 	case name == "":
 		return nil, "", fmt.Errorf("the workload's name is empty")
 	}

@@ -116,3 +116,24 @@ func AfterUpdate(updatedReleased bool) appspub.LifecycleStateType {
 	}
 	return appspub.LifecycleStateUpdated
 }
+
+// Move is a lifecycle state change a workload's planner decides for one pod: holding it for a
+// hook, or releasing it.
+type Move struct {
+	Pod string
+	To  appspub.LifecycleStateType
+	// MarkNotReady holds the pod NotReady (KruisePodReady False) while the hook holds it (the
+	// hook's markPodNotReady).
+	MarkNotReady bool
+	Reason       string
+}
+
+// Hold is the move that puts pod (in state current) in state to while hook (named name: preDelete,
+// inPlaceUpdate) holds it before an action (reason); nil when the pod is in that state already.
+// The planner calls it for a pod the hook holds, and leaves the pod alone otherwise.
+func Hold(pod string, current, to appspub.LifecycleStateType, hook *appspub.LifecycleHook, name, reason string) *Move {
+	if current == to {
+		return nil
+	}
+	return &Move{Pod: pod, To: to, MarkNotReady: hook != nil && hook.MarkPodNotReady, Reason: name + " hook before: " + reason}
+}

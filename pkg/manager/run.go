@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/controller/broadcastjob"
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
 	"github.com/kruise-ng/kruise/pkg/controller/crr"
 	"github.com/kruise-ng/kruise/pkg/controller/daemonset"
@@ -208,6 +209,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	pullLists := &imagelistpulljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("imagelistpulljob-controller")}
 	if err := pullLists.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the ImageListPullJob controller: %w", err)
+	}
+	broadcastJobs := &broadcastjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("broadcastjob-controller"), OwnerIndexed: true}
+	if err := broadcastJobs.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the BroadcastJob controller: %w", err)
 	}
 	recreates := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("containerrecreaterequest-controller")}
 	if err := recreates.SetupWithManager(mgr, o.Workers); err != nil {

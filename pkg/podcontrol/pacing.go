@@ -1,8 +1,13 @@
 package podcontrol
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // StatusInterval is the least time between two status writes of a workload that only move
@@ -48,3 +53,43 @@ func (p *StatusPacer) Forget(key string) {
 	defer p.mu.Unlock()
 	delete(p.last, key)
 }
+
+// Write writes next as obj's status (Control.WriteStatus) unless it is semantically equal to cur,
+// the status obj has; a change that is not significant waits while the last write is less than
+// StatusInterval old, and Write returns how long (nothing is written then).
+func (p *StatusPacer) Write(ctx context.Context, c *Control, key string, obj client.Object, cur, next any, significant bool,
+	now time.Time) (time.Duration, error) {
+	if equality.Semantic.DeepEqual(cur, next) {
+		return 0, nil
+	}
+	if wait := p.Wait(key, significant, now); wait > 0 {
+		return wait, nil
+	}
+	if err := c.WriteStatus(ctx, obj, next); err != nil {
+		return 0, err
+	}
+	p.Wrote(key, now)
+	return 0, nil
+}
+
+// Requeue is how soon a reconcile asks to run again, the soonest of what it waits for; zero for
+// not at all.
+type Requeue time.Duration
+
+// At asks to run again at at, a second late (stored times have whole seconds); a zero at asks
+// nothing.
+func (q *Requeue) At(now, at time.Time) {
+	if !at.IsZero() {
+		q.After(max(at.Sub(now), 0) + time.Second)
+	}
+}
+
+// After asks to run again after d (d ≤ 0 asks nothing).
+func (q *Requeue) After(d time.Duration) {
+	if d > 0 && (*q == 0 || d < time.Duration(*q)) {
+		*q = Requeue(d)
+	}
+}
+
+// Result is the reconcile result that runs again then.
+func (q Requeue) Result() ctrl.Result { return ctrl.Result{RequeueAfter: time.Duration(q)} }

@@ -8,9 +8,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/revision"
 )
 
@@ -58,4 +63,72 @@ func (c *Control) WriteStatus(ctx context.Context, obj client.Object, status any
 		return fmt.Errorf("update status: %w", err)
 	}
 	return nil
+}
+
+// Revisions are a workload's ControllerRevisions as observed: by name, with the update revision
+// Select decided on for the workload's template.
+type Revisions struct {
+	ByName map[string]*appsv1.ControllerRevision
+	// Decision is revision.Select's for the workload's template; Decision.Update is the update
+	// revision (to create or renumber first when Decision.Create or Decision.Renumber).
+	Decision revision.Decision
+}
+
+// ObserveRevisions reads the revisions owner (of kind gvk) controls among those of its namespace
+// that match sel, and decides which records in (revision.Select, with the owner's
+// status.collisionCount).
+func ObserveRevisions(ctx context.Context, c client.Reader, owner client.Object, gvk schema.GroupVersionKind, sel labels.Selector,
+	in revision.Input, collisionCount *int32) (Revisions, error) {
+	var list appsv1.ControllerRevisionList
+	if err := c.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return Revisions{}, fmt.Errorf("list revisions: %w", err)
+	}
+	out := Revisions{ByName: map[string]*appsv1.ControllerRevision{}}
+	var revs []*appsv1.ControllerRevision
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], owner) {
+			revs = append(revs, &list.Items[i])
+			out.ByName[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	dec, err := revision.Select(revs, owner, gvk, in, collisionCount)
+	if err != nil {
+		return Revisions{}, err
+	}
+	out.Decision = dec
+	return out, nil
+}
+
+// Pending is the decision to write before the update revision can be used (nil when it exists as
+// it should).
+func (r Revisions) Pending() *revision.Decision {
+	if r.Decision.Create || r.Decision.Renumber {
+		return &r.Decision
+	}
+	return nil
+}
+
+// InPlace is, per revision other than the update revision, whether a pod of it moves to the
+// update revision (template to) in place (eng.CanUpdateInPlace). A revision whose template cannot
+// be read has no entry: its pods are recreated. skip, when not nil, gives the decision for a
+// revision instead (ok true).
+func (r Revisions) InPlace(eng engine.Engine, to *corev1.PodTemplateSpec,
+	skip func(rev *appsv1.ControllerRevision) (inplace.Decision, bool)) map[string]inplace.Decision {
+	update := r.Decision.Update.Name
+	out := map[string]inplace.Decision{}
+	for name, rev := range r.ByName {
+		if name == update {
+			continue
+		}
+		if skip != nil {
+			if d, ok := skip(rev); ok {
+				out[name] = d
+				continue
+			}
+		}
+		if old, err := revision.TemplateOf(rev); err == nil {
+			out[name] = eng.CanUpdateInPlace(old, to, update)
+		}
+	}
+	return out
 }

@@ -76,7 +76,8 @@ func runDaemonSets(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n,
 	return out, deleteNamespace(ctx, c, ns)
 }
 
-// daemonNodes creates n kwok nodes for the DaemonSet bench.
+// daemonNodes creates n kwok nodes for the DaemonSet bench and waits until kwok reports them all
+// Ready, so that the scale-up measures the controller, not node registration.
 func daemonNodes(ctx context.Context, c client.Client, n int) error {
 	for i := range n {
 		node := sandbox.FakeNode(fmt.Sprintf("kwok-daemon-%d", i), fmt.Sprintf("10.252.%d.%d", i/250, 1+i%250))
@@ -86,7 +87,21 @@ func daemonNodes(ctx context.Context, c client.Client, n int) error {
 			return fmt.Errorf("create node %s: %w", node.Name, err)
 		}
 	}
-	return nil
+	return poll(ctx, fmt.Sprintf("%d daemon nodes Ready", n), func() (bool, error) {
+		var list corev1.NodeList
+		if err := c.List(ctx, &list, client.MatchingLabels{daemonNodeLabel: "true"}); err != nil {
+			return false, err
+		}
+		ready := 0
+		for i := range list.Items {
+			for _, cond := range list.Items[i].Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready == n, nil
+	})
 }
 
 // waitDaemonSet waits until the set's status observed its generation and satisfies cond.

@@ -90,6 +90,10 @@ func TestRealNode(t *testing.T) {
 		daemonSetInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("a BroadcastJob's pod runs to completion on the real node", func(t *testing.T) {
+		broadcastJobCompletes(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("an OrderedReady StatefulSet waits for each pod's readiness probe", func(t *testing.T) {
 		statefulSetOrderedReadyProbe(t, sb, cs, harness.KruiseClient(t, cfg))
 	})

@@ -7,21 +7,17 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
-// SetDefaultsDaemonSetV1beta1 applies the Advanced DaemonSet defaults to the
-// storage version. Sources: oracle apps.kruise.io_daemonsets.yaml and the
-// user manual https://openkruise.io/docs/user-manuals/advanceddaemonset:
-//   - spec.burstReplicas: 250 ("The default value is 250")
-//   - spec.revisionHistoryLimit: 10 ("Defaults to 10.")
-//   - spec.updateStrategy.type: RollingUpdate ("Default is RollingUpdate.")
-//   - when the type is RollingUpdate, spec.updateStrategy.rollingUpdate is
-//     created if absent and gets
-//     rollingUpdateType Standard (user manual: Standard "is the default type
-//     for RollingUpdate"),
-//     maxUnavailable 1 ("Default value is 1."),
-//     maxSurge 0 ("Default value is 0."),
-//     partition 0 ("Default value is 0.").
+// SetDefaultsDaemonSetV1beta1 applies the Advanced DaemonSet defaults of OpenKruise v1.9.0's
+// DaemonSet webhook (SetDefaultsDaemonSetV1beta1) to the storage version, checked against the
+// DaemonSet OpenKruise stored in its takeover fixture:
+//   - spec.burstReplicas: 250; spec.revisionHistoryLimit: 10;
+//   - spec.updateStrategy.type: RollingUpdate;
+//   - for RollingUpdate, spec.updateStrategy.rollingUpdate is created if absent and gets
+//     rollingUpdateType Standard and, only when neither is set, maxUnavailable 1 and maxSurge 0
+//     (one of them set alone is left alone: maxSurge 2 means a surge update, maxUnavailable 0).
 //
-// The pod template is left alone.
+// rollingUpdate.partition is left unset (the controller reads unset as 0), and so is the pod
+// template: OpenKruise defaults neither, and the revision name is a hash of the stored template.
 func SetDefaultsDaemonSetV1beta1(obj *v1beta1.DaemonSet) {
 	spec := &obj.Spec
 	defaultIntOrString(&spec.BurstReplicas, intstr.FromInt32(250))
@@ -29,23 +25,24 @@ func SetDefaultsDaemonSetV1beta1(obj *v1beta1.DaemonSet) {
 
 	us := &spec.UpdateStrategy
 	defaultString(&us.Type, v1beta1.DaemonSetRollingUpdateStrategyType)
-	if us.Type == v1beta1.DaemonSetRollingUpdateStrategyType {
-		if us.RollingUpdate == nil {
-			us.RollingUpdate = &v1beta1.DaemonSetRollingUpdate{}
-		}
-		ru := us.RollingUpdate
-		defaultString(&ru.Type, v1beta1.DaemonSetStandardRollingUpdateType)
+	if us.Type != v1beta1.DaemonSetRollingUpdateStrategyType {
+		return
+	}
+	if us.RollingUpdate == nil {
+		us.RollingUpdate = &v1beta1.DaemonSetRollingUpdate{}
+	}
+	ru := us.RollingUpdate
+	defaultString(&ru.Type, v1beta1.DaemonSetStandardRollingUpdateType)
+	if ru.MaxUnavailable == nil && ru.MaxSurge == nil {
 		defaultIntOrString(&ru.MaxUnavailable, intstr.FromInt32(1))
 		defaultIntOrString(&ru.MaxSurge, intstr.FromInt32(0))
-		defaultIntOrString(&ru.Partition, intstr.FromInt32(0))
 	}
 }
 
-// SetDefaultsDaemonSet applies the Advanced DaemonSet defaults to the
-// v1alpha1 version; same values and sources as SetDefaultsDaemonSetV1beta1:
-// burstReplicas 250, revisionHistoryLimit 10, updateStrategy.type
-// RollingUpdate and, for RollingUpdate, rollingUpdateType Standard,
-// maxUnavailable 1, maxSurge 0, partition 0.
+// SetDefaultsDaemonSet applies the Advanced DaemonSet defaults to the v1alpha1 version, as
+// OpenKruise v1.9.0's SetDefaultsDaemonSet does: those of SetDefaultsDaemonSetV1beta1, after the
+// deprecated rollingUpdateType Surging is rewritten to Standard with maxSurge 1 and
+// maxUnavailable 0 where they are unset (what Surging meant).
 func SetDefaultsDaemonSet(obj *v1alpha1.DaemonSet) {
 	spec := &obj.Spec
 	defaultIntOrString(&spec.BurstReplicas, intstr.FromInt32(250))
@@ -53,14 +50,21 @@ func SetDefaultsDaemonSet(obj *v1alpha1.DaemonSet) {
 
 	us := &spec.UpdateStrategy
 	defaultString(&us.Type, v1alpha1.DaemonSetRollingUpdateStrategyType)
-	if us.Type == v1alpha1.DaemonSetRollingUpdateStrategyType {
-		if us.RollingUpdate == nil {
-			us.RollingUpdate = &v1alpha1.DaemonSetRollingUpdate{}
-		}
-		ru := us.RollingUpdate
-		defaultString(&ru.Type, v1alpha1.DaemonSetStandardRollingUpdateType)
+	if us.Type != v1alpha1.DaemonSetRollingUpdateStrategyType {
+		return
+	}
+	if us.RollingUpdate == nil {
+		us.RollingUpdate = &v1alpha1.DaemonSetRollingUpdate{}
+	}
+	ru := us.RollingUpdate
+	if ru.Type == v1alpha1.DaemonSetSurgingRollingUpdateType {
+		defaultIntOrString(&ru.MaxSurge, intstr.FromInt32(1))
+		defaultIntOrString(&ru.MaxUnavailable, intstr.FromInt32(0))
+		ru.Type = v1alpha1.DaemonSetStandardRollingUpdateType
+	}
+	defaultString(&ru.Type, v1alpha1.DaemonSetStandardRollingUpdateType)
+	if ru.MaxUnavailable == nil && ru.MaxSurge == nil {
 		defaultIntOrString(&ru.MaxUnavailable, intstr.FromInt32(1))
 		defaultIntOrString(&ru.MaxSurge, intstr.FromInt32(0))
-		defaultIntOrString(&ru.Partition, intstr.FromInt32(0))
 	}
 }

@@ -3,12 +3,15 @@ package defaults
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
 func TestSetDefaultsBroadcastJobV1beta1(t *testing.T) {
 	userSet := &v1beta1.BroadcastJob{Spec: v1beta1.BroadcastJobSpec{
+		Template:         corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}},
 		Parallelism:      ioi(0),
 		CompletionPolicy: v1beta1.BroadcastJobCompletionPolicy{Type: v1beta1.BroadcastJobCompletionPolicyNever},
 		FailurePolicy:    v1beta1.BroadcastJobFailurePolicy{Type: v1beta1.BroadcastJobFailurePolicyTypeContinue},
@@ -18,6 +21,7 @@ func TestSetDefaultsBroadcastJobV1beta1(t *testing.T) {
 			name: "empty object gets every default",
 			in:   &v1beta1.BroadcastJob{},
 			want: &v1beta1.BroadcastJob{Spec: v1beta1.BroadcastJobSpec{
+				Template:         corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyOnFailure}},
 				CompletionPolicy: v1beta1.BroadcastJobCompletionPolicy{Type: v1beta1.BroadcastJobCompletionPolicyAlways},
 				FailurePolicy:    v1beta1.BroadcastJobFailurePolicy{Type: v1beta1.BroadcastJobFailurePolicyTypeFailFast},
 			}},
@@ -28,6 +32,7 @@ func TestSetDefaultsBroadcastJobV1beta1(t *testing.T) {
 
 func TestSetDefaultsBroadcastJob(t *testing.T) {
 	userSet := &v1alpha1.BroadcastJob{Spec: v1alpha1.BroadcastJobSpec{
+		Template:         corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}},
 		Parallelism:      ios("20%"),
 		CompletionPolicy: v1alpha1.BroadcastJobCompletionPolicy{Type: v1alpha1.BroadcastJobCompletionPolicyNever},
 		FailurePolicy:    v1alpha1.BroadcastJobFailurePolicy{Type: v1alpha1.BroadcastJobFailurePolicyTypePause},
@@ -37,6 +42,7 @@ func TestSetDefaultsBroadcastJob(t *testing.T) {
 			name: "empty object gets every default",
 			in:   &v1alpha1.BroadcastJob{},
 			want: &v1alpha1.BroadcastJob{Spec: v1alpha1.BroadcastJobSpec{
+				Template:         corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyOnFailure}},
 				CompletionPolicy: v1alpha1.BroadcastJobCompletionPolicy{Type: v1alpha1.BroadcastJobCompletionPolicyAlways},
 				FailurePolicy:    v1alpha1.BroadcastJobFailurePolicy{Type: v1alpha1.BroadcastJobFailurePolicyTypeFailFast},
 			}},

@@ -290,56 +290,6 @@ func TestStatefulSetEditThroughV1alpha1(t *testing.T) {
 	}
 }
 
-// TestDaemonSetVersionOnlyFields shows the renamed status field and where spec.scaleStrategy goes.
-func TestDaemonSetVersionOnlyFields(t *testing.T) {
-	cases := []struct {
-		name string
-		hub  *v1beta1.DaemonSet
-		want string
-	}{
-		{
-			name: "scale strategy set",
-			hub: &v1beta1.DaemonSet{
-				Spec:   v1beta1.DaemonSetSpec{ScaleStrategy: &v1beta1.DaemonSetScaleStrategy{PartitionedScaling: true}},
-				Status: v1beta1.DaemonSetStatus{UpdateRevision: "ds-7c9f"},
-			},
-			want: `{"spec":{"scaleStrategy":{"partitionedScaling":true}}}`,
-		},
-		{
-			name: "empty scale strategy is kept apart from none",
-			hub: &v1beta1.DaemonSet{
-				Spec:   v1beta1.DaemonSetSpec{ScaleStrategy: &v1beta1.DaemonSetScaleStrategy{}},
-				Status: v1beta1.DaemonSetStatus{UpdateRevision: "ds-7c9f"},
-			},
-			want: `{"spec":{"scaleStrategy":{}}}`,
-		},
-		{
-			name: "no scale strategy",
-			hub:  &v1beta1.DaemonSet{Status: v1beta1.DaemonSetStatus{UpdateRevision: "ds-7c9f"}},
-			want: "",
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			alpha := &DaemonSet{}
-			if err := alpha.ConvertFrom(tc.hub); err != nil {
-				t.Fatal(err)
-			}
-			if alpha.Status.DaemonSetHash != "ds-7c9f" {
-				t.Fatalf("status.daemonSetHash = %q, want the v1beta1 status.updateRevision", alpha.Status.DaemonSetHash)
-			}
-			checkAnnotation(t, alpha.Annotations, ConversionV1beta1OnlyAnnotation, tc.want)
-			back := &v1beta1.DaemonSet{}
-			if err := alpha.ConvertTo(back); err != nil {
-				t.Fatal(err)
-			}
-			if !equality.Semantic.DeepEqual(tc.hub, back) {
-				t.Fatalf("round trip differs:\n%s", diff.Diff(tc.hub, back))
-			}
-		})
-	}
-}
-
 // TestSidecarSetVersionOnlyFields shows where spec.namespace (v1alpha1 only) and
 // spec.customVersion (v1beta1 only) go.
 func TestSidecarSetVersionOnlyFields(t *testing.T) {

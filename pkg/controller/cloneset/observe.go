@@ -64,50 +64,28 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, pods cl
 		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	var revList appsv1.ControllerRevisionList
-	if err := r.Client.List(ctx, &revList, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, err
-	}
-	obs := &observation{pods: map[string]*corev1.Pod{}, revisions: map[string]*appsv1.ControllerRevision{}}
-	var revs []*appsv1.ControllerRevision
-	for i := range revList.Items {
-		if metav1.IsControlledBy(&revList.Items[i], cs) {
-			revs = append(revs, &revList.Items[i])
-			obs.revisions[revList.Items[i].Name] = &revList.Items[i]
-		}
-	}
 	in := revision.Input{Template: &cs.Spec.Template, VolumeClaimTemplates: cs.Spec.VolumeClaimTemplates, RecordClaimTemplates: true}
-	dec, err := revision.Select(revs, cs, gvk, in, cs.Status.CollisionCount)
+	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, cs, gvk, sel, in, cs.Status.CollisionCount)
 	if err != nil {
 		return nil, err
 	}
-	obs.updateRevision = dec.Update
-	if dec.Create || dec.Renumber {
-		obs.newRevision = &dec
-	}
+	dec := revs.Decision
+	obs := &observation{pods: map[string]*corev1.Pod{}, revisions: revs.ByName, updateRevision: dec.Update, newRevision: revs.Pending()}
 	cc := dec.CollisionCount
 	obs.collisionCount = &cc
 	current := cs.Status.CurrentRevision
 	if _, ok := obs.revisions[current]; !ok {
 		current = dec.Update.Name
 	}
-	obs.snap = &Snapshot{Spec: *spec, CurrentRevision: current, UpdateRevision: dec.Update.Name, InPlace: map[string]inplace.Decision{}}
 	newTemplate := &cs.Spec.Template
-	for _, rev := range revs {
-		if rev.Name == dec.Update.Name {
-			continue
-		}
-		old, err := revision.TemplateOf(rev)
-		if err != nil {
-			continue // an unreadable revision: its pods are recreated
-		}
-		if r.RecreateOnClaimChange && revision.ClaimTemplatesChanged(rev, dec.Update) {
-			obs.snap.InPlace[rev.Name] = inplace.Decision{RecreateReasons: []string{
-				"spec.volumeClaimTemplates changed with the template (RecreatePodWhenChangeVCTInCloneSetGate): pods need new claims"}}
-			continue
-		}
-		obs.snap.InPlace[rev.Name] = r.Engine.CanUpdateInPlace(old, newTemplate, dec.Update.Name)
-	}
+	obs.snap = &Snapshot{Spec: *spec, CurrentRevision: current, UpdateRevision: dec.Update.Name,
+		InPlace: revs.InPlace(r.Engine, newTemplate, func(rev *appsv1.ControllerRevision) (inplace.Decision, bool) {
+			if r.RecreateOnClaimChange && revision.ClaimTemplatesChanged(rev, dec.Update) {
+				return inplace.Decision{RecreateReasons: []string{
+					"spec.volumeClaimTemplates changed with the template (RecreatePodWhenChangeVCTInCloneSetGate): pods need new claims"}}, true
+			}
+			return inplace.Decision{}, false
+		})}
 	if rev := obs.revisions[current]; r.PartitionRollback && rev != nil && current != dec.Update.Name {
 		if old, err := revision.TemplateOf(rev); err == nil {
 			d := r.Engine.CanUpdateInPlace(newTemplate, old, current)

@@ -10,6 +10,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/lifecycle"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/updateorder"
 )
@@ -78,15 +79,10 @@ type Update struct {
 }
 
 // LifecycleMove puts a pod in a lifecycle state (pkg/lifecycle): holding it for a hook, or
-// releasing it after one.
-type LifecycleMove struct {
-	Pod string
-	To  appspub.LifecycleStateType
-	// MarkNotReady sets the pod's KruisePodReady condition False with the move (the hook's
-	// markPodNotReady); the pod readiness controller sets it True once the pod leaves the hook.
-	MarkNotReady bool
-	Reason       string
-}
+// releasing it after one. MarkNotReady sets the pod's KruisePodReady condition False with the move
+// (the hook's markPodNotReady); the pod readiness controller sets it True once the pod leaves the
+// hook.
+type LifecycleMove = lifecycle.Move
 
 // Refusal is a pod that needs an update the update type does not allow (InPlaceOnly and a change
 // that cannot be applied in place). Status reports it; the pod is left alone.

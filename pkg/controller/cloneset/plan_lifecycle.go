@@ -35,8 +35,8 @@ func (pl *planner) hold(p *PodFacts, held bool, state appspub.LifecycleStateType
 	if !held {
 		return false
 	}
-	if p.Lifecycle != state {
-		pl.move(p, state, hook != nil && hook.MarkPodNotReady, name+" hook before: "+reason)
+	if m := lifecycle.Hold(p.Name, p.Lifecycle, state, hook, name, reason); m != nil {
+		pl.plan.Lifecycle = append(pl.plan.Lifecycle, *m)
 	}
 	acted[p.Name] = true
 	delete(pl.avail, p.Name)
@@ -50,29 +50,29 @@ func (pl *planner) planLifecycle() {
 			continue
 		}
 		if to, reason, ok := lifecycle.Progress(p.Lifecycle, p.InPlaceUpdating, p.PreNormalReleased, p.UpdatedReleased); ok {
-			pl.move(p, to, false, reason)
+			pl.move(p, to, reason)
 			continue
 		}
 		switch p.Lifecycle {
 		case appspub.LifecycleStatePreparingUpdate:
 			switch {
 			case !pl.isOld(p): // the template went back to the pod's revision: nothing to update
-				pl.move(p, lifecycle.AfterUpdate(p.UpdatedReleased), false, "no update needed any more")
+				pl.move(p, lifecycle.AfterUpdate(p.UpdatedReleased), "no update needed any more")
 			case pl.oldKeepCount() <= pl.b.Partition:
 				// A raised partition keeps every old pod: the update will not come (OpenKruise
 				// leaves such a pod held; Kruise lets it serve again).
-				pl.move(p, appspub.LifecycleStateNormal, false, "the partition keeps it at its revision")
+				pl.move(p, appspub.LifecycleStateNormal, "the partition keeps it at its revision")
 			}
 		case appspub.LifecycleStatePreparingDelete:
 			if !p.SpecifiedDelete {
-				pl.move(p, appspub.LifecycleStateNormal, false, "no deletion needed any more")
+				pl.move(p, appspub.LifecycleStateNormal, "no deletion needed any more")
 			}
 		}
 	}
 }
 
-func (pl *planner) move(p *PodFacts, to appspub.LifecycleStateType, notReady bool, reason string) {
-	pl.plan.Lifecycle = append(pl.plan.Lifecycle, LifecycleMove{Pod: p.Name, To: to, MarkNotReady: notReady, Reason: reason})
+func (pl *planner) move(p *PodFacts, to appspub.LifecycleStateType, reason string) {
+	pl.plan.Lifecycle = append(pl.plan.Lifecycle, LifecycleMove{Pod: p.Name, To: to, Reason: reason})
 }
 
 func (pl *planner) hooks() *appspub.Lifecycle { return lifecycle.Hooks(pl.snap.Spec.Lifecycle) }

@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -178,17 +177,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if preDownloadErr != nil {
 		return ctrl.Result{}, preDownloadErr
 	}
-	requeue := time.Duration(0)
-	if !plan.Next.IsZero() {
-		requeue = max(plan.Next.Sub(now), 0) + time.Second // a second late: stored times have whole seconds
+	var requeue podcontrol.Requeue
+	requeue.At(now, plan.Next)
+	requeue.After(statusWait) // the held-back counters are written then, if no event comes first
+	if len(errs.BudgetWaits) > 0 {
+		requeue.After(podcontrol.BudgetRetry) // the budget frees as other pods come back
 	}
-	if statusWait > 0 && (requeue == 0 || statusWait < requeue) {
-		requeue = statusWait
-	}
-	if len(errs.BudgetWaits) > 0 && (requeue == 0 || podcontrol.BudgetRetry < requeue) {
-		requeue = podcontrol.BudgetRetry // the budget frees as other pods come back
-	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	return requeue.Result(), nil
 }
 
 // syncStatus computes the set's status, reports its metrics, and writes it when it changed --
@@ -201,17 +196,7 @@ func (r *Reconciler) syncStatus(ctx context.Context, key string, ds *v1beta1.Dae
 		status.CollisionCount = nil
 	}
 	r.reportMetrics(ds, obs, status, now)
-	if equality.Semantic.DeepEqual(ds.Status, status) {
-		return 0, nil
-	}
-	if wait := r.status.Wait(key, significant(&ds.Status, &status), now); wait > 0 {
-		return wait, nil
-	}
-	if err := r.control().WriteStatus(ctx, ds, status); err != nil {
-		return 0, err
-	}
-	r.status.Wrote(key, now)
-	return 0, nil
+	return r.status.Write(ctx, r.control(), key, ds, ds.Status, status, significant(&ds.Status, &status), now)
 }
 
 // reportMetrics sets the set's rollout gauges from the status just computed and, when this status

@@ -13,7 +13,6 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/revision"
@@ -50,20 +49,17 @@ func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, pods cl
 	if err != nil {
 		return nil, fmt.Errorf("selector: %w", err)
 	}
-	obs := &observation{selector: sel, pods: map[string]*corev1.Pod{}, revisions: map[string]*appsv1.ControllerRevision{}}
-	if err := r.observeRevisions(ctx, ds, sel, obs); err != nil {
+	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, ds, gvk, sel,
+		revision.Input{Template: &ds.Spec.Template, HashLabel: revision.DaemonHashLabel}, ds.Status.CollisionCount)
+	if err != nil {
 		return nil, err
 	}
-	obs.snap = &Snapshot{Spec: *spec, UpdateRevision: obs.updateRevision.Name, InPlace: map[string]inplace.Decision{}}
+	obs := &observation{selector: sel, pods: map[string]*corev1.Pod{}, revisions: revs.ByName, newRevision: revs.Pending(),
+		updateRevision: revs.Decision.Update, collisionCount: revs.Decision.CollisionCount}
+	obs.snap = &Snapshot{Spec: *spec, UpdateRevision: obs.updateRevision.Name, InPlace: revs.InPlace(r.Engine, &ds.Spec.Template, nil)}
 	byHash := map[string]string{revision.ShortHash(obs.updateRevision.Name): obs.updateRevision.Name}
-	for name, rev := range obs.revisions {
+	for name := range obs.revisions {
 		byHash[revision.ShortHash(name)] = name
-		if name == obs.updateRevision.Name {
-			continue
-		}
-		if old, err := revision.TemplateOf(rev); err == nil { // an unreadable revision: its pods are recreated
-			obs.snap.InPlace[name] = r.Engine.CanUpdateInPlace(old, &ds.Spec.Template, obs.updateRevision.Name)
-		}
 	}
 	var nodes corev1.NodeList
 	if err := r.Client.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
@@ -169,27 +165,3 @@ func (r *Reconciler) observeCurrent(ds *v1beta1.DaemonSet, obs *observation, onN
 
 // backoffKey keys a node's failure back-off for one set (by UID: a set recreated starts afresh).
 func backoffKey(ds *v1beta1.DaemonSet, node string) string { return string(ds.UID) + "/" + node }
-
-// observeRevisions reads the set's ControllerRevisions and decides its update revision.
-func (r *Reconciler) observeRevisions(ctx context.Context, ds *v1beta1.DaemonSet, sel labels.Selector, obs *observation) error {
-	var list appsv1.ControllerRevisionList
-	if err := r.Client.List(ctx, &list, client.InNamespace(ds.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return err
-	}
-	var revs []*appsv1.ControllerRevision
-	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], ds) {
-			revs = append(revs, &list.Items[i])
-			obs.revisions[list.Items[i].Name] = &list.Items[i]
-		}
-	}
-	dec, err := revision.Select(revs, ds, gvk, revision.Input{Template: &ds.Spec.Template, HashLabel: revision.DaemonHashLabel}, ds.Status.CollisionCount)
-	if err != nil {
-		return err
-	}
-	obs.updateRevision, obs.collisionCount = dec.Update, dec.CollisionCount
-	if dec.Create || dec.Renumber {
-		obs.newRevision = &dec
-	}
-	return nil
-}

@@ -6,9 +6,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/lifecycle"
 	"github.com/kruise-ng/kruise/pkg/updateorder"
 )
 
@@ -65,13 +65,7 @@ type Update struct {
 }
 
 // LifecycleMove puts a pod in a lifecycle state: holding it for a hook, or releasing it.
-type LifecycleMove struct {
-	Pod string
-	To  appspub.LifecycleStateType
-	// MarkNotReady holds the pod NotReady (KruisePodReady False) while the hook holds it.
-	MarkNotReady bool
-	Reason       string
-}
+type LifecycleMove = lifecycle.Move
 
 // Compute plans one step of s at now. It never modifies s.
 func Compute(s *Snapshot, now time.Time) Plan {

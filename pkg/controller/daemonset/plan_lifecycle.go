@@ -6,15 +6,10 @@ import (
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
 )
 
-// The lifecycle hooks (spec.lifecycle, pkg/lifecycle) in the plan, as the other workloads':
-//   - a pod to delete (misscheduled, extra, recreate update) that the preDelete hook holds moves to
-//     PreparingDelete instead and stays until the hook releases it;
-//   - a pod to update in place that the inPlaceUpdate hook holds moves to PreparingUpdate instead,
-//     and is updated once released; afterwards it is Updated until the hook is satisfied again,
-//     then Normal;
-//   - a new pod starts PreparingNormal when a preNormal hook is set and becomes Normal once the
-//     hook is satisfied.
-// A pod in any state but Normal is not available.
+// The lifecycle hooks (spec.lifecycle, pkg/lifecycle) in the plan, as the other workloads': a pod
+// to delete (misscheduled, extra, recreate update) or to update in place that its hook holds moves
+// to PreparingDelete or PreparingUpdate instead, until the hook releases it; a pod in any state
+// but Normal is not available.
 
 // holdForDelete keeps pod in PreparingDelete while the preDelete hook holds it; true when it does.
 func (p *planner) holdForDelete(pod *PodFacts, reason string) bool {
@@ -30,8 +25,8 @@ func (p *planner) hold(pod *PodFacts, held bool, state appspub.LifecycleStateTyp
 	if !held {
 		return false
 	}
-	if pod.Lifecycle != state {
-		p.move(pod, state, hook != nil && hook.MarkPodNotReady, name+" hook before: "+reason)
+	if m := lifecycle.Hold(pod.Name, pod.Lifecycle, state, hook, name, reason); m != nil {
+		p.plan.Lifecycle = append(p.plan.Lifecycle, *m)
 	}
 	p.acted[pod.Name] = true
 	return true
@@ -48,14 +43,14 @@ func (p *planner) release() {
 				continue
 			}
 			if to, reason, ok := lifecycle.Progress(pod.Lifecycle, pod.InPlaceUpdating, pod.PreNormalReleased, pod.UpdatedReleased); ok {
-				p.move(pod, to, false, reason)
+				p.move(pod, to, reason)
 				continue
 			}
 			switch {
 			case pod.Lifecycle == appspub.LifecycleStatePreparingDelete && n.Verdict.Continue && !p.recreating(n, pod):
-				p.move(pod, appspub.LifecycleStateNormal, false, "no deletion needed any more")
+				p.move(pod, appspub.LifecycleStateNormal, "no deletion needed any more")
 			case pod.Lifecycle == appspub.LifecycleStatePreparingUpdate && !p.updating(n, pod):
-				p.move(pod, lifecycle.AfterUpdate(pod.UpdatedReleased), false, "no update needed any more")
+				p.move(pod, lifecycle.AfterUpdate(pod.UpdatedReleased), "no update needed any more")
 			}
 		}
 	}
@@ -79,8 +74,8 @@ func (p *planner) recreating(n *NodeFacts, pod *PodFacts) bool {
 	return !ok || !dec.InPlace() || p.surging() || p.s.Spec.UpdateStrategy.RollingUpdate.Type != v1beta1.DaemonSetInplaceRollingUpdateType
 }
 
-func (p *planner) move(pod *PodFacts, to appspub.LifecycleStateType, notReady bool, reason string) {
-	p.plan.Lifecycle = append(p.plan.Lifecycle, LifecycleMove{Pod: pod.Name, To: to, MarkNotReady: notReady, Reason: reason})
+func (p *planner) move(pod *PodFacts, to appspub.LifecycleStateType, reason string) {
+	p.plan.Lifecycle = append(p.plan.Lifecycle, LifecycleMove{Pod: pod.Name, To: to, Reason: reason})
 }
 
 func (p *planner) hooks() *appspub.Lifecycle { return lifecycle.Hooks(p.s.Spec.Lifecycle) }

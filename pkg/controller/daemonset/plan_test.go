@@ -262,3 +262,15 @@ func TestRollBackUnselected(t *testing.T) {
 		t.Fatalf("KeepUnselected: updates %+v", p.Updates)
 	}
 }
+
+// An invalid rollingUpdate.selector (admission refuses it; an object stored before may have one)
+// updates nothing and says why.
+func TestInvalidSelectorUpdatesNothing(t *testing.T) {
+	s := spec(func(ru *v1beta1.DaemonSetRollingUpdate) {
+		ru.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}
+	})
+	p := Compute(snapshot(s, nodes(2, revOld)), t0)
+	if len(p.Updates) != 0 || !strings.Contains(strings.Join(p.Notes, ";"), "selector is invalid") {
+		t.Fatalf("plan %+v", p)
+	}
+}

@@ -50,7 +50,7 @@ func (p *planner) update() {
 }
 
 // slots are the nodes with live daemon pods that this plan leaves alone, by descending name (the
-// update order). ok is false for a node manage still has to reduce to one pod.
+// update order), but for nodes manage still has to reduce to one old and one new pod.
 func (p *planner) slots() []slot {
 	var out []slot
 	for i := len(p.s.Nodes) - 1; i >= 0; i-- {
@@ -86,7 +86,7 @@ func (p *planner) allowed(ru *v1beta1.DaemonSetRollingUpdate, slots []slot) map[
 		var err error
 		if sel, err = metav1.LabelSelectorAsSelector(ru.Selector); err != nil {
 			p.note("rollingUpdate.selector is invalid: no pod is updated: %v", err)
-			return nil
+			return map[string]bool{}
 		}
 	}
 	var updated, rest []string

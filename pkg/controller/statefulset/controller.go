@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -156,21 +155,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if preDownloadErr != nil {
 		return ctrl.Result{}, preDownloadErr
 	}
-	next := plan.Next
-	if at := ProgressDeadlineAt(set, &status); !at.IsZero() && (next.IsZero() || at.Before(next)) {
-		next = at
+	var requeue podcontrol.Requeue
+	requeue.At(now, plan.Next)
+	requeue.At(now, ProgressDeadlineAt(set, &status))
+	requeue.After(statusWait) // the held-back counters are written then, if no event comes first
+	if len(errs.BudgetWaits) > 0 {
+		requeue.After(podcontrol.BudgetRetry) // the budget frees as other pods come back
 	}
-	requeue := time.Duration(0)
-	if !next.IsZero() {
-		requeue = max(next.Sub(now), 0) + time.Second // a second late: stored times have whole seconds
-	}
-	if statusWait > 0 && (requeue == 0 || statusWait < requeue) {
-		requeue = statusWait // the held-back counters are written then, if no event comes first
-	}
-	if len(errs.BudgetWaits) > 0 && (requeue == 0 || podcontrol.BudgetRetry < requeue) {
-		requeue = podcontrol.BudgetRetry // the budget frees as other pods come back
-	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	return requeue.Result(), nil
 }
 
 // syncStatus computes the set's status, reports its progress and metrics, and writes it when it
@@ -184,17 +176,8 @@ func (r *Reconciler) syncStatus(ctx context.Context, key string, set *v1beta1.St
 	status.Conditions = setCondition(status.Conditions, ConditionProgressing, progressCondition(set, &status, &set.Status, now))
 	r.reportProgress(set, &status)
 	r.reportMetrics(set, obs, status, now)
-	if equality.Semantic.DeepEqual(set.Status, status) {
-		return status, 0, nil
-	}
-	if wait := r.status.Wait(key, significant(&set.Status, &status, ptr.Deref(set.Spec.Replicas, 1)), now); wait > 0 {
-		return status, wait, nil
-	}
-	if err := r.control().WriteStatus(ctx, set, status); err != nil {
-		return status, 0, err
-	}
-	r.status.Wrote(key, now)
-	return status, 0, nil
+	wait, err := r.status.Write(ctx, r.control(), key, set, set.Status, status, significant(&set.Status, &status, ptr.Deref(set.Spec.Replicas, 1)), now)
+	return status, wait, err
 }
 
 // reportProgress records a Warning event when the Progressing condition turns to

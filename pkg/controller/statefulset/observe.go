@@ -63,24 +63,18 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods
 		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	obs := &observation{selector: sel, pods: map[string]*corev1.Pod{}, revisions: map[string]*appsv1.ControllerRevision{}}
-	if err := r.observeRevisions(ctx, set, sel, obs); err != nil {
+	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, set, gvk, sel, revision.Input{Template: &set.Spec.Template}, set.Status.CollisionCount)
+	if err != nil {
 		return nil, err
 	}
+	obs := &observation{selector: sel, pods: map[string]*corev1.Pod{}, revisions: revs.ByName, newRevision: revs.Pending(),
+		updateRevision: revs.Decision.Update, collisionCount: revs.Decision.CollisionCount}
 	current := set.Status.CurrentRevision
 	if _, ok := obs.revisions[current]; !ok {
 		current = obs.updateRevision.Name
 	}
 	obs.snap = &Snapshot{Spec: *spec, Name: set.Name, Reserved: reserved, CurrentRevision: current,
-		UpdateRevision: obs.updateRevision.Name, InPlace: map[string]inplace.Decision{}}
-	for name, rev := range obs.revisions {
-		if name == obs.updateRevision.Name {
-			continue
-		}
-		if old, err := revision.TemplateOf(rev); err == nil { // an unreadable revision: its pods are recreated
-			obs.snap.InPlace[name] = r.Engine.CanUpdateInPlace(old, &set.Spec.Template, obs.updateRevision.Name)
-		}
-	}
+		UpdateRevision: obs.updateRevision.Name, InPlace: revs.InPlace(r.Engine, &set.Spec.Template, nil)}
 	for i := range podList.Items {
 		pod := &podList.Items[i]
 		ord := ordinal.OrdinalOf(set.Name, pod.Name)
@@ -134,30 +128,6 @@ func claimsState(set *v1beta1.StatefulSet, claims map[string]*corev1.PersistentV
 		}
 	}
 	return behind, resizing
-}
-
-// observeRevisions reads the set's ControllerRevisions and decides its update revision.
-func (r *Reconciler) observeRevisions(ctx context.Context, set *v1beta1.StatefulSet, sel labels.Selector, obs *observation) error {
-	var list appsv1.ControllerRevisionList
-	if err := r.Client.List(ctx, &list, client.InNamespace(set.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return err
-	}
-	var revs []*appsv1.ControllerRevision
-	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], set) {
-			revs = append(revs, &list.Items[i])
-			obs.revisions[list.Items[i].Name] = &list.Items[i]
-		}
-	}
-	dec, err := revision.Select(revs, set, gvk, revision.Input{Template: &set.Spec.Template}, set.Status.CollisionCount)
-	if err != nil {
-		return err
-	}
-	obs.updateRevision, obs.collisionCount = dec.Update, dec.CollisionCount
-	if dec.Create || dec.Renumber {
-		obs.newRevision = &dec
-	}
-	return nil
 }
 
 // observeClaims reads the PVCs that may belong to the set's pods.

@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/lifecycle"
 	"github.com/kruise-ng/kruise/pkg/ordinal"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
@@ -71,13 +71,7 @@ type Update struct {
 }
 
 // LifecycleMove puts a pod in a lifecycle state: holding it for a hook, or releasing it.
-type LifecycleMove struct {
-	Pod string
-	To  appspub.LifecycleStateType
-	// MarkNotReady holds the pod NotReady (KruisePodReady False) while the hook holds it.
-	MarkNotReady bool
-	Reason       string
-}
+type LifecycleMove = lifecycle.Move
 
 // Refusal is a pod InPlaceOnly cannot update.
 type Refusal = podcontrol.Refusal

@@ -29,8 +29,8 @@ func (p *planner) hold(pod *PodFacts, held bool, state appspub.LifecycleStateTyp
 	if !held {
 		return false
 	}
-	if pod.Lifecycle != state {
-		p.move(pod, state, hook != nil && hook.MarkPodNotReady, name+" hook before: "+reason)
+	if m := lifecycle.Hold(pod.Name, pod.Lifecycle, state, hook, name, reason); m != nil {
+		p.plan.Lifecycle = append(p.plan.Lifecycle, *m)
 	}
 	p.acted[pod.Name] = true
 	return true
@@ -45,15 +45,15 @@ func (p *planner) release() {
 			continue
 		}
 		if to, reason, ok := lifecycle.Progress(pod.Lifecycle, pod.InPlaceUpdating, pod.PreNormalReleased, pod.UpdatedReleased); ok {
-			p.move(pod, to, false, reason)
+			p.move(pod, to, reason)
 			continue
 		}
 		_, replica := p.pos[pod.Ordinal]
 		switch {
 		case pod.Lifecycle == appspub.LifecycleStatePreparingDelete && replica && !pod.SpecifiedDelete && !p.recreating(pod):
-			p.move(pod, appspub.LifecycleStateNormal, false, "no deletion needed any more")
+			p.move(pod, appspub.LifecycleStateNormal, "no deletion needed any more")
 		case pod.Lifecycle == appspub.LifecycleStatePreparingUpdate && !p.rolling(pod):
-			p.move(pod, lifecycle.AfterUpdate(pod.UpdatedReleased), false, "no update needed any more")
+			p.move(pod, lifecycle.AfterUpdate(pod.UpdatedReleased), "no update needed any more")
 		}
 	}
 }
@@ -68,8 +68,8 @@ func (p *planner) recreating(pod *PodFacts) bool {
 	return !ok || !dec.InPlace() || p.s.Spec.UpdateStrategy.RollingUpdate.PodUpdatePolicy == "ReCreate"
 }
 
-func (p *planner) move(pod *PodFacts, to appspub.LifecycleStateType, notReady bool, reason string) {
-	p.plan.Lifecycle = append(p.plan.Lifecycle, LifecycleMove{Pod: pod.Name, To: to, MarkNotReady: notReady, Reason: reason})
+func (p *planner) move(pod *PodFacts, to appspub.LifecycleStateType, reason string) {
+	p.plan.Lifecycle = append(p.plan.Lifecycle, LifecycleMove{Pod: pod.Name, To: to, Reason: reason})
 }
 
 func (p *planner) hooks() *appspub.Lifecycle { return lifecycle.Hooks(p.s.Spec.Lifecycle) }

@@ -40,11 +40,12 @@ func TestNotRunYetWarns(t *testing.T) {
 		!strings.Contains(resp.Warnings[0], "does not run WorkloadSpread yet") {
 		t.Errorf("WorkloadSpread: allowed %v, warnings %v (%v)", resp.Allowed, resp.Warnings, resp.Result)
 	}
-	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage", "statefulset", "podunavailablebudget", "sidecarset"}
-	ads := warnNotRun(notRunYet["daemonset"], byPath["/mutate-apps-kruise-io-v1beta1-daemonset"])
-	resp := ads.Handle(context.Background(), req("DaemonSet", "v1beta1", `,"spec":{"selector":{"matchLabels":{"a":"b"}}}`))
-	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run DaemonSet (Advanced DaemonSet) yet") {
-		t.Errorf("DaemonSet: allowed %v, warnings %v", resp.Allowed, resp.Warnings)
+	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage", "statefulset", "podunavailablebudget", "sidecarset",
+		"daemonset", "broadcastjob", "advancedcronjob"}
+	pps := warnNotRun(notRunYet["persistentpodstate"], byPath["/mutate-apps-kruise-io-v1alpha1-persistentpodstate"])
+	resp := pps.Handle(context.Background(), req("PersistentPodState", "v1alpha1", `,"spec":{}`))
+	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run PersistentPodState yet") {
+		t.Errorf("PersistentPodState: allowed %v, warnings %v", resp.Allowed, resp.Warnings)
 	}
 	for _, h := range handlers(scheme, nil, Options{}) {
 		kind := h.path[strings.LastIndexByte(h.path, '-')+1:]

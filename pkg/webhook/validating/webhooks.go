@@ -28,6 +28,10 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-statefulset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=statefulsets,verbs=create;update,versions=v1beta1,name=vstatefulset-v1beta1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-sidecarset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1,name=vsidecarset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-sidecarset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1beta1,name=vsidecarset-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-daemonset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=daemonsets,verbs=create;update,versions=v1alpha1,name=vdaemonset-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-daemonset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=daemonsets,verbs=create;update,versions=v1beta1,name=vdaemonset-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-broadcastjob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=broadcastjobs,verbs=create;update,versions=v1alpha1,name=vbroadcastjob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-broadcastjob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=broadcastjobs,verbs=create;update,versions=v1beta1,name=vbroadcastjob-v1beta1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-policy-kruise-io-v1alpha1-podunavailablebudget,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=policy.kruise.io,resources=podunavailablebudgets,verbs=create;update,versions=v1alpha1,name=vpodunavailablebudget-v1alpha1.policy.kruise.io,admissionReviewVersions=v1
 
 // Register adds every validating webhook to srv; templates checks pod templates (nil: not checked
@@ -38,8 +42,10 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateC
 	budgets client.Reader) {
 	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: pods}))
 	registerStatefulSets(srv, scheme, templates, pods)
+	registerDaemonSets(srv, scheme, templates)
 	registerSidecarSets(srv, scheme, templates, sidecarSets)
 	registerPullJobs(srv, scheme)
+	registerBroadcastJobs(srv, scheme, templates)
 	registerPodUnavailableBudgets(srv, scheme, budgets)
 	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
 		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
