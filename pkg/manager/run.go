@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/controller/advancedcronjob"
 	"github.com/kruise-ng/kruise/pkg/controller/broadcastjob"
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
 	"github.com/kruise-ng/kruise/pkg/controller/crr"
@@ -213,6 +214,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	broadcastJobs := &broadcastjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("broadcastjob-controller"), OwnerIndexed: true}
 	if err := broadcastJobs.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the BroadcastJob controller: %w", err)
+	}
+	cronJobs := &advancedcronjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("advancedcronjob-controller")}
+	if err := cronJobs.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the AdvancedCronJob controller: %w", err)
 	}
 	recreates := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("containerrecreaterequest-controller")}
 	if err := recreates.SetupWithManager(mgr, o.Workers); err != nil {

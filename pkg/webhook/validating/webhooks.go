@@ -32,6 +32,8 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-daemonset,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=daemonsets,verbs=create;update,versions=v1beta1,name=vdaemonset-v1beta1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-broadcastjob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=broadcastjobs,verbs=create;update,versions=v1alpha1,name=vbroadcastjob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-broadcastjob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=broadcastjobs,verbs=create;update,versions=v1beta1,name=vbroadcastjob-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-advancedcronjob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=advancedcronjobs,verbs=create;update,versions=v1alpha1,name=vadvancedcronjob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-advancedcronjob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=advancedcronjobs,verbs=create;update,versions=v1beta1,name=vadvancedcronjob-v1beta1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-policy-kruise-io-v1alpha1-podunavailablebudget,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=policy.kruise.io,resources=podunavailablebudgets,verbs=create;update,versions=v1alpha1,name=vpodunavailablebudget-v1alpha1.policy.kruise.io,admissionReviewVersions=v1
 
 // Register adds every validating webhook to srv; templates checks pod templates (nil: not checked
@@ -46,6 +48,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateC
 	registerSidecarSets(srv, scheme, templates, sidecarSets)
 	registerPullJobs(srv, scheme)
 	registerBroadcastJobs(srv, scheme, templates)
+	registerAdvancedCronJobs(srv, scheme, templates)
 	registerPodUnavailableBudgets(srv, scheme, budgets)
 	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
 		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
