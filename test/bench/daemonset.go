@@ -25,7 +25,9 @@ func runDaemonSets(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n,
 	if err := daemonNodes(ctx, c, n); err != nil {
 		return nil, err
 	}
-	defer func() { _ = c.DeleteAllOf(context.Background(), &corev1.Node{}, client.MatchingLabels{daemonNodeLabel: "true"}) }()
+	defer func() {
+		_ = c.DeleteAllOf(context.Background(), &corev1.Node{}, client.MatchingLabels{daemonNodeLabel: "true"})
+	}()
 	ns, err := namespace(ctx, c, "bench-ads")
 	if err != nil {
 		return nil, err
