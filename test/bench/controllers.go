@@ -102,7 +102,9 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profi
 		return nil, err
 	}
 	out = append(out, asts...)
-	ads, err := runDaemonSets(ctx, sb, c, n, mgrPID, prof)
+	// The DaemonSet runs one pod per node of its own: at most maxDaemonNodes (a kwok node costs
+	// the API server heartbeats; 10,000 of them would measure kwok, not Kruise).
+	ads, err := runDaemonSets(ctx, sb, c, min(n, maxDaemonNodes), mgrPID, prof)
 	if err != nil {
 		return nil, err
 	}

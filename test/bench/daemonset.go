@@ -19,6 +19,9 @@ import (
 // scenario's pods land there, deleted afterwards.
 const daemonNodeLabel = "bench.kruise.io/daemon"
 
+// maxDaemonNodes bounds the DaemonSet bench's nodes (and so its pods) whatever N.
+const maxDaemonNodes = 2000
+
 // runDaemonSets measures an Advanced DaemonSet over n nodes of its own: scale-up (a pod on every
 // node) and an in-place rollout at maxUnavailable 20%, as runStatefulSets measures its set.
 func runDaemonSets(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n, mgrPID int, prof *profiler) ([]result, error) {
