@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,9 @@ import (
 // privateTaint keeps other tests' pods off a test's own nodes; the test's daemons tolerate it.
 const privateTaint = "e2e.kruise.io/private"
 
+// privateNodeSeq numbers the private nodes of the test run.
+var privateNodeSeq atomic.Int32
+
 // privateNodes creates n kwok nodes of the test's own, labelled e2e.kruise.io/ns=<ns> and tainted
 // privateTaint=<ns>:NoSchedule, deleted when the test ends; by ascending name.
 func privateNodes(t *testing.T, ns string, n int, extra ...corev1.Taint) []string {
@@ -36,7 +40,8 @@ func privateNodes(t *testing.T, ns string, n int, extra ...corev1.Taint) []strin
 	var names []string
 	suffix := utilrand.String(4)
 	for i := range n {
-		node := sandbox.FakeNode(fmt.Sprintf("kwok-%s-%d", suffix, i), fmt.Sprintf("10.251.%d.%d", len(suffix)+i/200, 1+i%200))
+		seq := privateNodeSeq.Add(1) // a distinct InternalIP per node of the run
+		node := sandbox.FakeNode(fmt.Sprintf("kwok-%s-%d", suffix, i), fmt.Sprintf("10.251.%d.%d", seq/250, 1+seq%250))
 		node.Labels["e2e.kruise.io/ns"] = ns
 		node.Spec.Taints = append([]corev1.Taint{{Key: privateTaint, Value: ns, Effect: corev1.TaintEffectNoSchedule}}, extra...)
 		if _, err := cs.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {

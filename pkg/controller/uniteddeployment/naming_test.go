@@ -98,11 +98,8 @@ func checkPlacement(t *testing.T, ud *appsv1alpha1.UnitedDeployment, subsetName 
 func readList(t *testing.T, path string, into any) {
 	t.Helper()
 	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		t.Skipf("compat fixture not available: %v", err)
-	}
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the OpenKruise oracle (set KRUISE_COMPAT_DIR): %v", err)
 	}
 	if err := yaml.Unmarshal(data, into); err != nil {
 		t.Fatalf("%s: %v", path, err)
