@@ -34,17 +34,20 @@ type wireTemplate struct {
 
 const patchReplace = "replace"
 
-// encodeData returns Data for a pod template in OpenKruise's canonical form, byte for byte: the
-// template encoded, read back into generic JSON values and encoded again, so every object's keys
-// are sorted, inside {"spec":{"template":{…,"$patch":"replace"}}}. (OpenKruise reads numbers back
-// as float64: an integer beyond 2^53 loses precision there and keeps it here, the one input whose
-// name differs.) Each
-// object metadata carries "creationTimestamp":null, as the Kubernetes libraries OpenKruise v1.9.0
-// is built with encode a zero timestamp (ours omit it). The form is also what the API server
+// encodeData returns Data for in's template (its pod template, or its Object) in OpenKruise's
+// canonical form, byte for byte: the template encoded, read back into generic JSON values and
+// encoded again, so every object's keys are sorted, inside {"spec":{"template":{…,"$patch":"replace"}}}.
+// (OpenKruise reads numbers back as float64: an integer beyond 2^53 loses precision there and keeps
+// it here, the one input whose name differs.) Every object metadata (a "metadata" member whose
+// value is an object) carries "creationTimestamp":null, as the Kubernetes libraries OpenKruise
+// v1.9.0 is built with encode a zero timestamp (ours omit it). The form is also what the API server
 // writes back when it re-encodes a revision on a metadata patch, so such patches leave Data
-// unchanged (Data is immutable). A nil template encodes as an empty one.
-func encodeData(tmpl *corev1.PodTemplateSpec) ([]byte, error) {
-	if tmpl == nil {
+// unchanged (Data is immutable). No template encodes as an empty pod template.
+func encodeData(in Input) ([]byte, error) {
+	var tmpl any = in.Template
+	if in.Object != nil {
+		tmpl = in.Object
+	} else if in.Template == nil {
 		tmpl = &corev1.PodTemplateSpec{}
 	}
 	raw, err := json.Marshal(tmpl)
@@ -57,30 +60,32 @@ func encodeData(tmpl *corev1.PodTemplateSpec) ([]byte, error) {
 	if err := dec.Decode(&t); err != nil {
 		return nil, err
 	}
-	nullTimestamp(t)
-	if spec, ok := t["spec"].(map[string]any); ok {
-		vols, _ := spec["volumes"].([]any)
-		for _, v := range vols {
-			vol, _ := v.(map[string]any)
-			eph, _ := vol["ephemeral"].(map[string]any)
-			if claim, ok := eph["volumeClaimTemplate"].(map[string]any); ok {
-				nullTimestamp(claim)
-			}
-		}
+	if t == nil {
+		return nil, errors.New("the template encodes as null")
 	}
+	nullTimestamps(t)
 	t["$patch"] = patchReplace
 	return json.Marshal(map[string]any{"spec": map[string]any{"template": t}})
 }
 
-// nullTimestamp gives the metadata of obj (a generic JSON object) "creationTimestamp":null when
-// it has no creation timestamp.
-func nullTimestamp(obj map[string]any) {
-	meta, ok := obj["metadata"].(map[string]any)
-	if !ok {
-		return
-	}
-	if _, has := meta["creationTimestamp"]; !has {
-		meta["creationTimestamp"] = nil
+// nullTimestamps gives every object metadata within v (generic JSON values) that has no creation
+// timestamp "creationTimestamp":null. Only Kubernetes object metadata is a "metadata" member whose
+// value is an object: label, annotation and other string maps hold strings.
+func nullTimestamps(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if meta, ok := e.(map[string]any); ok && k == "metadata" {
+				if _, has := meta["creationTimestamp"]; !has {
+					meta["creationTimestamp"] = nil
+				}
+			}
+			nullTimestamps(e)
+		}
+	case []any:
+		for _, e := range x {
+			nullTimestamps(e)
+		}
 	}
 }
 

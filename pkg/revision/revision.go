@@ -27,7 +27,13 @@ const maxPrefixLength = 223
 // so a claim-template-only change makes no new revision. Nil and empty VolumeClaimTemplates are
 // the same input.
 type Input struct {
-	Template             *corev1.PodTemplateSpec
+	Template *corev1.PodTemplateSpec
+	// Object, when set, is recorded in Data instead of Template: the template of a workload whose
+	// template is not a pod's (a UnitedDeployment's spec.template, which holds a whole workload
+	// template). Its revisions are labelled with the hash label alone and carry none of the
+	// owner's annotations, as OpenKruise writes UnitedDeployment revisions; TemplateOf cannot
+	// read them back.
+	Object any
 	VolumeClaimTemplates []corev1.PersistentVolumeClaim
 	// RecordClaimTemplates sets ClaimTemplatesHashAnnotation on the revision (CloneSet's rule).
 	RecordClaimTemplates bool
@@ -43,9 +49,9 @@ const DaemonHashLabel = "controller-revision-hash"
 // Hash returns the short, stable hash of in's pod template salted by collisionCount (nil counts as
 // 0): the value of HashLabel and the suffix of the revision name.
 func Hash(in Input, collisionCount *int32) string {
-	data, err := encodeData(in.Template)
+	data, err := encodeData(in)
 	if err != nil {
-		// Pod templates always encode; should one not, hash the failure so Hash stays total.
+		// Templates always encode; should one not, hash the failure so Hash stays total.
 		data = []byte(err.Error())
 	}
 	return hashData(data, collisionCount)
@@ -92,24 +98,29 @@ func ShortHash(name string) string {
 // ClaimTemplatesHashAnnotation when in records claim templates). It fails when in has no template.
 func New(owner metav1.Object, ownerGVK schema.GroupVersionKind, in Input, revision int64,
 	collisionCount *int32) (*appsv1.ControllerRevision, error) {
-	if in.Template == nil {
+	if in.Template == nil && in.Object == nil {
 		return nil, fmt.Errorf("revision of %s %s/%s: no pod template", ownerGVK.Kind,
 			owner.GetNamespace(), owner.GetName())
 	}
-	data, err := encodeData(in.Template)
+	data, err := encodeData(in)
 	if err != nil {
 		return nil, fmt.Errorf("revision of %s %s/%s: encode template: %w", ownerGVK.Kind,
 			owner.GetNamespace(), owner.GetName(), err)
 	}
 	hash := hashData(data, collisionCount)
-	labels := make(map[string]string, len(in.Template.Labels)+1)
-	maps.Copy(labels, in.Template.Labels)
+	labels := map[string]string{}
+	if in.Object == nil {
+		maps.Copy(labels, in.Template.Labels)
+	}
 	key := in.HashLabel
 	if key == "" {
 		key = HashLabel
 	}
 	labels[key] = hash
-	annotations := maps.Clone(owner.GetAnnotations())
+	var annotations map[string]string
+	if in.Object == nil {
+		annotations = maps.Clone(owner.GetAnnotations())
+	}
 	if in.RecordClaimTemplates {
 		if annotations == nil {
 			annotations = map[string]string{}

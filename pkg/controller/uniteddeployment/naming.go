@@ -11,6 +11,9 @@ const (
 	SubsetNameLabel = "apps.kruise.io/subset-name"
 	// SubsetPatchAnnotation records, on a subset workload, the subset patch it was built with.
 	SubsetPatchAnnotation = "apps.kruise.io/subset-patch"
+	// RevisionLabel names, on a subset workload and its pod template, the UnitedDeployment
+	// revision (its ControllerRevision's name) the workload was last written from.
+	RevisionLabel = "apps.kruise.io/controller-revision-hash"
 )
 
 // SubsetWorkloadPrefix is the generateName of a subset's workload: "<ud>-<subset>-", or "<ud>-"
