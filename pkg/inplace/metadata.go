@@ -25,6 +25,12 @@ var managedKeys = []string{
 // lifecycle state, runtime meta reported by the daemon, …).
 var managedPrefixes = []string{"apps.kruise.io/", "lifecycle.apps.kruise.io/"}
 
+// templateKeys are keys under a managed prefix that a parent workload writes into the pod
+// template, not onto live pods: a UnitedDeployment's revision and subset labels. They follow the
+// template in place, as any template label does (the UnitedDeployment counts its updated pods by
+// its revision label).
+var templateKeys = []string{"apps.kruise.io/controller-revision-hash", "apps.kruise.io/subset-name"}
+
 // ManagedKey reports whether a label or annotation key is owned by a controller on live pods. Such keys
 // are left out of the metadata diff: their value on a pod is the controller's (the pod's revision, its
 // lifecycle state, the in-place update record), so copying a template's value would fight the
@@ -32,6 +38,9 @@ var managedPrefixes = []string{"apps.kruise.io/", "lifecycle.apps.kruise.io/"}
 func ManagedKey(key string) bool {
 	if contains(managedKeys, key) {
 		return true
+	}
+	if contains(templateKeys, key) {
+		return false
 	}
 	for _, p := range managedPrefixes {
 		if strings.HasPrefix(key, p) {

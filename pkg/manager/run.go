@@ -34,6 +34,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/controller/podunavailablebudget"
 	sidecarsetctl "github.com/kruise-ng/kruise/pkg/controller/sidecarset"
 	"github.com/kruise-ng/kruise/pkg/controller/statefulset"
+	"github.com/kruise-ng/kruise/pkg/controller/uniteddeployment"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/install"
@@ -218,6 +219,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	cronJobs := &advancedcronjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("advancedcronjob-controller")}
 	if err := cronJobs.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the AdvancedCronJob controller: %w", err)
+	}
+	unitedDeployments := &uniteddeployment.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("uniteddeployment-controller")}
+	if err := unitedDeployments.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the UnitedDeployment controller: %w", err)
 	}
 	recreates := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("containerrecreaterequest-controller")}
 	if err := recreates.SetupWithManager(mgr, o.Workers); err != nil {

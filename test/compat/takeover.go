@@ -18,8 +18,9 @@ import (
 // Takeover is the fixture of objects OpenKruise v1.9.0's own manager wrote (the oracle's
 // takeover/ folder): CloneSets with their pods, revisions and claims, as dumped; and from its
 // workloads/ folder the Advanced StatefulSets named in TakeoverStatefulSets, the Advanced
-// DaemonSets named in TakeoverDaemonSets and the CloneSets
-// named in TakeoverSidecarTargets with theirs, and the SidecarSets named in TakeoverSidecarSets.
+// DaemonSets named in TakeoverDaemonSets, the UnitedDeployments named in
+// TakeoverUnitedDeployments with their subset CloneSets, and the CloneSets named in
+// TakeoverSidecarTargets with theirs, and the SidecarSets named in TakeoverSidecarSets.
 type Takeover struct {
 	CloneSets    []v1alpha1.CloneSet
 	StatefulSets []v1beta1.StatefulSet
@@ -30,6 +31,9 @@ type Takeover struct {
 	// SidecarTargets are the CloneSets whose pods SidecarSets injected into and upgraded: apart
 	// from CloneSets, which the takeover tests roll forward themselves.
 	SidecarTargets []v1alpha1.CloneSet
+	// UnitedDeployments and the CloneSets of their subsets (owned by them).
+	UnitedDeployments []v1alpha1.UnitedDeployment
+	SubsetCloneSets   []v1alpha1.CloneSet
 	Revisions      []appsv1.ControllerRevision
 	Pods           []corev1.Pod
 	Claims         []corev1.PersistentVolumeClaim
@@ -43,6 +47,10 @@ var TakeoverStatefulSets = []string{"asts-inplace"}
 // TakeoverDaemonSets are the Advanced DaemonSets of the workloads/ dump the takeover tests load
 // (their pods run on kwok-node-0..3, one each).
 var TakeoverDaemonSets = []string{"ads-inplace"}
+
+// TakeoverUnitedDeployments are the UnitedDeployments of the workloads/ dump the takeover tests
+// load, with their subset CloneSets (named <ud>-<subset>-…).
+var TakeoverUnitedDeployments = []string{"ud"}
 
 // TakeoverSidecarSets are the SidecarSets of the workloads/ dump the takeover tests load, and
 // TakeoverSidecarTargets the CloneSets of that dump whose pods they injected into.
@@ -73,7 +81,8 @@ func ReadTakeover(repoRoot string) (*Takeover, error) {
 	var sidecarSets v1beta1.SidecarSetList
 	var targets v1alpha1.CloneSetList
 	var daemons v1beta1.DaemonSetList
-	for _, list := range []any{&sidecarSets, &targets, &daemons} {
+	var uds v1alpha1.UnitedDeploymentList
+	for _, list := range []any{&sidecarSets, &targets, &daemons, &uds} {
 		if err := readObjects(filepath.Join(dir, "workloads"), list); err != nil {
 			return nil, err
 		}
@@ -87,6 +96,16 @@ func ReadTakeover(repoRoot string) (*Takeover, error) {
 		if slices.Contains(TakeoverSidecarTargets, c.Name) {
 			tk.SidecarTargets = append(tk.SidecarTargets, c)
 		}
+		for _, ref := range c.OwnerReferences {
+			if ref.Kind == "UnitedDeployment" && slices.Contains(TakeoverUnitedDeployments, ref.Name) {
+				tk.SubsetCloneSets = append(tk.SubsetCloneSets, c)
+			}
+		}
+	}
+	for _, ud := range uds.Items {
+		if slices.Contains(TakeoverUnitedDeployments, ud.Name) {
+			tk.UnitedDeployments = append(tk.UnitedDeployments, ud)
+		}
 	}
 	for _, d := range daemons.Items {
 		if slices.Contains(TakeoverDaemonSets, d.Name) {
@@ -94,7 +113,7 @@ func ReadTakeover(repoRoot string) (*Takeover, error) {
 		}
 	}
 	ofSets := func(name string) bool {
-		for _, set := range slices.Concat(TakeoverStatefulSets, TakeoverSidecarTargets, TakeoverDaemonSets) {
+		for _, set := range slices.Concat(TakeoverStatefulSets, TakeoverSidecarTargets, TakeoverDaemonSets, TakeoverUnitedDeployments) {
 			if strings.Contains(name, set+"-") {
 				return true
 			}
@@ -157,6 +176,8 @@ func dumpFile(list any) string {
 		return "sidecarsets.apps.kruise.io.yaml"
 	case *v1beta1.DaemonSetList:
 		return "daemonsets.apps.kruise.io.yaml"
+	case *v1alpha1.UnitedDeploymentList:
+		return "uniteddeployments.apps.kruise.io.yaml"
 	}
 	return "clonesets.apps.kruise.io.yaml"
 }

@@ -89,7 +89,7 @@ var notRunYet = map[string]string{
 	"ephemeraljob": "EphemeralJob", "nodepodprobe": "NodePodProbe", "persistentpodstate": "PersistentPodState",
 	"podprobemarker":       "PodProbeMarker",
 	"resourcedistribution": "ResourceDistribution",
-	"uniteddeployment":     "UnitedDeployment", "workloadspread": "WorkloadSpread",
+	"workloadspread":       "WorkloadSpread",
 }
 
 // warnNotRun answers as wh does, with an admission warning that nothing runs kind yet.

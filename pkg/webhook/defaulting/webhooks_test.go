@@ -35,17 +35,17 @@ func TestNotRunYetWarns(t *testing.T) {
 	if err := policyv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	ws := warnNotRun(notRunYet["workloadspread"], byPath["/mutate-apps-kruise-io-v1alpha1-workloadspread"])
-	if resp := ws.Handle(context.Background(), req("WorkloadSpread", "v1alpha1", `,"spec":{}`)); !resp.Allowed || len(resp.Warnings) != 1 ||
-		!strings.Contains(resp.Warnings[0], "does not run WorkloadSpread yet") {
-		t.Errorf("WorkloadSpread: allowed %v, warnings %v (%v)", resp.Allowed, resp.Warnings, resp.Result)
+	ej := warnNotRun(notRunYet["ephemeraljob"], byPath["/mutate-apps-kruise-io-v1alpha1-ephemeraljob"])
+	if resp := ej.Handle(context.Background(), req("EphemeralJob", "v1alpha1", `,"spec":{}`)); !resp.Allowed || len(resp.Warnings) != 1 ||
+		!strings.Contains(resp.Warnings[0], "does not run EphemeralJob yet") {
+		t.Errorf("EphemeralJob: allowed %v, warnings %v (%v)", resp.Allowed, resp.Warnings, resp.Result)
 	}
 	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage", "statefulset", "podunavailablebudget", "sidecarset",
-		"daemonset", "broadcastjob", "advancedcronjob"}
-	pps := warnNotRun(notRunYet["persistentpodstate"], byPath["/mutate-apps-kruise-io-v1alpha1-persistentpodstate"])
-	resp := pps.Handle(context.Background(), req("PersistentPodState", "v1alpha1", `,"spec":{}`))
-	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run PersistentPodState yet") {
-		t.Errorf("PersistentPodState: allowed %v, warnings %v", resp.Allowed, resp.Warnings)
+		"daemonset", "broadcastjob", "advancedcronjob", "uniteddeployment"}
+	ppm := warnNotRun(notRunYet["podprobemarker"], byPath["/mutate-apps-kruise-io-v1alpha1-podprobemarker"])
+	resp := ppm.Handle(context.Background(), req("PodProbeMarker", "v1alpha1", `,"spec":{}`))
+	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run PodProbeMarker yet") {
+		t.Errorf("PodProbeMarker: allowed %v, warnings %v", resp.Allowed, resp.Warnings)
 	}
 	for _, h := range handlers(scheme, nil, Options{}) {
 		kind := h.path[strings.LastIndexByte(h.path, '-')+1:]

@@ -55,9 +55,28 @@ func load(ctx context.Context, tk *compat.Takeover, graceLeft time.Duration) (*l
 		}
 	}
 	owners := map[string]types.UID{}
-	for _, c := range slices.Concat(tk.CloneSets, tk.SidecarTargets) {
+	for _, ud := range tk.UnitedDeployments {
+		status := ud.Status
+		clean(&ud.ObjectMeta)
+		if err := kc.Create(ctx, &ud); err != nil {
+			return nil, fmt.Errorf("UnitedDeployment %s: %w", ud.Name, err)
+		}
+		ud.Status = status
+		ud.Status.ObservedGeneration = ud.Generation
+		if err := kc.Status().Update(ctx, &ud); err != nil {
+			return nil, fmt.Errorf("UnitedDeployment %s status: %w", ud.Name, err)
+		}
+		owners[ud.Name] = ud.UID
+	}
+	own := func(m *metav1.ObjectMeta) {
+		for i := range m.OwnerReferences {
+			m.OwnerReferences[i].UID = owners[m.OwnerReferences[i].Name]
+		}
+	}
+	for _, c := range slices.Concat(tk.CloneSets, tk.SidecarTargets, tk.SubsetCloneSets) {
 		status := c.Status
 		clean(&c.ObjectMeta)
+		own(&c.ObjectMeta)
 		if err := kc.Create(ctx, &c); err != nil {
 			return nil, fmt.Errorf("CloneSet %s: %w", c.Name, err)
 		}
@@ -93,11 +112,6 @@ func load(ctx context.Context, tk *compat.Takeover, graceLeft time.Duration) (*l
 			return nil, fmt.Errorf("DaemonSet %s status: %w", ds.Name, err)
 		}
 		owners[ds.Name] = ds.UID
-	}
-	own := func(m *metav1.ObjectMeta) {
-		for i := range m.OwnerReferences {
-			m.OwnerReferences[i].UID = owners[m.OwnerReferences[i].Name]
-		}
 	}
 	claimUIDs := map[string]types.UID{}
 	for _, pvc := range tk.Claims {

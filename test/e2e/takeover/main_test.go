@@ -1,7 +1,7 @@
 // Package takeover proves that Kruise takes over a cluster OpenKruise v1.9.0 ran: the objects its
 // own manager wrote (../shared/compat/openkruise-v1.9.0/takeover) are loaded into a sandbox before
 // kruise-manager starts, and Kruise then touches nothing OpenKruise would not have touched, rolls
-// each CloneSet, Advanced StatefulSet, Advanced DaemonSet and SidecarSet forward in place, and lets CloneSets be
+// each CloneSet, Advanced StatefulSet, Advanced DaemonSet, UnitedDeployment and SidecarSet forward in place, and lets CloneSets be
 // deleted with their pods orphaned.
 package takeover
 

@@ -55,6 +55,20 @@ func rollsDaemonSetsForwardInPlace(t *testing.T) {
 	}
 }
 
+// After the takeover each UnitedDeployment's template gets a new image: its subset CloneSets are
+// rewritten with the new revision and update their pods in place, every pod keeping its UID.
+func rollsUnitedDeploymentsForwardInPlace(t *testing.T) {
+	const image = "example.com/app:v3"
+	for _, ud := range fixture.UnitedDeployments {
+		obj := &appsv1alpha1.UnitedDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: ud.Name}}
+		patch := fmt.Sprintf(`[{"op":"replace","path":"/spec/template/cloneSetTemplate/spec/template/spec/containers/0/image","value":%q}]`, image)
+		if err := kc.Patch(context.Background(), obj, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
+			t.Fatalf("UnitedDeployment %s: %v", ud.Name, err)
+		}
+		waitImages(t, ud.Name, image, int(*ud.Spec.Replicas))
+	}
+}
+
 func setPatch(t *testing.T, name, patch string) {
 	t.Helper()
 	obj := &appsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name}}

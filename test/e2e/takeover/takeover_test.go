@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/test/harness"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -61,6 +62,7 @@ func TestTakeover(t *testing.T) {
 		{"rolls forward in place", rollsForwardInPlace},
 		{"rolls Advanced StatefulSets forward in place", rollsStatefulSetsForwardInPlace},
 		{"rolls Advanced DaemonSets forward in place", rollsDaemonSetsForwardInPlace},
+		{"rolls UnitedDeployments forward in place", rollsUnitedDeploymentsForwardInPlace},
 		{"orphan delete", orphanDelete},
 	} {
 		if !t.Run(step.name, step.run) {
@@ -176,6 +178,22 @@ func checkUnchanged(t *testing.T) {
 		want.Status.ObservedGeneration = got.Status.ObservedGeneration // the new object's
 		if !equality.Semantic.DeepEqual(got.Status, want.Status) {
 			t.Errorf("DaemonSet %s: status\n%+v\nOpenKruise's\n%+v", want.Name, got.Status, want.Status)
+		}
+	}
+	for _, want := range fixture.UnitedDeployments {
+		got := &appsv1alpha1.UnitedDeployment{}
+		if err := kc.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: want.Name}, got); err != nil {
+			t.Fatal(err)
+		}
+		want.Status.ObservedGeneration = got.Status.ObservedGeneration // the new object's
+		if !equality.Semantic.DeepEqual(got.Status, want.Status) {
+			t.Errorf("UnitedDeployment %s: status\n%+v\nOpenKruise's\n%+v", want.Name, got.Status, want.Status)
+		}
+	}
+	for _, want := range fixture.SubsetCloneSets {
+		// Loaded at generation 1: a spec write by Kruise would have raised it.
+		if got := cloneSet(t, want.Name); got.Generation != 1 || *got.Spec.Replicas != *want.Spec.Replicas {
+			t.Errorf("subset CloneSet %s: generation %d, replicas %d; want 1 and OpenKruise's %d", want.Name, got.Generation, *got.Spec.Replicas, *want.Spec.Replicas)
 		}
 	}
 	if got := cloneSet(t, "cs-evicted"); got.Status.Replicas != 3 || got.Status.ReadyReplicas != 3 {
