@@ -1,7 +1,8 @@
 // Package cli is kubectl-kruise, the kubectl plugin for Kruise workloads: rollout
 // status/pause/resume/history/undo/restart/plan and set image for CloneSets and Advanced
 // StatefulSets, and all of them but plan for Advanced DaemonSets (one code path, through the
-// workload interface), scaledown and migrate for CloneSets. It takes kubectl's connection flags (--kubeconfig, --context, -n, ...) through
+// workload interface), scaledown and migrate for CloneSets, and subsets for UnitedDeployments and
+// WorkloadSpreads. It takes kubectl's connection flags (--kubeconfig, --context, -n, ...) through
 // cli-runtime.
 package cli
 
@@ -41,6 +42,7 @@ func newRoot(env *Env) *cobra.Command {
 		newSetCommand(env),
 		newScaledownCommand(env),
 		newMigrateCommand(env),
+		newSubsetsCommand(env),
 	)
 	return root
 }

@@ -34,10 +34,10 @@ type Takeover struct {
 	// UnitedDeployments and the CloneSets of their subsets (owned by them).
 	UnitedDeployments []v1alpha1.UnitedDeployment
 	SubsetCloneSets   []v1alpha1.CloneSet
-	Revisions      []appsv1.ControllerRevision
-	Pods           []corev1.Pod
-	Claims         []corev1.PersistentVolumeClaim
-	Volumes        []corev1.PersistentVolume
+	Revisions         []appsv1.ControllerRevision
+	Pods              []corev1.Pod
+	Claims            []corev1.PersistentVolumeClaim
+	Volumes           []corev1.PersistentVolume
 }
 
 // TakeoverStatefulSets are the Advanced StatefulSets of the workloads/ dump the takeover tests

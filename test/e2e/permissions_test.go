@@ -20,6 +20,7 @@ var managerPermissionsNotExercised = map[string]string{
 	"update apps.kruise.io/daemonsets/finalizers":        "OwnerReferencesPermissionEnforcement: pkg/podcontrol Create and Adopt (NewControllerRef) on the pods of pkg/controller/daemonset, its revisions (pkg/revision New) and the ImagePullJobs of syncPreDownload (pkg/predownload)",
 	"update apps.kruise.io/broadcastjobs/finalizers":     "OwnerReferencesPermissionEnforcement: pkg/controller/broadcastjob pods.go NewPod (NewControllerRef) on the job's pods",
 	"update apps.kruise.io/advancedcronjobs/finalizers":  "OwnerReferencesPermissionEnforcement: pkg/controller/advancedcronjob/children.go newChild, the owner reference (NewControllerRef) of each Job, BroadcastJob and ImageListPullJob a cron job creates",
+	"update apps.kruise.io/uniteddeployments/finalizers": "OwnerReferencesPermissionEnforcement: pkg/controller/uniteddeployment build.go (NewControllerRef) on the subset workloads it creates, and its revisions (pkg/revision New)",
 	"update apps.kruise.io/imagelistpulljobs/finalizers": "OwnerReferencesPermissionEnforcement: pkg/controller/imagelistpulljob/plan.go Child, the owner reference (NewControllerRef) of each ImagePullJob a list creates",
 
 	// Paths that need kruise-daemon (the kwok nodes have none): run by test/e2enode TestRealNode.

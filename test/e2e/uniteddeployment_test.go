@@ -169,7 +169,7 @@ func metaItems(list client.ObjectList) ([]metav1.Object, error) {
 // zone's node, the fixed subset gets its replicas and the other the rest; a manual partition
 // holds a subset back during a template change while the other rolls in place; scaling through
 // the scale subresource (as an HPA does) spreads the new replicas; a removed subset's CloneSet
-// goes and its replicas move.
+// goes and its replicas move. kubectl kruise subsets shows the subsets in a table.
 func TestUnitedDeploymentOfCloneSets(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -184,6 +184,14 @@ func TestUnitedDeploymentOfCloneSets(t *testing.T) {
 	sets := subsetWorkloads(t, c, ud, &appsv1alpha1.CloneSetList{})
 	if len(sets["a"]) != 1 || len(sets["b"]) != 1 || !strings.HasPrefix(sets["a"][0], "web-a-") || !strings.HasPrefix(sets["b"][0], "web-b-") {
 		t.Fatalf("CloneSets %v, want one web-a-… and one web-b-…", sets)
+	}
+	bin, err := harness.BuildCommand("kubectl-kruise")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code := kubectlKruise(t, bin, ns, "subsets", "ud/web")
+	if fields := strings.Fields(out); code != 0 || !strings.Contains(strings.Join(fields, " "), "a 1 1 1 0 0 yes b 3 3 3 0 0 yes") {
+		t.Errorf("kubectl kruise subsets ud/web (exit %d):\n%s", code, out)
 	}
 	before := podsByName(t, ns, "app=web")
 
@@ -246,7 +254,8 @@ func TestUnitedDeploymentOfCloneSets(t *testing.T) {
 }
 
 // A UnitedDeployment of each other kind (Advanced StatefulSet, StatefulSet, Deployment) makes one
-// workload per subset with the allocated replicas, pods in their zone; deleting it removes them.
+// workload per subset with the allocated replicas, pods in their zone; a removed subset's workload
+// is deleted and its replicas move; deleting the UnitedDeployment removes the rest.
 func TestUnitedDeploymentOfEachKind(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -273,6 +282,16 @@ func TestUnitedDeploymentOfEachKind(t *testing.T) {
 			if len(workloads["a"]) != 1 || len(workloads["b"]) != 1 {
 				t.Fatalf("workloads %v, want one per subset", workloads)
 			}
+			// Subset a removed: its workload is deleted, b's raised to all 3 replicas.
+			patch := `{"spec":{"topology":{"subsets":[{"name":"b","nodeSelectorTerm":{"matchExpressions":[{"key":"zone","operator":"In","values":["b"]}]}}]}}}`
+			if err := c.Patch(ctx, ud, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+				t.Fatal(err)
+			}
+			podsPerZone(t, c, ud, nodes, map[string]int{"b": 3}, "subset a removed: 3 pods in zone b")
+			harness.Eventually(t, time.Minute, "subset a's workload deleted", func() (bool, string) {
+				w := subsetWorkloads(t, c, ud, tc.list())
+				return len(w) == 1 && len(w["b"]) == 1, fmt.Sprintf("%v", w)
+			})
 			if err := c.Delete(ctx, ud, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 				t.Fatal(err)
 			}
@@ -320,4 +339,64 @@ func TestUnitedDeploymentAdaptive(t *testing.T) {
 	}
 	sort.Strings(names)
 	t.Logf("pods %v", names)
+}
+
+// With reserveUnschedulablePods, the pods of a subset without room stay (labelled reserved) while
+// as many stand-ins run in the next subset; once the subset gets a node and its pods have been
+// ready for unschedulableDuration, they are released and the stand-ins go.
+func TestUnitedDeploymentReservesUnschedulablePods(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	nodes := zonedNodes(t, ns, "b")
+	ud := newUnitedDeployment(ns, "reserve", 2, cloneSetTemplate, udSubset("a", nil), udSubset("b", nil)) // zone a has no node yet
+	ud.Spec.Topology.ScheduleStrategy = appsv1alpha1.UnitedDeploymentScheduleStrategy{Type: appsv1alpha1.AdaptiveUnitedDeploymentScheduleStrategyType,
+		Adaptive: &appsv1alpha1.UnitedDeploymentAdaptiveStrategy{RescheduleCriticalSeconds: ptr.To[int32](3), UnschedulableDuration: ptr.To[int32](5),
+			ReserveUnschedulablePods: true}}
+	if err := c.Create(ctx, ud); err != nil {
+		t.Fatal(err)
+	}
+	// perZone counts the pods by subset: running and ready, and labelled reserved.
+	perZone := func() (ready, reserved map[string]int, seen string) {
+		ready, reserved = map[string]int{}, map[string]int{}
+		var all []string
+		for _, p := range podsByName(t, ns, "app=reserve") {
+			z := p.Labels[uniteddeployment.SubsetNameLabel]
+			if p.Status.Phase == corev1.PodRunning && condition(p, corev1.PodReady) == corev1.ConditionTrue {
+				ready[z]++
+			}
+			if p.Labels[uniteddeployment.ReservedLabel] == "true" {
+				reserved[z]++
+			}
+			all = append(all, fmt.Sprintf("%s(%s,%s,reserved=%s)", p.Name, p.Spec.NodeName, p.Status.Phase, p.Labels[uniteddeployment.ReservedLabel]))
+		}
+		sort.Strings(all)
+		return ready, reserved, strings.Join(all, " ")
+	}
+	status := func() appsv1alpha1.UnitedDeploymentStatus {
+		cur := &appsv1alpha1.UnitedDeployment{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ud), cur); err != nil {
+			t.Fatal(err)
+		}
+		return cur.Status
+	}
+	harness.Eventually(t, time.Minute, "zone a's 2 pods reserved, 2 stand-ins ready in zone b", func() (bool, string) {
+		ready, reserved, seen := perZone()
+		st := status()
+		ok := ready["b"] == 2 && reserved["a"] == 2 && st.ReservedPods == 2 && st.SubsetReplicas["a"] == 2 && st.SubsetReplicas["b"] == 2 &&
+			st.LabelSelector == "app=reserve,"+uniteddeployment.ReservedLabel+"=false"
+		return ok, fmt.Sprintf("pods %s; status reserved %d subsetReplicas %v selector %q", seen, st.ReservedPods, st.SubsetReplicas, st.LabelSelector)
+	})
+
+	// Zone a gets a node: its pods run, are released after 5 s ready, and the stand-ins go.
+	nodes["a"] = zonedNodes(t, ns, "a")["a"]
+	harness.Eventually(t, time.Minute, "zone a's pods released, the stand-ins in zone b gone", func() (bool, string) {
+		ready, reserved, seen := perZone()
+		st := status()
+		ok := ready["a"] == 2 && ready["b"] == 0 && len(reserved) == 0 && st.ReservedPods == 0 && st.SubsetReplicas["b"] == 0 &&
+			strings.Count(seen, "(") == 2
+		return ok, fmt.Sprintf("pods %s; status reserved %d subsetReplicas %v", seen, st.ReservedPods, st.SubsetReplicas)
+	})
+	podsPerZone(t, c, ud, nodes, map[string]int{"a": 2}, "2 pods in zone a")
 }

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,7 +34,7 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=list;watch;create;update;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=list;watch;create;update;delete
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=list;watch;create;update;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconciler runs UnitedDeployments: observe → plan (Compute) → apply. It is the only writer of
@@ -172,6 +173,12 @@ func (r *Reconciler) observe(ctx context.Context, ud *appsv1alpha1.UnitedDeploym
 // write: the plan's, with the failed step's condition False.
 func (r *Reconciler) apply(ctx context.Context, ud *appsv1alpha1.UnitedDeployment, p Plan) (appsv1alpha1.UnitedDeploymentStatus, error) {
 	st := p.Status
+	for _, l := range p.PodLabels {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, ReservedLabel, l.Value)
+		if err := r.Client.Patch(ctx, l.Pod, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil && !apierrors.IsNotFound(err) {
+			return st, fmt.Errorf("label pod %s %s=%s: %w", l.Pod.Name, ReservedLabel, l.Value, err)
+		}
+	}
 	var provisionErr error
 	for _, d := range p.Deletes {
 		if err := r.Client.Delete(ctx, d.Obj); err != nil && !apierrors.IsNotFound(err) {

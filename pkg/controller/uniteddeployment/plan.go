@@ -34,6 +34,8 @@ type Plan struct {
 	Creates []client.Object
 	Updates []Write
 	Deletes []Write
+	// PodLabels record pods' reservation (reserveUnschedulablePods); written first.
+	PodLabels []LabelPatch
 	// Status is the status to write once the writes succeed.
 	Status appsv1alpha1.UnitedDeploymentStatus
 	// RecheckAt is when the Adaptive strategy needs another look without any event (zero: never).
@@ -69,7 +71,7 @@ func Compute(s Snapshot) (Plan, error) {
 		p.Deletes = append(p.Deletes, Write{Obj: o, Why: fmt.Sprintf("the template is no longer a %s", o.GetObjectKind().GroupVersionKind().Kind)})
 	}
 
-	states, sched := assess(s, bySubset)
+	states, sched, reserved := assess(s, bySubset)
 	replicas, err := Allocate(&ud.Spec, states)
 	if err != nil {
 		return Plan{}, fmt.Errorf("allocate the subsets' replicas: %w", err)
@@ -95,9 +97,15 @@ func Compute(s Snapshot) (Plan, error) {
 			p.Updates = append(p.Updates, Write{Obj: obj, Why: why})
 		}
 	}
-	p.Status = status(s, bySubset, replicas, partitions, sched, len(p.Creates)+len(p.Deletes) > 0)
+	p.Status = status(s, bySubset, replicas, partitions, sched, reserved, len(p.Creates)+len(p.Deletes) > 0)
 	for _, v := range sched {
 		p.RecheckAt = earliest(p.RecheckAt, v.RecheckAt)
+	}
+	for _, sub := range ud.Spec.Topology.Subsets {
+		if r, ok := reserved[sub.Name]; ok {
+			p.PodLabels = append(p.PodLabels, r.Patches...)
+			p.RecheckAt = earliest(p.RecheckAt, r.RecheckAt)
+		}
 	}
 	return p, nil
 }
@@ -151,28 +159,49 @@ func partitionsOf(ud *appsv1alpha1.UnitedDeployment, replicas map[string]int32) 
 }
 
 // assess returns the allocator's view of the existing subsets and, under the Adaptive strategy,
-// each subset's schedulability verdict.
-func assess(s Snapshot, by map[string]workload) (map[string]SubsetState, map[string]subset.Verdict) {
+// each subset's schedulability verdict or, with reserveUnschedulablePods, its reservation.
+func assess(s Snapshot, by map[string]workload) (map[string]SubsetState, map[string]subset.Verdict, map[string]reservation) {
 	ud := s.UD
 	states := make(map[string]SubsetState, len(by))
 	ss := ud.Spec.Topology.ScheduleStrategy
 	adaptive := ss.Type == appsv1alpha1.AdaptiveUnitedDeploymentScheduleStrategyType
+	reserving := reservingStrategy(ud)
 	verdicts := map[string]subset.Verdict{}
+	reservations := map[string]reservation{}
 	for name, w := range by {
 		st := SubsetState{Replicas: w.Replicas}
-		for _, pod := range s.Pods[name] {
-			if healthy(pod) {
-				st.ReadyReplicas++
+		switch {
+		case reserving:
+			since := markedSince(ud, name)
+			r := reserve(s.Pods[name], since != nil, s.Revision, updateSince(ud), window(ud), s.Now)
+			reservations[name] = r
+			st.ReadyReplicas, st.ReservedPods, st.Unschedulable, st.Marked = r.Healthy, r.Reserved, r.Reserved > 0, since != nil
+		default:
+			for _, pod := range s.Pods[name] {
+				if healthy(pod) {
+					st.ReadyReplicas++
+				}
 			}
-		}
-		if adaptive {
-			v := subset.Assess(s.Pods[name], markedSince(ud, name), s.Now, window(ud))
-			verdicts[name] = v
-			st.Unschedulable = v.Unschedulable
+			if adaptive {
+				v := subset.Assess(s.Pods[name], markedSince(ud, name), s.Now, window(ud))
+				verdicts[name] = v
+				st.Unschedulable = v.Unschedulable
+			}
 		}
 		states[name] = st
 	}
-	return states, verdicts
+	return states, verdicts, reservations
+}
+
+// updateSince is when the running update began: the transition time of the UnitedDeployment's
+// Updated condition (zero without one).
+func updateSince(ud *appsv1alpha1.UnitedDeployment) time.Time {
+	for _, c := range ud.Status.Conditions {
+		if c.Type == Updated {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
 }
 
 // healthy tells whether pod stays where it is under the Adaptive strategy: running, ready and

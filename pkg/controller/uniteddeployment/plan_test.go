@@ -369,3 +369,82 @@ func applied(objs []client.Object, p Plan) []client.Object {
 	}
 	return out
 }
+
+// TestReserveUnschedulablePods: with reserveUnschedulablePods, stuck pods stay in their subset,
+// labelled reserved, while as many stand-ins run in the next subset; once they run and have been
+// ready for unschedulableDuration they are released and the stand-ins go.
+func TestReserveUnschedulablePods(t *testing.T) {
+	ud := testUD(zone("a", nil), zone("b", nil))
+	ud.Spec.Replicas = ptr.To[int32](3)
+	ud.Spec.Topology.ScheduleStrategy = appsv1alpha1.UnitedDeploymentScheduleStrategy{Type: appsv1alpha1.AdaptiveUnitedDeploymentScheduleStrategyType,
+		Adaptive: &appsv1alpha1.UnitedDeploymentAdaptiveStrategy{RescheduleCriticalSeconds: ptr.To[int32](10), UnschedulableDuration: ptr.To[int32](60),
+			ReserveUnschedulablePods: true}}
+	first, err := Compute(Snapshot{UD: ud, Revision: "r1", Current: "r1", Now: t0})
+	if err != nil || first.Status.SubsetReplicas["a"] != 3 || first.Status.LabelSelector != "app=web,"+ReservedLabel+"=false" {
+		t.Fatalf("first: %v %q %v", first.Status.SubsetReplicas, first.Status.LabelSelector, err)
+	}
+	objs := existing(first.Creates, time.Minute)
+	objs[0].(*appsv1alpha1.CloneSet).Status.Replicas = 3
+	running := readyPod("a", "a-1", "r1")
+	stuck1, stuck2 := stuckPod("a", t0.Add(-20*time.Second)), stuckPod("a", t0.Add(-20*time.Second))
+	stuck1.Name, stuck2.Name = "a-2", "a-3"
+	for _, p := range []*corev1.Pod{stuck1, stuck2} {
+		p.Labels[RevisionLabel] = "r1"
+	}
+	p, _ := Compute(Snapshot{UD: ud, Revision: "r1", Current: "r1", Now: t0, Workloads: objs, Pods: map[string][]*corev1.Pod{"a": {running, stuck1, stuck2}}})
+	labels := map[string]string{}
+	for _, l := range p.PodLabels {
+		labels[l.Pod.Name] = l.Value
+	}
+	if labels["a-1"] != "false" || labels["a-2"] != "true" || labels["a-3"] != "true" {
+		t.Fatalf("labels %v", labels)
+	}
+	if p.Status.SubsetReplicas["a"] != 3 || p.Status.SubsetReplicas["b"] != 2 || p.Status.ReservedPods != 2 || p.Status.Replicas != 1 {
+		t.Fatalf("reserved: %v reserved %d replicas %d", p.Status.SubsetReplicas, p.Status.ReservedPods, p.Status.Replicas)
+	}
+	if c := subsetCond(p.Status, "a"); c == nil || c.Status != corev1.ConditionFalse || c.Message != "reserved pods found" {
+		t.Fatalf("condition %+v", c)
+	}
+
+	// The reserved pods start and are ready: they stay reserved for unschedulableDuration.
+	ud.Status = p.Status
+	readySince := t0.Add(5 * time.Second)
+	started := func(name string) *corev1.Pod {
+		pod := readyPod("a", name, "r1")
+		pod.Labels[ReservedLabel] = "true"
+		pod.Status.Conditions[0].LastTransitionTime = metav1.NewTime(readySince)
+		return pod
+	}
+	running.Labels[ReservedLabel] = "false"
+	pods := map[string][]*corev1.Pod{"a": {running, started("a-2"), started("a-3")}}
+	p, _ = Compute(Snapshot{UD: ud, Revision: "r1", Current: "r1", Now: t0.Add(10 * time.Second), Workloads: objs, Pods: pods})
+	if len(p.PodLabels) != 0 || p.Status.ReservedPods != 2 || !p.RecheckAt.Equal(readySince.Add(time.Minute)) {
+		t.Fatalf("held: labels %v reserved %d recheck %v", p.PodLabels, p.Status.ReservedPods, p.RecheckAt)
+	}
+	// Released: the stand-ins go, the subset is schedulable again.
+	p, _ = Compute(Snapshot{UD: ud, Revision: "r1", Current: "r1", Now: readySince.Add(61 * time.Second), Workloads: objs, Pods: pods})
+	if len(p.PodLabels) != 2 || p.Status.ReservedPods != 0 || p.Status.SubsetReplicas["b"] != 0 || p.Status.SubsetReplicas["a"] != 3 {
+		t.Fatalf("released: labels %v reserved %d %v", p.PodLabels, p.Status.ReservedPods, p.Status.SubsetReplicas)
+	}
+	if c := subsetCond(p.Status, "a"); c == nil || c.Status != corev1.ConditionTrue {
+		t.Fatalf("condition %+v", c)
+	}
+}
+
+// A pod of a subset marked unschedulable that was never decided is reserved at once; a pending
+// pod of an older revision is judged from the update's start.
+func TestReserveRules(t *testing.T) {
+	w := window(&appsv1alpha1.UnitedDeployment{})
+	fresh := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "new", Labels: map[string]string{RevisionLabel: "r2"}}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	if r := reserve([]*corev1.Pod{fresh}, true, "r2", t0, w, t0); r.Reserved != 1 || r.Patches[0].Value != "true" {
+		t.Errorf("new pod in a marked subset: %+v", r)
+	}
+	old := stuckPod("a", t0.Add(-time.Hour))
+	old.Labels[RevisionLabel] = "r1"
+	if r := reserve([]*corev1.Pod{old}, false, "r2", t0.Add(-10*time.Second), w, t0); r.Reserved != 0 || !r.RecheckAt.Equal(t0.Add(20*time.Second)) {
+		t.Errorf("old-revision pod, update 10s old: %+v", r)
+	}
+	if r := reserve([]*corev1.Pod{old}, false, "r2", t0.Add(-31*time.Second), w, t0); r.Reserved != 1 {
+		t.Errorf("old-revision pod, update 31s old: %+v", r)
+	}
+}

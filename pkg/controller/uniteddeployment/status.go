@@ -28,7 +28,7 @@ const (
 // the allocation and partitions, the revisions and the conditions. provisioned says the reconcile
 // creates or deletes subset workloads.
 func status(s Snapshot, by map[string]workload, replicas, partitions map[string]int32,
-	sched map[string]subset.Verdict, provisioned bool) appsv1alpha1.UnitedDeploymentStatus {
+	sched map[string]subset.Verdict, reserved map[string]reservation, provisioned bool) appsv1alpha1.UnitedDeploymentStatus {
 	ud := s.UD
 	now := metav1.NewTime(s.Now)
 	st := appsv1alpha1.UnitedDeploymentStatus{
@@ -40,6 +40,9 @@ func status(s Snapshot, by map[string]workload, replicas, partitions map[string]
 	}
 	if sel, err := metav1.LabelSelectorAsSelector(ud.Spec.Selector); err == nil {
 		st.LabelSelector = sel.String()
+	}
+	if reservingStrategy(ud) {
+		st.LabelSelector += "," + ReservedLabel + "=false"
 	}
 	for i := range ud.Spec.Topology.Subsets {
 		name := ud.Spec.Topology.Subsets[i].Name
@@ -65,6 +68,12 @@ func status(s Snapshot, by map[string]workload, replicas, partitions map[string]
 		}
 		if v, ok := sched[name]; ok {
 			sub.Conditions = schedulable(sub.Conditions, v, now)
+		}
+		if r, ok := reserved[name]; ok {
+			sub.ReservedPods = r.Reserved
+			st.ReservedPods += r.Reserved
+			st.Replicas -= r.Reserved
+			sub.Conditions = reservedCondition(sub.Conditions, r, now)
 		}
 		st.SubsetStatuses = append(st.SubsetStatuses, sub)
 	}
@@ -135,6 +144,33 @@ func schedulable(conds []appsv1alpha1.UnitedDeploymentSubsetCondition, v subset.
 	}
 	if !v.Unschedulable && len(out) == len(conds) {
 		return conds // never marked: no condition to add
+	}
+	return append(out, want)
+}
+
+// reservingStrategy tells whether ud runs the Adaptive strategy with reserveUnschedulablePods.
+func reservingStrategy(ud *appsv1alpha1.UnitedDeployment) bool {
+	ss := ud.Spec.Topology.ScheduleStrategy
+	return ss.Type == appsv1alpha1.AdaptiveUnitedDeploymentScheduleStrategyType && ss.Adaptive != nil && ss.Adaptive.ReserveUnschedulablePods
+}
+
+// reservedCondition sets a subset's Schedulable condition from its reservation: False while it
+// has reserved pods, True otherwise (reason "reschedule" both, as OpenKruise writes them).
+func reservedCondition(conds []appsv1alpha1.UnitedDeploymentSubsetCondition, r reservation, now metav1.Time) []appsv1alpha1.UnitedDeploymentSubsetCondition {
+	want := appsv1alpha1.UnitedDeploymentSubsetCondition{Type: SubsetSchedulable, Status: corev1.ConditionTrue, Reason: "reschedule",
+		Message: "no reserved pods", LastTransitionTime: now}
+	if r.Reserved > 0 {
+		want.Status, want.Message = corev1.ConditionFalse, "reserved pods found"
+	}
+	out := make([]appsv1alpha1.UnitedDeploymentSubsetCondition, 0, len(conds)+1)
+	for _, old := range conds {
+		if old.Type != SubsetSchedulable {
+			out = append(out, old)
+			continue
+		}
+		if old.Status == want.Status && old.Reason == want.Reason {
+			return conds
+		}
 	}
 	return append(out, want)
 }
