@@ -43,6 +43,11 @@ const SidecarInjectionConfiguration = "kruise-sidecarset-injection"
 // entries: installed empty, its webhooks are written by the manager alone (pkg/webhook/budgetguard).
 const BudgetProtectionConfiguration = "kruise-podunavailablebudget-protection"
 
+// PersistentPodStateConfiguration is the MutatingWebhookConfiguration of the PersistentPodState
+// entries: installed empty, its webhooks are written by the manager alone (one per
+// PersistentPodState, pkg/webhook/persistentpodstate).
+const PersistentPodStateConfiguration = "kruise-persistentpodstate-injection"
+
 // ConversionPath is where the manager serves CRD conversion.
 const ConversionPath = "/convert"
 
@@ -112,8 +117,11 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	protection := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: BudgetProtectionConfiguration}}
+	persistence := &admissionregistrationv1.MutatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: PersistentPodStateConfiguration}}
 	extra := []runtime.Object{
-		ns, daemonNS, injection, protection,
+		ns, daemonNS, injection, protection, persistence,
 		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: DaemonConfigNamespace},
 			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},

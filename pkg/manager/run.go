@@ -30,6 +30,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/controller/imagelistpulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/imagepulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/nodeimage"
+	ppsctl "github.com/kruise-ng/kruise/pkg/controller/persistentpodstate"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/controller/podunavailablebudget"
 	sidecarsetctl "github.com/kruise-ng/kruise/pkg/controller/sidecarset"
@@ -43,6 +44,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
 	"github.com/kruise-ng/kruise/pkg/webhook/deletionprotection"
+	ppswebhook "github.com/kruise-ng/kruise/pkg/webhook/persistentpodstate"
 	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
@@ -162,6 +164,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			policyv1alpha1.PubUpdateOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate),
 			policyv1alpha1.PubResizeOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate)}}
 	budgetguard.Register(mgr.GetWebhookServer(), scheme, guard)
+	ppswebhook.Register(mgr.GetWebhookServer(), scheme, &ppswebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader()})
 	// In-place updates ask the budgets before they take a pod out of service (B2 of issue 18).
 	withBudget := engine.WithBudget(guard)
 	sidecarinjection.Register(mgr.GetWebhookServer(), scheme, &sidecarinjection.Handler{
@@ -248,6 +251,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		Source: registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName}}
 	if err := protection.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the PodUnavailableBudget webhook registrar: %w", err)
+	}
+	if err := ppsctl.SetupWithManager(mgr, finder, o.Workers); err != nil {
+		return fmt.Errorf("set up the PersistentPodState controllers: %w", err)
+	}
+	persistence := &ppswebhook.Registrar{Client: mgr.GetClient(), Configuration: install.PersistentPodStateConfiguration,
+		Source:             registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName},
+		ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
+	if err := persistence.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the PersistentPodState webhook registrar: %w", err)
 	}
 	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}
 	if err := podReady.SetupWithManager(mgr, o.Workers); err != nil {

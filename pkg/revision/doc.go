@@ -9,6 +9,9 @@
 //     in canonical JSON: keys sorted, no spacing, "creationTimestamp":null in object metadata. The
 //     API server re-encodes Data the same way on a metadata patch, so patches (garbage-collector
 //     orphaning, kubectl label) never change immutable Data.
+//   - A template that is not a pod's (a UnitedDeployment's spec.template, Input.Object) is recorded
+//     the same way, every object metadata in it with "creationTimestamp":null; such revisions are
+//     labelled with the hash label alone and carry none of the owner's annotations.
 //   - Volume claim templates are not in Data; CloneSet records their hash in the annotation
 //     ClaimTemplatesHashAnnotation.
 //   - The hash is Kubernetes' controller history hash of Data and the collision count (FNV-32,

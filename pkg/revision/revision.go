@@ -33,7 +33,7 @@ type Input struct {
 	// template). Its revisions are labelled with the hash label alone and carry none of the
 	// owner's annotations, as OpenKruise writes UnitedDeployment revisions; TemplateOf cannot
 	// read them back.
-	Object any
+	Object               any
 	VolumeClaimTemplates []corev1.PersistentVolumeClaim
 	// RecordClaimTemplates sets ClaimTemplatesHashAnnotation on the revision (CloneSet's rule).
 	RecordClaimTemplates bool

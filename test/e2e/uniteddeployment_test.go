@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/controller/uniteddeployment"
@@ -399,4 +400,46 @@ func TestUnitedDeploymentReservesUnschedulablePods(t *testing.T) {
 		return ok, fmt.Sprintf("pods %s; status reserved %d subsetReplicas %v", seen, st.ReservedPods, st.SubsetReplicas)
 	})
 	podsPerZone(t, c, ud, nodes, map[string]int{"a": 2}, "2 pods in zone a")
+}
+
+// An elastic UnitedDeployment of Advanced StatefulSets (minReplicas/maxReplicas) fills the first
+// subset up to its maximum, the rest to the next; a template change with a manual partition rolls
+// each subset's pods above its partition in place, ordinals below it stay.
+func TestUnitedDeploymentElasticAdvancedStatefulSets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	nodes := zonedNodes(t, ns, "a", "b")
+	a, b := udSubset("a", nil), udSubset("b", nil)
+	a.MinReplicas, a.MaxReplicas = ptr.To(intstr.FromInt32(1)), ptr.To(intstr.FromInt32(2))
+	ud := newUnitedDeployment(ns, "elastic", 4, advancedStatefulSetTemplate, a, b)
+	ud.Spec.Template.AdvancedStatefulSetTemplate.Spec.UpdateStrategy.RollingUpdate = &appsv1beta1.StatefulSetRollingUpdateStrategy{
+		PodUpdatePolicy: appsv1beta1.InPlaceIfPossibleStatefulSetPodUpdatePolicy}
+	// An Advanced StatefulSet updating in place needs the readiness gate (its admission says so).
+	ud.Spec.Template.AdvancedStatefulSetTemplate.Spec.Template.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: appspub.InPlaceUpdateReady}}
+	if err := c.Create(ctx, ud); err != nil {
+		t.Fatal(err)
+	}
+	podsPerZone(t, c, ud, nodes, map[string]int{"a": 2, "b": 2}, "zone a filled to its maximum 2, the other 2 in zone b")
+	before := podsByName(t, ns, "app=elastic")
+
+	patch := `{"spec":{"updateStrategy":{"manualUpdate":{"partitions":{"a":1,"b":0}}},"template":{"advancedStatefulSetTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/web:v2"}]}}}}}}}`
+	if err := c.Patch(ctx, ud, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 2*time.Minute, "ordinal 1 of zone a and both of zone b on v2 in place, ordinal 0 of zone a on v1", func() (bool, string) {
+		var v2, seen []string
+		for name, p := range podsByName(t, ns, "app=elastic") {
+			if b, ok := before[name]; !ok || b.UID != p.UID {
+				return false, "pod " + name + " was recreated"
+			}
+			seen = append(seen, name+"="+p.Spec.Containers[0].Image)
+			if p.Spec.Containers[0].Image == "registry.example/web:v2" && condition(p, corev1.PodReady) == corev1.ConditionTrue {
+				v2 = append(v2, p.Labels[uniteddeployment.SubsetNameLabel]+":"+name[strings.LastIndexByte(name, '-')+1:])
+			}
+		}
+		sort.Strings(v2)
+		return strings.Join(v2, ",") == "a:1,b:0,b:1", strings.Join(seen, " ")
+	})
 }

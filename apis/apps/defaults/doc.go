@@ -89,9 +89,16 @@
 //     kruise-controller-manager process"), spec.startingDeadlineSeconds.
 //   - EphemeralJob: spec.replicas (nil means "replicas will not work"),
 //     spec.parallelism, spec.activeDeadlineSeconds.
-//   - WorkloadSpread: scheduleStrategy.adaptive.rescheduleCriticalSeconds.
-//   - UnitedDeployment: topology.subsets[].minReplicas / maxReplicas (their
-//     "Defaults to 0" / "Defaults to nil" describe how unset is read).
+//   - WorkloadSpread and PersistentPodState: nothing at all (OpenKruise
+//     v1.9.0 has no defaulting webhook for them; the documented defaults,
+//     scheduleStrategy.type Fixed and persistentPodStateRetentionPolicy
+//     WhenScaled, are how an unset value is read, not stored values).
+//   - UnitedDeployment: topology.scheduleStrategy.type and the adaptive
+//     strategy's rescheduleCriticalSeconds / unschedulableDuration (read as
+//     Fixed, 30 and 300 when unset, as OpenKruise reads them, but not
+//     written, as OpenKruise does not write them); topology.subsets[].
+//     minReplicas / maxReplicas (their "Defaults to 0" / "Defaults to nil"
+//     describe how unset is read).
 //   - PodProbeMarker / NodePodProbe: probe.initialDelaySeconds,
 //     terminationGracePeriodSeconds, httpGet.path.
 //   - ResourceDistribution and PodUnavailableBudget (apis/policy/defaults):

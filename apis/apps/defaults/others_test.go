@@ -38,6 +38,8 @@ func TestSetDefaultsContainerRecreateRequest(t *testing.T) {
 	}, SetDefaultsContainerRecreateRequest, (*v1alpha1.ContainerRecreateRequest).DeepCopy)
 }
 
+// TestSetDefaultsWorkloadSpread: OpenKruise v1.9.0 stores a WorkloadSpread as given, so Kruise
+// writes nothing either (an unset scheduleStrategy.type is read as Fixed).
 func TestSetDefaultsWorkloadSpread(t *testing.T) {
 	userSet := &v1alpha1.WorkloadSpread{Spec: v1alpha1.WorkloadSpreadSpec{
 		ScheduleStrategy: v1alpha1.WorkloadSpreadScheduleStrategy{
@@ -46,17 +48,13 @@ func TestSetDefaultsWorkloadSpread(t *testing.T) {
 		},
 	}}
 	run(t, []tcase[v1alpha1.WorkloadSpread]{
-		{
-			name: "empty object gets every default",
-			in:   &v1alpha1.WorkloadSpread{},
-			want: &v1alpha1.WorkloadSpread{Spec: v1alpha1.WorkloadSpreadSpec{
-				ScheduleStrategy: v1alpha1.WorkloadSpreadScheduleStrategy{Type: v1alpha1.WorkloadSpreadFixedScheduleStrategy},
-			}},
-		},
+		{name: "empty object stays empty, as OpenKruise stores it", in: &v1alpha1.WorkloadSpread{}, want: &v1alpha1.WorkloadSpread{}},
 		{name: "user-set values kept", in: userSet, want: userSet.DeepCopy()},
 	}, SetDefaultsWorkloadSpread, (*v1alpha1.WorkloadSpread).DeepCopy)
 }
 
+// TestSetDefaultsUnitedDeployment: OpenKruise v1.9.0's defaults (replicas, revisionHistoryLimit,
+// the Manual strategy with an empty manualUpdate), and no schedule strategy defaults.
 func TestSetDefaultsUnitedDeployment(t *testing.T) {
 	userSet := &v1alpha1.UnitedDeployment{Spec: v1alpha1.UnitedDeploymentSpec{
 		Replicas:             i32(0),
@@ -69,6 +67,11 @@ func TestSetDefaultsUnitedDeployment(t *testing.T) {
 			},
 		}},
 	}}
+	partitions := &v1alpha1.UnitedDeployment{Spec: v1alpha1.UnitedDeploymentSpec{
+		Replicas: i32(3), RevisionHistoryLimit: i32(10),
+		UpdateStrategy: v1alpha1.UnitedDeploymentUpdateStrategy{Type: v1alpha1.ManualUnitedDeploymentUpdateStrategyType,
+			ManualUpdate: &v1alpha1.UnitedDeploymentManualUpdate{Partitions: map[string]int32{"a": 1}}},
+	}}
 	run(t, []tcase[v1alpha1.UnitedDeployment]{
 		{
 			name: "empty object gets every default",
@@ -76,14 +79,12 @@ func TestSetDefaultsUnitedDeployment(t *testing.T) {
 			want: &v1alpha1.UnitedDeployment{Spec: v1alpha1.UnitedDeploymentSpec{
 				Replicas:             i32(1),
 				RevisionHistoryLimit: i32(10),
-				UpdateStrategy:       v1alpha1.UnitedDeploymentUpdateStrategy{Type: v1alpha1.ManualUnitedDeploymentUpdateStrategyType},
-				Topology: v1alpha1.UnitedDeploymentTopology{ScheduleStrategy: v1alpha1.UnitedDeploymentScheduleStrategy{
-					Type: v1alpha1.FixedUnitedDeploymentScheduleStrategyType,
-				}},
+				UpdateStrategy: v1alpha1.UnitedDeploymentUpdateStrategy{Type: v1alpha1.ManualUnitedDeploymentUpdateStrategyType,
+					ManualUpdate: &v1alpha1.UnitedDeploymentManualUpdate{}},
 			}},
 		},
 		{
-			name: "adaptive strategy gets its defaults",
+			name: "adaptive strategy is stored as given (30 s and 300 s are read, not written)",
 			in: &v1alpha1.UnitedDeployment{Spec: v1alpha1.UnitedDeploymentSpec{
 				Topology: v1alpha1.UnitedDeploymentTopology{ScheduleStrategy: v1alpha1.UnitedDeploymentScheduleStrategy{
 					Type: v1alpha1.AdaptiveUnitedDeploymentScheduleStrategyType, Adaptive: &v1alpha1.UnitedDeploymentAdaptiveStrategy{},
@@ -92,31 +93,26 @@ func TestSetDefaultsUnitedDeployment(t *testing.T) {
 			want: &v1alpha1.UnitedDeployment{Spec: v1alpha1.UnitedDeploymentSpec{
 				Replicas:             i32(1),
 				RevisionHistoryLimit: i32(10),
-				UpdateStrategy:       v1alpha1.UnitedDeploymentUpdateStrategy{Type: v1alpha1.ManualUnitedDeploymentUpdateStrategyType},
+				UpdateStrategy: v1alpha1.UnitedDeploymentUpdateStrategy{Type: v1alpha1.ManualUnitedDeploymentUpdateStrategyType,
+					ManualUpdate: &v1alpha1.UnitedDeploymentManualUpdate{}},
 				Topology: v1alpha1.UnitedDeploymentTopology{ScheduleStrategy: v1alpha1.UnitedDeploymentScheduleStrategy{
-					Type: v1alpha1.AdaptiveUnitedDeploymentScheduleStrategyType,
-					Adaptive: &v1alpha1.UnitedDeploymentAdaptiveStrategy{
-						RescheduleCriticalSeconds: i32(30), UnschedulableDuration: i32(300),
-					},
+					Type: v1alpha1.AdaptiveUnitedDeploymentScheduleStrategyType, Adaptive: &v1alpha1.UnitedDeploymentAdaptiveStrategy{},
 				}},
 			}},
 		},
-		{name: "user-set values kept", in: userSet, want: userSet.DeepCopy()},
+		{name: "manual partitions kept", in: partitions, want: partitions.DeepCopy()},
+		{name: "user-set values kept (no manualUpdate for another type)", in: userSet, want: userSet.DeepCopy()},
 	}, SetDefaultsUnitedDeployment, (*v1alpha1.UnitedDeployment).DeepCopy)
 }
 
+// TestSetDefaultsPersistentPodState: OpenKruise v1.9.0 stores a PersistentPodState as given, so
+// Kruise writes nothing either (an unset retention policy is read as WhenScaled).
 func TestSetDefaultsPersistentPodState(t *testing.T) {
 	userSet := &v1alpha1.PersistentPodState{Spec: v1alpha1.PersistentPodStateSpec{
 		PersistentPodStateRetentionPolicy: v1alpha1.PersistentPodStateRetainWhenDeleted,
 	}}
 	run(t, []tcase[v1alpha1.PersistentPodState]{
-		{
-			name: "empty object gets every default",
-			in:   &v1alpha1.PersistentPodState{},
-			want: &v1alpha1.PersistentPodState{Spec: v1alpha1.PersistentPodStateSpec{
-				PersistentPodStateRetentionPolicy: v1alpha1.PersistentPodStateRetainWhenScaled,
-			}},
-		},
+		{name: "empty object stays empty, as OpenKruise stores it", in: &v1alpha1.PersistentPodState{}, want: &v1alpha1.PersistentPodState{}},
 		{name: "user-set values kept", in: userSet, want: userSet.DeepCopy()},
 	}, SetDefaultsPersistentPodState, (*v1alpha1.PersistentPodState).DeepCopy)
 }

@@ -82,9 +82,9 @@ func build(k kind, ud *appsv1alpha1.UnitedDeployment, t target, existing client.
 }
 
 // needsWrite tells why the existing workload w differs from what t wants, "" when it does not:
-// another revision, replicas or partition (OpenKruise's triggers), another subset patch, or node
-// terms and tolerations that moved (OpenKruise leaves those until the next template change; Kruise
-// places the pods of a changed subset at once). want is build's result for t.
+// another revision, replicas or partition (OpenKruise's triggers), another subset patch, or a
+// placement (node affinity, tolerations) other than the subset gives, which OpenKruise leaves
+// until the next template change. want is build's result for t.
 func needsWrite(w workload, t target, want workload) string {
 	switch {
 	case w.Obj.GetLabels()[RevisionLabel] != t.Revision:

@@ -2,11 +2,9 @@ package budgetguard
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -61,18 +59,8 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		budgets = append(budgets, Budget{Namespace: pub.Namespace, Name: pub.Name, Pods: sel})
 	}
 	want := Entries(budgets, *base, 0)
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.Configuration}, cfg); err != nil {
-		if apierrors.IsNotFound(err) {
-			return reconcile.Result{}, fmt.Errorf("ValidatingWebhookConfiguration %s is missing (the install creates it): no budget is enforced", r.Configuration)
-		}
+	if _, err := registration.Validating(ctx, r.Client, r.Configuration, want, "no budget is enforced"); err != nil {
 		return reconcile.Result{}, err
-	}
-	if !registration.Same(cfg.Webhooks, want, func(w *admissionregistrationv1.ValidatingWebhook) string { return w.Name }) {
-		cfg.Webhooks = want
-		if err := r.Client.Update(ctx, cfg); err != nil {
-			return reconcile.Result{}, fmt.Errorf("register the budget webhooks: %w", err)
-		}
 	}
 	return reconcile.Result{RequeueAfter: resync}, nil
 }

@@ -1,5 +1,5 @@
 // Package registration holds what the manager's dynamically registered webhook entries share
-// (SidecarSet injection, PodUnavailableBudget protection): each entry reaches the manager as the
+// (SidecarSet injection, PodUnavailableBudget protection, PersistentPodState injection): each entry reaches the manager as the
 // static pod webhook does — same Service or URL, same CA bundle, which the certificate rotator keeps
 // current there — at a path of its own, and is named so that the API server's error names the
 // object behind it.
@@ -17,6 +17,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -120,4 +121,48 @@ func Named(names ...string) builder.Predicates {
 	return builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return slices.Contains(names, o.GetName())
 	}))
+}
+
+// Mutating writes want as the webhooks of the MutatingWebhookConfiguration named configuration
+// when they differ from what is registered, and says whether it wrote. The configuration is
+// installed empty; without it the error says that what (e.g. "no SidecarSet is injected").
+func Mutating(ctx context.Context, c client.Client, configuration string, want []admissionregistrationv1.MutatingWebhook, without string) (bool, error) {
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	return write(ctx, c, cfg, "MutatingWebhookConfiguration", configuration, without, func() bool {
+		if Same(cfg.Webhooks, want, func(w *admissionregistrationv1.MutatingWebhook) string { return w.Name }) {
+			return false
+		}
+		cfg.Webhooks = want
+		return true
+	})
+}
+
+// Validating is Mutating for a ValidatingWebhookConfiguration.
+func Validating(ctx context.Context, c client.Client, configuration string, want []admissionregistrationv1.ValidatingWebhook, without string) (bool, error) {
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	return write(ctx, c, cfg, "ValidatingWebhookConfiguration", configuration, without, func() bool {
+		if Same(cfg.Webhooks, want, func(w *admissionregistrationv1.ValidatingWebhook) string { return w.Name }) {
+			return false
+		}
+		cfg.Webhooks = want
+		return true
+	})
+}
+
+// write reads the configuration (of kind) named name into cfg and updates it when set (which sets
+// the wanted webhooks) says it changed.
+func write(ctx context.Context, c client.Client, cfg client.Object, kind, name, without string, set func() bool) (bool, error) {
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, cfg); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("%s %s is missing (the install creates it): %s", kind, name, without)
+		}
+		return false, err
+	}
+	if !set() {
+		return false, nil
+	}
+	if err := c.Update(ctx, cfg); err != nil {
+		return false, fmt.Errorf("register the webhooks of %s %s: %w", kind, name, err)
+	}
+	return true, nil
 }

@@ -76,19 +76,8 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		sets = append(sets, &list.Items[i])
 	}
 	want, skipped := Entries(sets, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces})
-	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.Configuration}, cfg); err != nil {
-		if apierrors.IsNotFound(err) {
-			return reconcile.Result{}, fmt.Errorf("MutatingWebhookConfiguration %s is missing (the install creates it): no SidecarSet is injected", r.Configuration)
-		}
-		return reconcile.Result{}, err
-	}
-	if !registration.Same(cfg.Webhooks, want, func(w *admissionregistrationv1.MutatingWebhook) string { return w.Name }) {
-		cfg.Webhooks = want
-		if err := r.Client.Update(ctx, cfg); err != nil {
-			return reconcile.Result{}, fmt.Errorf("register the injection webhooks: %w", err)
-		}
-		return reconcile.Result{}, nil // the cache shows the update next, and the SidecarSets are marked then
+	if wrote, err := registration.Mutating(ctx, r.Client, r.Configuration, want, "no SidecarSet is injected"); err != nil || wrote {
+		return reconcile.Result{}, err // after a write, the cache shows it next and the SidecarSets are marked then
 	}
 	var errs []string
 	for _, s := range sets {

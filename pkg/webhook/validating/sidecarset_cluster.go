@@ -23,6 +23,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // Paths of the SidecarSet validating webhooks, one per served version.
@@ -33,7 +34,7 @@ const (
 
 // The ConfigMap entry holding OpenKruise's patch whitelist (sidecarset.PatchWhitelist, as JSON).
 const (
-	KruiseConfigurationName = "kruise-configuration"
+	KruiseConfigurationName = workloadfinder.ConfigurationName
 	PatchWhitelistKey       = "SidecarSet_PatchPodMetadata_WhiteList"
 )
 

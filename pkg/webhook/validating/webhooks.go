@@ -34,22 +34,34 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-broadcastjob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=broadcastjobs,verbs=create;update,versions=v1beta1,name=vbroadcastjob-v1beta1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-advancedcronjob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=advancedcronjobs,verbs=create;update,versions=v1alpha1,name=vadvancedcronjob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-advancedcronjob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=advancedcronjobs,verbs=create;update,versions=v1beta1,name=vadvancedcronjob-v1beta1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-uniteddeployment,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=uniteddeployments,verbs=create;update,versions=v1alpha1,name=vuniteddeployment-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-workloadspread,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=workloadspreads,verbs=create;update,versions=v1alpha1,name=vworkloadspread-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-persistentpodstate,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=persistentpodstates,verbs=create;update,versions=v1alpha1,name=vpersistentpodstate-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-policy-kruise-io-v1alpha1-podunavailablebudget,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=policy.kruise.io,resources=podunavailablebudgets,verbs=create;update,versions=v1alpha1,name=vpodunavailablebudget-v1alpha1.policy.kruise.io,admissionReviewVersions=v1
 
 // Register adds every validating webhook to srv; templates checks pod templates (nil: not checked
-// beyond the rules of this package); pods reads the pods a CloneSet's podsToDelete names (nil: not
-// looked up); sidecarSets says what the SidecarSet webhooks read (its zero value: nothing); budgets
-// lists the PodUnavailableBudgets of a namespace, for their conflicts (nil: not checked).
-func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, pods client.Reader, sidecarSets SidecarSetOptions,
+// beyond the rules of this package); cache reads, normally from the manager's cache, the pods a
+// CloneSet's podsToDelete names, the WorkloadSpreads and PersistentPodStates of a namespace (for
+// their conflicts) and the workload a WorkloadSpread targets (nil: none of it looked up);
+// sidecarSets says what the SidecarSet webhooks read (its zero value: nothing), and its Config and
+// Namespace also give the WorkloadSpread and PersistentPodState webhooks the kruise-configuration
+// whitelists of custom workloads; budgets lists the PodUnavailableBudgets of a namespace, for
+// their conflicts (nil: not checked).
+func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, cache client.Reader, sidecarSets SidecarSetOptions,
 	budgets client.Reader) {
-	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: pods}))
-	registerStatefulSets(srv, scheme, templates, pods)
+	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: cache}))
+	registerStatefulSets(srv, scheme, templates, cache)
 	registerDaemonSets(srv, scheme, templates)
 	registerSidecarSets(srv, scheme, templates, sidecarSets)
 	registerPullJobs(srv, scheme)
 	registerBroadcastJobs(srv, scheme, templates)
 	registerAdvancedCronJobs(srv, scheme, templates)
 	registerPodUnavailableBudgets(srv, scheme, budgets)
+	registerUnitedDeployments(srv, scheme, templates)
+	registerWorkloadSpreads(srv, scheme, WorkloadSpreadOptions{Reader: cache, Config: sidecarSets.Config,
+		Namespace: sidecarSets.Namespace, Templates: templates})
+	registerPersistentPodStates(srv, scheme, PersistentPodStateOptions{Reader: cache, Config: sidecarSets.Config,
+		Namespace: sidecarSets.Namespace})
 	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
 		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
 }

@@ -1,0 +1,60 @@
+package persistentpodstate
+
+import (
+	"context"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+)
+
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kruise-persistentpodstate-injection,verbs=update
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=persistentpodstates,verbs=list;watch
+
+// Registrar keeps the entries of Configuration in line with the PersistentPodStates (Entries). It
+// is the only writer of Configuration's webhooks; their endpoint and CA bundle are copied from
+// Source, which the certificate rotator keeps current.
+type Registrar struct {
+	Client client.Client
+	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
+	Configuration string
+	Source        registration.Source
+	// ExcludedNamespaces never call the entries.
+	ExcludedNamespaces []string
+}
+
+// SetupWithManager runs the registrar on the leader.
+func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("persistentpodstate-injection").
+		Watches(&v1alpha1.PersistentPodState{}, registration.EnqueueOne).
+		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne,
+			registration.Named(r.Configuration, r.Source.Configuration)).
+		Complete(r)
+}
+
+// Reconcile writes the entries when they differ from what is registered.
+func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	base, err := r.Source.ClientConfig(ctx, r.Client)
+	if err != nil || base == nil {
+		return reconcile.Result{RequeueAfter: time.Second}, err
+	}
+	list := &v1alpha1.PersistentPodStateList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return reconcile.Result{}, err
+	}
+	states := make([]*v1alpha1.PersistentPodState, 0, len(list.Items))
+	for i := range list.Items {
+		states = append(states, &list.Items[i])
+	}
+	want, _ := Entries(states, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces})
+	if _, err := registration.Mutating(ctx, r.Client, r.Configuration, want, "no recorded topology is injected"); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, nil
+}
