@@ -28,9 +28,9 @@ func newSubsetsCommand(env *Env) *cobra.Command {
 		Use:   "subsets " + subsetsUse,
 		Short: "Show a UnitedDeployment's or a WorkloadSpread's subsets in one table: replicas, ready, schedulable",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, name, err := splitKindName(args)
-			if err != nil {
-				return err
+			kind, name, ok := splitKindName(args)
+			if !ok || kind == "" || name == "" {
+				return fmt.Errorf("name it as KIND/NAME or KIND NAME, e.g. ud/web or ws/web")
 			}
 			c, ns, err := env.Client()
 			if err != nil {
@@ -56,19 +56,17 @@ func newSubsetsCommand(env *Env) *cobra.Command {
 	}
 }
 
-// splitKindName reads KIND/NAME or KIND NAME.
-func splitKindName(args []string) (string, string, error) {
-	var kind, name string
+// splitKindName reads KIND/NAME or, with two arguments, KIND NAME; ok is false for anything else.
+// An empty name is returned as such, for the caller to refuse.
+func splitKindName(args []string) (kind, name string, ok bool) {
 	switch {
 	case len(args) == 1 && strings.Contains(args[0], "/"):
 		kind, name, _ = strings.Cut(args[0], "/")
+		return kind, name, true
 	case len(args) == 2:
-		kind, name = args[0], args[1]
+		return args[0], args[1], true
 	}
-	if kind == "" || name == "" {
-		return "", "", fmt.Errorf("name it as KIND/NAME or KIND NAME, e.g. ud/web or ws/web")
-	}
-	return kind, name, nil
+	return "", "", false
 }
 
 // writeUnitedDeploymentSubsets prints one row per subset of the topology, in its order: the

@@ -45,13 +45,8 @@ const workloadUse = "(clone|asts|ads)/NAME"
 // advancedstatefulset, statefulset.apps.kruise.io, ...) or an Advanced DaemonSet (ads, daemon,
 // daemonset.apps.kruise.io, ...). Other kinds are refused with what is supported.
 func ParseWorkload(args []string) (*Kind, string, error) {
-	var kind, name string
-	switch {
-	case len(args) == 1 && strings.Contains(args[0], "/"):
-		kind, name, _ = strings.Cut(args[0], "/")
-	case len(args) == 2:
-		kind, name = args[0], args[1]
-	default:
+	kind, name, ok := splitKindName(args)
+	if !ok {
 		return nil, "", fmt.Errorf("name a workload as KIND/NAME or KIND NAME, e.g. clone/web or asts/web")
 	}
 	k := kindNamed(kind)

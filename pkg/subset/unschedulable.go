@@ -78,20 +78,21 @@ func Assess(pods []*corev1.Pod, markedSince *time.Time, now time.Time, w Window)
 		if stuck {
 			v.Stuck = append(v.Stuck, pod)
 		}
-		v.RecheckAt = earliest(v.RecheckAt, at)
+		v.RecheckAt = Earliest(v.RecheckAt, at)
 	}
 	if len(v.Stuck) > 0 && !v.Unschedulable {
 		v.Unschedulable, v.MarkedSince = true, now
 	}
 	if v.Unschedulable {
 		v.Until = v.MarkedSince.Add(w.Unschedulable)
-		v.RecheckAt = earliest(v.RecheckAt, v.Until)
+		v.RecheckAt = Earliest(v.RecheckAt, v.Until)
 	}
 	return v
 }
 
-// earliest returns the earlier of two times, a zero time counting as absent.
-func earliest(a, b time.Time) time.Time {
+// Earliest returns the earlier of two times, a zero time counting as absent (recheck times of
+// verdicts and reservations combine with it).
+func Earliest(a, b time.Time) time.Time {
 	switch {
 	case a.IsZero():
 		return b

@@ -99,12 +99,12 @@ func Compute(s Snapshot) (Plan, error) {
 	}
 	p.Status = status(s, bySubset, replicas, partitions, sched, reserved, len(p.Creates)+len(p.Deletes) > 0)
 	for _, v := range sched {
-		p.RecheckAt = earliest(p.RecheckAt, v.RecheckAt)
+		p.RecheckAt = subset.Earliest(p.RecheckAt, v.RecheckAt)
 	}
 	for _, sub := range ud.Spec.Topology.Subsets {
 		if r, ok := reserved[sub.Name]; ok {
 			p.PodLabels = append(p.PodLabels, r.Patches...)
-			p.RecheckAt = earliest(p.RecheckAt, r.RecheckAt)
+			p.RecheckAt = subset.Earliest(p.RecheckAt, r.RecheckAt)
 		}
 	}
 	return p, nil
@@ -247,16 +247,4 @@ func markedSince(ud *appsv1alpha1.UnitedDeployment, name string) *time.Time {
 		}
 	}
 	return nil
-}
-
-// earliest returns the earlier of two times, a zero time counting as absent.
-func earliest(a, b time.Time) time.Time {
-	switch {
-	case a.IsZero():
-		return b
-	case b.IsZero() || a.Before(b):
-		return a
-	default:
-		return b
-	}
 }

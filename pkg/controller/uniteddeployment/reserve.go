@@ -62,7 +62,7 @@ func reserve(pods []*corev1.Pod, marked bool, updateRevision string, updateSince
 			}
 			reserved, at = stuck, stuckAt
 		}
-		r.RecheckAt = earliest(r.RecheckAt, at)
+		r.RecheckAt = subset.Earliest(r.RecheckAt, at)
 		if reserved {
 			r.Reserved++
 		} else if healthy(pod) {
