@@ -48,6 +48,10 @@ const BudgetProtectionConfiguration = "kruise-podunavailablebudget-protection"
 // PersistentPodState, pkg/webhook/persistentpodstate).
 const PersistentPodStateConfiguration = "kruise-persistentpodstate-injection"
 
+// WorkloadSpreadConfiguration is the MutatingWebhookConfiguration of the WorkloadSpread entries:
+// installed empty, its webhooks are written by the manager alone (pkg/webhook/workloadspread).
+const WorkloadSpreadConfiguration = "kruise-workloadspread"
+
 // ConversionPath is where the manager serves CRD conversion.
 const ConversionPath = "/convert"
 
@@ -117,11 +121,14 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	protection := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: BudgetProtectionConfiguration}}
+	spreading := &admissionregistrationv1.MutatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: WorkloadSpreadConfiguration}}
 	persistence := &admissionregistrationv1.MutatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: PersistentPodStateConfiguration}}
 	extra := []runtime.Object{
-		ns, daemonNS, injection, protection, persistence,
+		ns, daemonNS, injection, protection, spreading, persistence,
 		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: DaemonConfigNamespace},
 			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},

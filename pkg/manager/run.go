@@ -36,6 +36,7 @@ import (
 	sidecarsetctl "github.com/kruise-ng/kruise/pkg/controller/sidecarset"
 	"github.com/kruise-ng/kruise/pkg/controller/statefulset"
 	"github.com/kruise-ng/kruise/pkg/controller/uniteddeployment"
+	"github.com/kruise-ng/kruise/pkg/controller/workloadspread"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/install"
@@ -49,6 +50,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
 	"github.com/kruise-ng/kruise/pkg/webhook/validating"
+	workloadspreadwebhook "github.com/kruise-ng/kruise/pkg/webhook/workloadspread"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
@@ -165,6 +167,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			policyv1alpha1.PubResizeOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate)}}
 	budgetguard.Register(mgr.GetWebhookServer(), scheme, guard)
 	ppswebhook.Register(mgr.GetWebhookServer(), scheme, &ppswebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader()})
+	workloadspreadwebhook.Register(mgr.GetWebhookServer(), scheme, &workloadspreadwebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(),
+		Writer: mgr.GetClient(), Finder: finder, Recorder: mgr.GetEventRecorder("workloadspread-webhook")})
 	// In-place updates ask the budgets before they take a pod out of service (B2 of issue 18).
 	withBudget := engine.WithBudget(guard)
 	sidecarinjection.Register(mgr.GetWebhookServer(), scheme, &sidecarinjection.Handler{
@@ -252,14 +256,24 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := protection.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the PodUnavailableBudget webhook registrar: %w", err)
 	}
-	if err := ppsctl.SetupWithManager(mgr, finder, o.Workers); err != nil {
+	if err := ppsctl.SetupWithManager(mgr, finder, o.Workers, o.Namespace); err != nil {
 		return fmt.Errorf("set up the PersistentPodState controllers: %w", err)
 	}
 	persistence := &ppswebhook.Registrar{Client: mgr.GetClient(), Configuration: install.PersistentPodStateConfiguration,
+		Config: mgr.GetAPIReader(), Namespace: o.Namespace,
 		Source:             registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName},
 		ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
 	if err := persistence.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the PersistentPodState webhook registrar: %w", err)
+	}
+	spreads := &workloadspread.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("workloadspread-controller"), Finder: finder}
+	if err := spreads.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the WorkloadSpread controller: %w", err)
+	}
+	spreading := &workloadspreadwebhook.Registrar{Client: mgr.GetClient(), Finder: finder, Configuration: install.WorkloadSpreadConfiguration,
+		Source: registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName}}
+	if err := spreading.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the WorkloadSpread webhook registrar: %w", err)
 	}
 	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}
 	if err := podReady.SetupWithManager(mgr, o.Workers); err != nil {

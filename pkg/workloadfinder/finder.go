@@ -3,8 +3,8 @@
 // many it wants: for a reference to a workload (targetRef), its pod selector, desired replicas and pods;
 // for a set of pods, the replicas their workloads want together.
 //
-// Deployments (through their ReplicaSets), ReplicaSets, StatefulSets, CloneSets and Advanced
-// StatefulSets are read from the cache; any other kind is read through its scale subresource
+// Deployments (through their ReplicaSets), ReplicaSets, StatefulSets, CloneSets, Advanced
+// StatefulSets and Jobs (their parallelism as replicas) are read from the cache; any other kind is read through its scale subresource
 // (spec.replicas and status.selector), as OpenKruise's controller finder does. Which custom kinds
 // a WorkloadSpread or a PersistentPodState may target is the whitelist of the kruise-configuration
 // ConfigMap (CustomWorkloads).
@@ -16,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,6 +65,7 @@ var (
 	statefulSet = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
 	cloneSet    = schema.GroupKind{Group: "apps.kruise.io", Kind: "CloneSet"}
 	kruiseSts   = schema.GroupKind{Group: "apps.kruise.io", Kind: "StatefulSet"}
+	job         = schema.GroupKind{Group: "batch", Kind: "Job"}
 )
 
 // Find returns the workload ref names in namespace, or nil when it does not exist.
@@ -112,6 +114,14 @@ func (f *Finder) Find(ctx context.Context, namespace string, ref Ref) (*Workload
 			return notFound(err)
 		}
 		sel, w.Replicas = o.Spec.Selector, ptr.Deref(o.Spec.Replicas, 1)
+	case job:
+		// A Job wants as many pods at a time as its parallelism (OpenKruise reads it so).
+		o := &batchv1.Job{}
+		obj = o
+		if err := f.Reader.Get(ctx, key, o); err != nil {
+			return notFound(err)
+		}
+		sel, w.Replicas = o.Spec.Selector, ptr.Deref(o.Spec.Parallelism, 1)
 	default:
 		return f.findScale(ctx, namespace, gv.WithKind(ref.Kind), w)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/kruise-ng/kruise/apis"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,6 +65,7 @@ func workloads() []client.Object {
 		&appsv1.StatefulSet{ObjectMeta: meta("sts", "sts-uid", nil), Spec: appsv1.StatefulSetSpec{Selector: selector("sts")}}, // replicas default 1
 		&v1alpha1.CloneSet{ObjectMeta: meta("cs", "cs-uid", nil), Spec: v1alpha1.CloneSetSpec{Replicas: ptr.To[int32](3), Selector: selector("cs")}},
 		&v1beta1.StatefulSet{ObjectMeta: meta("asts", "asts-uid", nil), Spec: v1beta1.StatefulSetSpec{Replicas: ptr.To[int32](7), Selector: selector("asts")}},
+		&batchv1.Job{ObjectMeta: meta("job", "job-uid", nil), Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](2), Selector: selector("job")}},
 	}
 }
 
@@ -87,6 +89,7 @@ func TestFind(t *testing.T) {
 		{Ref{"apps.kruise.io/v1beta1", "StatefulSet", "asts"}, "asts-uid", "asts", 7},
 		{Ref{"apps.kruise.io/v1alpha1", "StatefulSet", "asts"}, "asts-uid", "asts", 7}, // the group counts, not the version
 		{Ref{"apps/v1beta2", "Deployment", "deploy"}, "deploy-uid", "deploy", 5},
+		{Ref{"batch/v1", "Job", "job"}, "job-uid", "job", 2}, // its parallelism
 	}
 	for _, c := range cases {
 		t.Run(c.ref.APIVersion+" "+c.ref.Kind, func(t *testing.T) {

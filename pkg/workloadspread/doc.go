@@ -16,4 +16,8 @@
 //   - Deletion costs: within its quota a pod of the i-th subset (0-based, of n) gets 100*(n-i);
 //     the pods over the quota, most deletable first by Kubernetes' ActivePods order, get
 //     -100*(i+1); pods in no subset get -100*(n+1). Older revisions count subsets in reverse.
+//   - A subset's status is recounted from its pods (ComputeSubsetStatus): a creation record counts
+//     until its pod shows up or for 30 s, a deletion record until its pod is gone or for 15 s.
+//   - The pods of Deployments and ReplicaSets are counted per revision (PodVersion, their
+//     pod-template-hash); every other kind's under VersionIgnored.
 package workloadspread

@@ -80,6 +80,7 @@ func run(n, nodes int, floor bool, jsonOut, profileDir string) error {
 	ctx := context.Background()
 	var results []result
 	var latencies []latency
+	var spread spreadLatency
 	if floor {
 		r, err := runFloor(ctx, sb, n)
 		if err != nil {
@@ -95,6 +96,10 @@ func run(n, nodes int, floor bool, jsonOut, profileDir string) error {
 		if latencies, err = runWebhookLatency(ctx, sb, nodes, prof); err != nil {
 			return err
 		}
+		if spread, err = runSpreadLatencyIn(ctx, sb, n); err != nil {
+			return err
+		}
+		spread.Nodes, spread.Time = nodes, time.Now().UTC()
 	}
 	for i := range results {
 		results[i].Nodes, results[i].Time = nodes, time.Now().UTC()
@@ -107,11 +112,20 @@ func run(n, nodes int, floor bool, jsonOut, profileDir string) error {
 		fmt.Println()
 		printLatency(latencies)
 	}
+	if spread.Pods > 0 {
+		fmt.Println()
+		printSpreadLatency(spread)
+	}
 	if jsonOut != "" {
 		if err := appendJSON(jsonOut, results); err != nil {
 			return err
 		}
-		return appendJSON(jsonOut, latencies)
+		if err := appendJSON(jsonOut, latencies); err != nil {
+			return err
+		}
+		if spread.Pods > 0 {
+			return appendJSON(jsonOut, []spreadLatency{spread})
+		}
 	}
 	return nil
 }

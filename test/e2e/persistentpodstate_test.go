@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,15 +12,24 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	ppsctl "github.com/kruise-ng/kruise/pkg/controller/persistentpodstate"
 	"github.com/kruise-ng/kruise/pkg/install"
+	"github.com/kruise-ng/kruise/pkg/sandbox"
 	ppswebhook "github.com/kruise-ng/kruise/pkg/webhook/persistentpodstate"
+	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -260,4 +270,197 @@ func TestPersistentPodStateOutageBlocksOnlyItsPods(t *testing.T) {
 		terms[0].Preference.MatchExpressions[0].Key != corev1.LabelHostname || terms[0].Preference.MatchExpressions[0].Values[0] != state.NodeName {
 		t.Errorf("web-0's preferred terms %+v; recorded node %s", terms, state.NodeName)
 	}
+}
+
+// ppsWhitelist sets the PersistentPodState custom workload whitelist of the kruise-configuration
+// ConfigMap (creating the ConfigMap when there is none) and puts back what was there when the
+// test ends. Other entries are left alone (a merge patch of this key only).
+func ppsWhitelist(t *testing.T, whitelist string) {
+	t.Helper()
+	ctx := context.Background()
+	cms := cs.CoreV1().ConfigMaps(sandbox.KruiseNamespace)
+	name, key := workloadfinder.ConfigurationName, workloadfinder.PersistentPodStateWhitelist
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sandbox.KruiseNamespace}, Data: map[string]string{key: whitelist}}
+	if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err == nil {
+		t.Cleanup(func() { _ = cms.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		return
+	} else if !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	old, err := cms.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := func(value any) error {
+		raw, err := json.Marshal(map[string]any{"data": map[string]any{key: value}})
+		if err != nil {
+			return err
+		}
+		_, err = cms.Patch(context.Background(), name, types.MergePatchType, raw, metav1.PatchOptions{})
+		return err
+	}
+	if err := patch(whitelist); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var prev any // null removes the key
+		if v, had := old.Data[key]; had {
+			prev = v
+		}
+		_ = patch(prev)
+	})
+}
+
+// ppsShardCRD creates a throwaway namespaced CRD, kind Shard, with a scale subresource
+// (spec.replicas, status.selector) and a status subresource; it is deleted when the test ends.
+func ppsShardCRD(t *testing.T, c client.Client) schema.GroupVersionResource {
+	t.Helper()
+	ctx := context.Background()
+	group := "pps" + utilrand.String(5) + ".e2e.kruise.io"
+	crd := &apiextv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "shards." + group},
+		Spec: apiextv1.CustomResourceDefinitionSpec{Group: group, Scope: apiextv1.NamespaceScoped,
+			Names: apiextv1.CustomResourceDefinitionNames{Plural: "shards", Singular: "shard", Kind: "Shard", ListKind: "ShardList"},
+			Versions: []apiextv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextv1.CustomResourceValidation{OpenAPIV3Schema: &apiextv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}},
+				Subresources: &apiextv1.CustomResourceSubresources{Status: &apiextv1.CustomResourceSubresourceStatus{},
+					Scale: &apiextv1.CustomResourceSubresourceScale{SpecReplicasPath: ".spec.replicas",
+						StatusReplicasPath: ".status.replicas", LabelSelectorPath: ptr.To(".status.selector")}}}}},
+	}
+	if err := c.Create(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), crd) })
+	harness.Eventually(t, 30*time.Second, "CRD "+crd.Name+" established", func() (bool, string) {
+		got := &apiextv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, got); err != nil {
+			return false, err.Error()
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextv1.Established && cond.Status == apiextv1.ConditionTrue {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(got.Status.Conditions)
+	})
+	return schema.GroupVersionResource{Group: group, Version: "v1", Resource: "shards"}
+}
+
+// A custom workload of PPS_Watch_Custom_Workload_WhiteList, here a Shard of a CRD of the test's
+// own whose pods the test creates as its controller (named shard-<ordinal>), is run as a
+// StatefulSet is: its ready pods' zones are recorded (its replicas and selector read through its
+// scale subresource), a pod recreated under a recorded name gets its zone as a node selector
+// through its own webhook entry, and a scale-in drops the state of the ordinal removed. A
+// ReplicationController of the whitelist gets its entry too (its owner references name the core
+// group's bare apiVersion).
+func TestPersistentPodStateCustomWorkload(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	zones := ppsZonedNodes(t, ns)
+	gvr := ppsShardCRD(t, c)
+	ppsWhitelist(t, fmt.Sprintf(`{"workloads":[{"Group":%q,"Version":"v1","Kind":"Shard"},{"Group":"","Version":"v1","Kind":"ReplicationController"}]}`, gvr.Group))
+	cfg, err := sb.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := dynamic.NewForConfigOrDie(cfg).Resource(gvr).Namespace(ns)
+	shard := &unstructured.Unstructured{Object: map[string]any{"apiVersion": gvr.GroupVersion().String(), "kind": "Shard",
+		"metadata": map[string]any{"name": "shard"}, "spec": map[string]any{"replicas": int64(3)}}}
+	if shard, err = shards.Create(ctx, shard, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	shard.Object["status"] = map[string]any{"replicas": int64(3), "selector": "app=shard"}
+	if _, err = shards.UpdateStatus(ctx, shard, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	owner := metav1.OwnerReference{APIVersion: shard.GetAPIVersion(), Kind: "Shard", Name: "shard", UID: shard.GetUID(), Controller: ptr.To(true)}
+	newPod := func(name string) *corev1.Pod {
+		spec := podSpec("registry.example/shard:v1")
+		spec.NodeSelector = map[string]string{"e2e.kruise.io/ns": ns}
+		spec.Tolerations = []corev1.Toleration{{Key: privateTaint, Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": "shard"},
+			OwnerReferences: []metav1.OwnerReference{owner}}, Spec: spec}
+		got, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for i := range 3 {
+		newPod(fmt.Sprintf("shard-%d", i))
+	}
+	for _, pps := range []*appsv1alpha1.PersistentPodState{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shard"}, Spec: appsv1alpha1.PersistentPodStateSpec{
+			TargetReference:            appsv1alpha1.PersistentPodStateTargetReference{APIVersion: shard.GetAPIVersion(), Kind: "Shard", Name: "shard"},
+			RequiredPersistentTopology: &appsv1alpha1.PersistentPodStateNodeTopologyTerm{NodeTopologyKeys: []string{ppsZoneLabel}}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"}, Spec: appsv1alpha1.PersistentPodStateSpec{
+			TargetReference:            appsv1alpha1.PersistentPodStateTargetReference{APIVersion: "v1", Kind: "ReplicationController", Name: "legacy"},
+			RequiredPersistentTopology: &appsv1alpha1.PersistentPodStateNodeTopologyTerm{NodeTopologyKeys: []string{ppsZoneLabel}}}},
+	} {
+		if err := c.Create(ctx, pps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recorded := waitPersistentPodState(t, c, ns, "shard", "records the 3 pods", func(p *appsv1alpha1.PersistentPodState) bool {
+		return len(p.Status.PodStates) == 3
+	})
+	pods := podsByName(t, ns, "app=shard")
+	for name, state := range recorded.Status.PodStates {
+		p := pods[name]
+		if p == nil || state.NodeName != p.Spec.NodeName || state.NodeTopologyLabels[ppsZoneLabel] != zones[p.Spec.NodeName] {
+			t.Errorf("state of %s: %+v; the pod runs on %v", name, state, p)
+		}
+	}
+	entries := []string{ppswebhook.EntryName(ns, "shard"), ppswebhook.EntryName(ns, "legacy")}
+	harness.Eventually(t, 30*time.Second, fmt.Sprint("entries ", entries, " registered"), func() (bool, string) {
+		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		if err := c.Get(ctx, client.ObjectKey{Name: install.PersistentPodStateConfiguration}, cfg); err != nil {
+			return false, err.Error()
+		}
+		var names []string
+		for _, w := range cfg.Webhooks {
+			names = append(names, w.Name)
+		}
+		return slices.Contains(names, entries[0]) && slices.Contains(names, entries[1]), fmt.Sprint(names)
+	})
+
+	// The test, as the Shard's controller, recreates shard-1 after deleting it.
+	want := recorded.Status.PodStates["shard-1"].NodeTopologyLabels[ppsZoneLabel]
+	deletePod := func(name string) {
+		t.Helper()
+		if err := cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+			t.Fatal(err)
+		}
+		harness.Eventually(t, 30*time.Second, name+" gone", func() (bool, string) {
+			_, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+	}
+	deletePod("shard-1")
+	back := newPod("shard-1")
+	if back.Spec.NodeSelector[ppsZoneLabel] != want || back.Annotations[ppswebhook.InjectedAnnotation] != "shard" {
+		t.Errorf("recreated shard-1: nodeSelector %v, annotations %v; want %s=%s and %s=shard", back.Spec.NodeSelector, back.Annotations,
+			ppsZoneLabel, want, ppswebhook.InjectedAnnotation)
+	}
+	harness.Eventually(t, 60*time.Second, "shard-1 ready in zone "+want, func() (bool, string) {
+		back = podsByName(t, ns, "app=shard")["shard-1"]
+		if back == nil {
+			return false, "gone"
+		}
+		return condition(back, corev1.PodReady) == corev1.ConditionTrue && zones[back.Spec.NodeName] == want, describe(back)
+	})
+
+	// Retention WhenScaled: scaled to 2, the state of shard-2 goes with its pod.
+	if _, err := shards.Patch(ctx, "shard", types.MergePatchType, []byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deletePod("shard-2")
+	waitPersistentPodState(t, c, ns, "shard", "drops shard-2", func(p *appsv1alpha1.PersistentPodState) bool {
+		_, has0 := p.Status.PodStates["shard-0"]
+		_, has1 := p.Status.PodStates["shard-1"]
+		_, has2 := p.Status.PodStates["shard-2"]
+		return has0 && has1 && !has2
+	})
 }

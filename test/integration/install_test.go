@@ -91,8 +91,8 @@ func TestInstallManifestsAreAccepted(t *testing.T) {
 			for kind, n := range map[string]int{"CustomResourceDefinition": 18, "Deployment": 1, "DaemonSet": 1, "Service": 1,
 				"ServiceAccount": 2, "ClusterRole": 2, "ClusterRoleBinding": 2, "Role": 3, "RoleBinding": 3,
 				// The static configurations, and the ones the manager fills per SidecarSet, per
-				// PersistentPodState and per budget.
-				"MutatingWebhookConfiguration": 3, "ValidatingWebhookConfiguration": 2} {
+				// WorkloadSpread, per PersistentPodState and per budget.
+				"MutatingWebhookConfiguration": 4, "ValidatingWebhookConfiguration": 2} {
 				if kinds[kind] != n {
 					t.Errorf("%d %s objects rendered, want %d", kinds[kind], kind, n)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -33,6 +34,8 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=pods;nodes,verbs=list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=configmaps,resourceNames=kruise-configuration,verbs=get
+// +kubebuilder:rbac:groups=*,resources=*/scale,verbs=get
 
 // Events of the controllers, on the PersistentPodState (or, for generation, the workload).
 const (
@@ -42,13 +45,14 @@ const (
 	ReasonNotGenerated      = "PersistentPodStateNotGenerated"
 )
 
-// Group kinds a PersistentPodState may target.
+// Group kinds a PersistentPodState may always target (custom workloads: Supported).
 var (
 	statefulSet       = schema.GroupKind{Group: appsv1.GroupName, Kind: "StatefulSet"}
 	kruiseStatefulSet = schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "StatefulSet"}
 )
 
-// TargetGroupKind is the group and kind of a targetRef, and whether this controller runs it.
+// TargetGroupKind is the group and kind of a targetRef, and whether it is a StatefulSet (apps) or
+// an Advanced StatefulSet (apps.kruise.io), which are always run.
 func TargetGroupKind(ref v1alpha1.PersistentPodStateTargetReference) (schema.GroupKind, bool) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
@@ -58,12 +62,30 @@ func TargetGroupKind(ref v1alpha1.PersistentPodStateTargetReference) (schema.Gro
 	return gk, gk == statefulSet || gk == kruiseStatefulSet
 }
 
+// Supported reports whether a PersistentPodState may target ref: a StatefulSet (TargetGroupKind),
+// or a kind of whitelist, the custom workloads (workloadfinder.CustomWorkloads with
+// workloadfinder.PersistentPodStateWhitelist); custom is true for the latter.
+func Supported(ref v1alpha1.PersistentPodStateTargetReference, whitelist []schema.GroupKind) (supported, custom bool) {
+	gk, ok := TargetGroupKind(ref)
+	if ok {
+		return true, false
+	}
+	if gk.Kind == "" {
+		return false, false
+	}
+	return slices.Contains(whitelist, gk), true
+}
+
 // Reconciler records the pod states of PersistentPodStates (PlanStates).
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
 	// Finder reads the targeted workload's selector, replicas and pods.
 	Finder *workloadfinder.Finder
+	// Config reads the custom workload whitelist from the kruise-configuration ConfigMap in
+	// Namespace (the manager's); nil lists no custom workload.
+	Config    client.Reader
+	Namespace string
 }
 
 // SetupWithManager runs the controller on the leader with workers workers.
@@ -117,11 +139,9 @@ func (r *Reconciler) forWorkload(gk schema.GroupKind) handler.MapFunc {
 	}
 }
 
-// targeting lists the PersistentPodStates of namespace whose targetRef is gk's name.
+// targeting lists the PersistentPodStates of namespace whose targetRef is gk's name (whether
+// the kind is supported is Reconcile's matter: the whitelist may change).
 func (r *Reconciler) targeting(ctx context.Context, namespace string, gk schema.GroupKind, name string) []reconcile.Request {
-	if gk != statefulSet && gk != kruiseStatefulSet {
-		return nil
-	}
 	list := &v1alpha1.PersistentPodStateList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
 		return nil
@@ -145,13 +165,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if pps.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	if _, ok := TargetGroupKind(pps.Spec.TargetReference); !ok {
+	ok, custom, err := r.supported(ctx, pps)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("PersistentPodState %s: %w", req, err)
+	}
+	if !ok {
 		ref := pps.Spec.TargetReference
 		r.event(pps, corev1.EventTypeWarning, ReasonUnsupportedTarget,
-			"targetRef %s %s %s is not a StatefulSet (apps or apps.kruise.io): nothing is recorded", ref.APIVersion, ref.Kind, ref.Name)
+			"targetRef %s %s %s is neither a StatefulSet (apps or apps.kruise.io) nor a kind of %s in ConfigMap %s/%s: nothing is recorded",
+			ref.APIVersion, ref.Kind, ref.Name, workloadfinder.PersistentPodStateWhitelist, r.Namespace, workloadfinder.ConfigurationName)
 		return ctrl.Result{}, nil // a spec matter: nothing to retry
 	}
-	snap, err := r.observe(ctx, pps)
+	snap, err := r.observe(ctx, pps, custom)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("observe PersistentPodState %s: %w", req, err)
 	}
@@ -167,6 +192,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("the nodes of pods %s are not in the cache yet", strings.Join(plan.Waiting, ", "))
 	}
 	return ctrl.Result{}, nil
+}
+
+// supported tells whether pps's target is run, and whether it is a custom workload (Supported).
+// The whitelist is read only for a target that is no StatefulSet.
+func (r *Reconciler) supported(ctx context.Context, pps *v1alpha1.PersistentPodState) (ok, custom bool, err error) {
+	if _, ok := TargetGroupKind(pps.Spec.TargetReference); ok {
+		return true, false, nil
+	}
+	whitelist, err := workloadfinder.CustomWorkloads(ctx, r.Config, r.Namespace, workloadfinder.PersistentPodStateWhitelist)
+	if err != nil {
+		return false, false, fmt.Errorf("read the custom workload whitelist: %w", err)
+	}
+	ok, custom = Supported(pps.Spec.TargetReference, whitelist)
+	return ok, custom, nil
 }
 
 func (r *Reconciler) event(obj *v1alpha1.PersistentPodState, typ, reason, msg string, args ...any) {

@@ -1,6 +1,7 @@
 // Package persistentpodstate runs PersistentPodStates (apps.kruise.io/v1alpha1), as OpenKruise
-// v1.9.0 does, for workloads that are StatefulSets (apps/v1) or Advanced StatefulSets
-// (apps.kruise.io):
+// v1.9.0 does, for workloads that are StatefulSets (apps/v1), Advanced StatefulSets
+// (apps.kruise.io) or custom workloads of the PPS_Watch_Custom_Workload_WhiteList whitelist
+// (read through their scale subresource; a pod's ordinal is the number ending its name):
 //   - Reconciler records, in status.podStates[pod], the node of every ready pod of the targeted
 //     workload, that node's labels named by the required and preferred topology keys, and the pod's
 //     annotations named by spec.persistentPodAnnotations (PlanStates). The pod webhook
@@ -15,8 +16,9 @@
 //   - a state is recorded only for a pod that is Ready and bound to a node, and is rewritten only
 //     when the pod moved to another node or the recorded keys are not the wanted ones;
 //   - with retention WhenScaled (the default), the state of a pod whose ordinal is no longer a
-//     replica (ordinals.start and reserveOrdinals counted) is dropped once that pod is gone; with
-//     WhenDeleted, states survive scale-in; both drop every state when the workload is deleted;
+//     replica (ordinals.start and reserveOrdinals counted; 0 to replicas-1 for a custom workload)
+//     is dropped once that pod is gone; with WhenDeleted, states survive scale-in; both drop every
+//     state when the workload is deleted (for a custom workload, once it is gone);
 //   - the Generator never creates, updates or deletes a PersistentPodState its workload does not
 //     control (OpenKruise would overwrite or delete a user's object of the same name).
 package persistentpodstate

@@ -89,10 +89,11 @@ func (g *Generator) event(obj client.Object, typ, reason, msg string, args ...an
 }
 
 // SetupWithManager runs the Reconciler and both Generators on the leader, with workers workers
-// each, their events recorded as persistentpodstate-controller.
-func SetupWithManager(mgr ctrl.Manager, finder *workloadfinder.Finder, workers int) error {
+// each, their events recorded as persistentpodstate-controller; the custom workload whitelist is
+// read live from the kruise-configuration ConfigMap in namespace (the manager's).
+func SetupWithManager(mgr ctrl.Manager, finder *workloadfinder.Finder, workers int, namespace string) error {
 	recorder := mgr.GetEventRecorder("persistentpodstate-controller")
-	r := &Reconciler{Client: mgr.GetClient(), Recorder: recorder, Finder: finder}
+	r := &Reconciler{Client: mgr.GetClient(), Recorder: recorder, Finder: finder, Config: mgr.GetAPIReader(), Namespace: namespace}
 	if err := r.SetupWithManager(mgr, workers); err != nil {
 		return err
 	}

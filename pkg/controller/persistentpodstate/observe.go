@@ -16,16 +16,19 @@ import (
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
-// observe reads pps's workload, its alive pods and their nodes from the cache. It writes nothing.
-func (r *Reconciler) observe(ctx context.Context, pps *v1alpha1.PersistentPodState) (Snapshot, error) {
+// observe reads pps's workload, its alive pods and their nodes from the cache (a custom workload
+// through its scale subresource). It writes nothing.
+func (r *Reconciler) observe(ctx context.Context, pps *v1alpha1.PersistentPodState, custom bool) (Snapshot, error) {
 	snap := Snapshot{State: pps}
 	ref := pps.Spec.TargetReference
 	w, err := r.Finder.Find(ctx, pps.Namespace, workloadfinder.Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
 	if err != nil || w == nil {
 		return snap, err
 	}
-	target, err := r.target(ctx, pps.Namespace, ref, w.Replicas)
-	if err != nil || target == nil {
+	var target *Target
+	if custom {
+		target = customTarget(ref.Name, w.Replicas)
+	} else if target, err = r.target(ctx, pps.Namespace, ref, w.Replicas); err != nil || target == nil {
 		return snap, err
 	}
 	snap.Target = target
@@ -54,6 +57,17 @@ func (r *Reconciler) observe(ctx context.Context, pps *v1alpha1.PersistentPodSta
 		snap.NodeLabels[name] = node.Labels
 	}
 	return snap, nil
+}
+
+// customTarget is a custom workload of replicas: as OpenKruise counts them, its pods are named
+// <anything>-<ordinal> and its replicas are the ordinals 0 to replicas-1. The scale subresource
+// does not tell whether it is being deleted: its states go once it is gone.
+func customTarget(name string, replicas int32) *Target {
+	out := &Target{Name: name, SuffixOrdinals: true, Ordinals: map[int]bool{}}
+	for _, ord := range ordinal.Ordinals(0, replicas, nil) {
+		out.Ordinals[ord] = true
+	}
+	return out
 }
 
 // target reads what the finder does not give of a StatefulSet: its ordinals and whether it is

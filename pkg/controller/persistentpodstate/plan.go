@@ -21,6 +21,22 @@ type Target struct {
 	Deleting bool
 	// Ordinals are the ordinals its replicas have (ordinals.start, replicas, reserveOrdinals).
 	Ordinals map[int]bool
+	// SuffixOrdinals is true for a custom workload: a pod's ordinal is the number after the last
+	// dash of its name, whatever precedes it (a StatefulSet's pods are named <Name>-<ordinal>).
+	SuffixOrdinals bool
+}
+
+// OrdinalOf is the ordinal of the target's pod name, or -1 when the name has none (such a
+// state is never dropped on scale-in).
+func (t *Target) OrdinalOf(pod string) int {
+	if !t.SuffixOrdinals {
+		return ordinal.OrdinalOf(t.Name, pod)
+	}
+	i := strings.LastIndex(pod, "-")
+	if i < 0 {
+		return -1
+	}
+	return ordinal.OrdinalOf(pod[:i], pod)
 }
 
 // Snapshot is one PersistentPodState with what its states are computed from, read at one moment.
@@ -107,7 +123,7 @@ func PlanStates(s Snapshot) Plan {
 	}
 	if spec.PersistentPodStateRetentionPolicy != v1alpha1.PersistentPodStateRetainWhenDeleted {
 		for _, name := range sortedKeys(states) {
-			ord := ordinal.OrdinalOf(s.Target.Name, name)
+			ord := s.Target.OrdinalOf(name)
 			if _, alive := s.Pods[name]; alive || ord < 0 || s.Target.Ordinals[ord] {
 				continue
 			}

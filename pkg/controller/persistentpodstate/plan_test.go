@@ -149,6 +149,26 @@ func TestPlanStates(t *testing.T) {
 		pods:    podMap(pod("db-0", "n1", true, nil)),
 		changes: []string{"Dropped db-0"},
 	}, {
+		name: "custom workload: the ordinal is the name's last number, whatever precedes it; 0 to replicas-1 are replicas",
+		pps: pps("", map[string]v1alpha1.PersistentPodStatePodState{"db-0": state("n1", "a"), "shard-x-1": state("n2", "b"),
+			"shard-x-2": state("n1", "a"), "db-3": state("n2", "b"), "db-leader": state("n2", "b")}),
+		target:  customTarget("db", 2),
+		pods:    podMap(pod("db-3", "n2", true, nil)),
+		want:    "db-0@n1(a) db-3@n2(b) db-leader@n2(b) shard-x-1@n2(b)",
+		changes: []string{"Dropped shard-x-2"},
+	}, {
+		name:   "custom workload, WhenDeleted: states survive its scale-in",
+		pps:    pps(v1alpha1.PersistentPodStateRetainWhenDeleted, map[string]v1alpha1.PersistentPodStatePodState{"db-0": state("n1", "a"), "db-1": state("n2", "b")}),
+		target: customTarget("db", 1),
+		want:   "db-0@n1(a) db-1@n2(b)",
+	}, {
+		name:    "custom workload scaled to 0: every state whose pod is gone is dropped",
+		pps:     pps("", map[string]v1alpha1.PersistentPodStatePodState{"db-0": state("n1", "a"), "db-1": state("n2", "b")}),
+		target:  customTarget("db", 0),
+		pods:    podMap(pod("db-1", "n2", false, nil)),
+		want:    "db-1@n2(b)",
+		changes: []string{"Dropped db-0"},
+	}, {
 		name:    "a pod on a node the cache does not know waits",
 		pps:     pps("", nil),
 		target:  &Target{Name: "db", Ordinals: ordinals(0)},
@@ -216,5 +236,33 @@ func TestSameStatus(t *testing.T) {
 	b.PodStates["x"] = v1alpha1.PersistentPodStatePodState{NodeName: "m"}
 	if SameStatus(a, b) {
 		t.Error("states on different nodes are the same")
+	}
+}
+
+// A custom workload's pod ordinal is the number after the last dash (OpenKruise parses it so);
+// a StatefulSet's is the number after <name>-.
+func TestTargetOrdinalOf(t *testing.T) {
+	set, custom := &Target{Name: "db"}, customTarget("db", 3)
+	for _, tc := range []struct {
+		pod         string
+		set, custom int
+	}{
+		{"db-2", 2, 2},
+		{"other-2", -1, 2},
+		{"db-x-7", -1, 7},
+		{"db-", -1, -1},
+		{"db", -1, -1},
+		{"db-01", -1, -1},
+		{"db--1", -1, 1},
+	} {
+		if got := set.OrdinalOf(tc.pod); got != tc.set {
+			t.Errorf("StatefulSet: OrdinalOf(%q) = %d, want %d", tc.pod, got, tc.set)
+		}
+		if got := custom.OrdinalOf(tc.pod); got != tc.custom {
+			t.Errorf("custom: OrdinalOf(%q) = %d, want %d", tc.pod, got, tc.custom)
+		}
+	}
+	if !maps.Equal(custom.Ordinals, ordinals(0, 1, 2)) || custom.Deleting {
+		t.Errorf("customTarget(db, 3) = %+v, want ordinals 0-2, not deleting", custom)
 	}
 }

@@ -89,7 +89,6 @@ var notRunYet = map[string]string{
 	"ephemeraljob": "EphemeralJob", "nodepodprobe": "NodePodProbe",
 	"podprobemarker":       "PodProbeMarker",
 	"resourcedistribution": "ResourceDistribution",
-	"workloadspread":       "WorkloadSpread",
 }
 
 // warnNotRun answers as wh does, with an admission warning that nothing runs kind yet.

@@ -8,7 +8,7 @@
 // (pkg/webhook/budgetguard), the API server calls Kruise only for the pods a PersistentPodState
 // selects, and fails closed there: one entry per PersistentPodState, scoped to its namespace, whose
 // matchConditions select the pods controlled by its targetRef workload that carry no injection
-// yet. A pod no PersistentPodState selects never calls Kruise, so a manager outage never blocks it;
+// yet (a StatefulSet, or a kind of the custom workload whitelist, read on each registrar pass). A pod no PersistentPodState selects never calls Kruise, so a manager outage never blocks it;
 // a pod of a targeted workload is refused while the manager cannot be reached (its workload
 // retries), never created away from its recorded topology.
 package persistentpodstate

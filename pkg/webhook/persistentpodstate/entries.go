@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -27,11 +28,14 @@ type EntryOptions struct {
 	ExcludedNamespaces []string
 	// TimeoutSeconds bounds one call (10 when 0).
 	TimeoutSeconds int32
+	// CustomWorkloads are the custom kinds a PersistentPodState may target besides StatefulSets
+	// (workloadfinder.CustomWorkloads, workloadfinder.PersistentPodStateWhitelist).
+	CustomWorkloads []schema.GroupKind
 }
 
 // Skip reasons of Entries.
 const (
-	SkipTarget   = "its targetRef is not a StatefulSet (apps or apps.kruise.io)"
+	SkipTarget   = "its targetRef is neither a StatefulSet (apps or apps.kruise.io) nor a whitelisted custom workload"
 	SkipTopology = "it names no required or preferred topology"
 	SkipExcluded = "its namespace is excluded from the pod webhooks"
 	SkipDeleting = "it is being deleted"
@@ -49,7 +53,8 @@ func Entries(states []*v1alpha1.PersistentPodState, o EntryOptions) ([]admission
 	var out []admissionregistrationv1.MutatingWebhook
 	for _, pps := range states {
 		key := pps.Namespace + "/" + pps.Name
-		gk, ok := ppsctl.TargetGroupKind(pps.Spec.TargetReference)
+		gk, _ := ppsctl.TargetGroupKind(pps.Spec.TargetReference)
+		ok, _ := ppsctl.Supported(pps.Spec.TargetReference, o.CustomWorkloads)
 		switch {
 		case pps.DeletionTimestamp != nil:
 			skipped[key] = SkipDeleting
@@ -97,10 +102,14 @@ func entry(pps *v1alpha1.PersistentPodState, group string, o EntryOptions) admis
 }
 
 // controlledByExpression is true for a pod whose controller is the workload of group, kind and
-// name (any version).
+// name (any version; the core group's apiVersion is the bare version).
 func controlledByExpression(group, kind, name string) string {
+	version := fmt.Sprintf("r.apiVersion.startsWith(%q)", group+"/")
+	if group == "" {
+		version = `!r.apiVersion.contains("/")`
+	}
 	return fmt.Sprintf("has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, "+
-		"has(r.controller) && r.controller && r.kind == %q && r.name == %q && r.apiVersion.startsWith(%q))", kind, name, group+"/")
+		"has(r.controller) && r.controller && r.kind == %q && r.name == %q && %s)", kind, name, version)
 }
 
 // EntryName names a PersistentPodState's entry (the API server quotes it when Kruise cannot be

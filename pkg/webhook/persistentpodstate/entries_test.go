@@ -7,6 +7,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -69,5 +70,29 @@ func TestEntryNameFitsLongNames(t *testing.T) {
 	long := strings.Repeat("a", 253)
 	if n := EntryName("ns", long); len(n) > 253 || !strings.HasSuffix(n, ".persistentpodstate.kruise.io") {
 		t.Errorf("EntryName of a 253-character name: %s", n)
+	}
+}
+
+// A whitelisted custom workload gets an entry as a StatefulSet does; its owner condition matches
+// the kind's group, the core group's bare apiVersion included. A kind out of the whitelist gets none.
+func TestEntriesCustomWorkloads(t *testing.T) {
+	states := []*v1alpha1.PersistentPodState{
+		state("ns", "game", "games.example.com/v1", "GameServerSet", spec([]string{zone})),
+		state("ns", "legacy", "v1", "ReplicationController", spec([]string{zone})),
+		state("ns", "clone", "apps.kruise.io/v1alpha1", "CloneSet", spec([]string{zone})),
+	}
+	custom := []schema.GroupKind{{Group: "games.example.com", Kind: "GameServerSet"}, {Kind: "ReplicationController"}}
+	got, skipped := Entries(states, EntryOptions{CustomWorkloads: custom})
+	if len(got) != 2 || got[0].Name != EntryName("ns", "game") || got[1].Name != EntryName("ns", "legacy") || skipped["ns/clone"] != SkipTarget {
+		t.Fatalf("entries %+v, skipped %v", got, skipped)
+	}
+	if c := got[0].MatchConditions[0].Expression; !strings.Contains(c, `r.apiVersion.startsWith("games.example.com/")`) || !strings.Contains(c, `r.kind == "GameServerSet"`) {
+		t.Errorf("game owner condition %s", c)
+	}
+	if c := got[1].MatchConditions[0].Expression; !strings.Contains(c, `!r.apiVersion.contains("/")`) || !strings.Contains(c, `r.kind == "ReplicationController"`) {
+		t.Errorf("legacy owner condition %s", c)
+	}
+	if _, skipped := Entries(states[:1], EntryOptions{}); skipped["ns/game"] != SkipTarget {
+		t.Errorf("without the whitelist: skipped %v", skipped)
 	}
 }

@@ -45,15 +45,15 @@ func Topology(spec *v1alpha1.PersistentPodStateSpec, state v1alpha1.PersistentPo
 }
 
 // Targets reports whether pod is controlled by pps's targetRef workload (same group, kind and
-// name; any version).
+// name; any version). Whether the kind is supported is the entries' matter (Entries).
 func Targets(pps *v1alpha1.PersistentPodState, pod *corev1.Pod) bool {
 	ref := metav1.GetControllerOf(pod)
 	if ref == nil {
 		return false
 	}
-	want, ok := ppsctl.TargetGroupKind(pps.Spec.TargetReference)
+	want, _ := ppsctl.TargetGroupKind(pps.Spec.TargetReference)
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return ok && err == nil && (schema.GroupKind{Group: gv.Group, Kind: ref.Kind}) == want && ref.Name == pps.Spec.TargetReference.Name
+	return want.Kind != "" && err == nil && (schema.GroupKind{Group: gv.Group, Kind: ref.Kind}) == want && ref.Name == pps.Spec.TargetReference.Name
 }
 
 // Inject brings pod, controlled by pps's target, to its recorded topology and names pps in

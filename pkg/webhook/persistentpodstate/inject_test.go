@@ -102,6 +102,13 @@ func TestTargets(t *testing.T) {
 			t.Errorf("owner %+v: targeted %v, want %v", tc.owner, got, tc.want)
 		}
 	}
+	// A custom workload's pods (its entry exists only when the whitelist lists it).
+	custom := &v1alpha1.PersistentPodState{Spec: spec([]string{zone})}
+	custom.Spec.TargetReference = v1alpha1.PersistentPodStateTargetReference{APIVersion: "v1", Kind: "ReplicationController", Name: "db"}
+	if !Targets(custom, newPod("db-0", owner("v1", "ReplicationController", "db", true))) ||
+		Targets(custom, newPod("db-0", owner("apps/v1", "ReplicationController", "db", true))) {
+		t.Error("a ReplicationController's pods: targeted wrongly")
+	}
 }
 
 func TestInject(t *testing.T) {

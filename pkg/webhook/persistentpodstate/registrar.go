@@ -2,6 +2,7 @@ package persistentpodstate
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -11,11 +12,13 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kruise-persistentpodstate-injection,verbs=update
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=persistentpodstates,verbs=list;watch
+// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=configmaps,resourceNames=kruise-configuration,verbs=get
 
 // Registrar keeps the entries of Configuration in line with the PersistentPodStates (Entries). It
 // is the only writer of Configuration's webhooks; their endpoint and CA bundle are copied from
@@ -27,6 +30,10 @@ type Registrar struct {
 	Source        registration.Source
 	// ExcludedNamespaces never call the entries.
 	ExcludedNamespaces []string
+	// Config reads the custom workload whitelist from the kruise-configuration ConfigMap in
+	// Namespace (the manager's) on every pass; nil lists no custom workload.
+	Config    client.Reader
+	Namespace string
 }
 
 // SetupWithManager runs the registrar on the leader.
@@ -52,7 +59,11 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 	for i := range list.Items {
 		states = append(states, &list.Items[i])
 	}
-	want, _ := Entries(states, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces})
+	custom, err := workloadfinder.CustomWorkloads(ctx, r.Config, r.Namespace, workloadfinder.PersistentPodStateWhitelist)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("read the custom workload whitelist: %w", err)
+	}
+	want, _ := Entries(states, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces, CustomWorkloads: custom})
 	if _, err := registration.Mutating(ctx, r.Client, r.Configuration, want, "no recorded topology is injected"); err != nil {
 		return reconcile.Result{}, err
 	}

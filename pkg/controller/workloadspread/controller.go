@@ -1,0 +1,111 @@
+package workloadspread
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+	ws "github.com/kruise-ng/kruise/pkg/workloadspread"
+)
+
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=workloadspreads,verbs=list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=workloadspreads/status,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets;statefulsets,verbs=list;watch
+// The workload finder's (pkg/workloadfinder):
+// +kubebuilder:rbac:groups=apps,resources=deployments;replicasets;statefulsets,verbs=list;watch
+// +kubebuilder:rbac:groups=*,resources=*/scale,verbs=get
+
+// Reconciler runs WorkloadSpreads.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	Finder   *workloadfinder.Finder
+}
+
+// conflictRetry is how soon a reconcile whose status write met the webhook's starts again.
+const conflictRetry = 100 * time.Millisecond
+
+// SetupWithManager runs the controller on the leader with workers workers.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	inNamespace := handler.EnqueueRequestsFromMapFunc(r.spreadsIn)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("workloadspread").
+		For(&appsv1alpha1.WorkloadSpread{}).
+		// Pods move the counts; a workload's replicas move the percentages and its revision the
+		// deletion costs.
+		Watches(&corev1.Pod{}, inNamespace).
+		Watches(&appsv1alpha1.CloneSet{}, inNamespace).
+		Watches(&v1beta1.StatefulSet{}, inNamespace).
+		Watches(&appsv1.Deployment{}, inNamespace).
+		Watches(&appsv1.ReplicaSet{}, inNamespace).
+		Watches(&appsv1.StatefulSet{}, inNamespace).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// spreadsIn enqueues the spreads of an object's namespace.
+func (r *Reconciler) spreadsIn(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &appsv1alpha1.WorkloadSpreadList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		if pod, ok := o.(*corev1.Pod); ok {
+			// A placed pod concerns its spread only.
+			if m := ws.MatchedOf(pod); m != nil && m.Name != list.Items[i].Name {
+				continue
+			}
+		}
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
+	}
+	return out
+}
+
+// Reconcile brings one spread's pods and status up to date: observe → plan → apply.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	spread := &appsv1alpha1.WorkloadSpread{}
+	if err := r.Client.Get(ctx, req.NamespacedName, spread); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if spread.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	snap, err := r.observe(ctx, spread)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.Clock.Now()
+	p := computePlan(snap, now)
+	if err := r.apply(ctx, spread, p); err != nil {
+		if errors.Is(err, errConflict) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !p.recheckAt.IsZero() {
+		return ctrl.Result{RequeueAfter: max(p.recheckAt.Sub(now), time.Second)}, nil
+	}
+	return ctrl.Result{}, nil
+}

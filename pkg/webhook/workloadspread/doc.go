@@ -1,0 +1,21 @@
+// Package workloadspread is the admission path of WorkloadSpread: Handler places each pod a
+// WorkloadSpread spreads into a subset at its creation (the first subset with room, injected with
+// pkg/subset's ApplyToPod and named by the apps.kruise.io/matched-workloadspread annotation) and
+// records the creation, and each deletion or eviction of such a pod, in the spread's status under
+// optimistic concurrency; Registrar keeps the webhook entries that call it in line with the spreads.
+//
+// As for SidecarSets and PodUnavailableBudgets, the API server calls Kruise only for the pods a
+// spread selects (OpenKruise calls its pod webhook for every pod of the cluster):
+//   - one entry per spread for pod CREATE, whose objectSelector is the spread's targetRef
+//     workload's selector ANDed with spec.targetFilter.selector and whose namespaceSelector is the
+//     spread's namespace; it fails closed, so a pod the spread selects is never created outside
+//     its subset while Kruise cannot be reached (its workload retries), and every other pod is
+//     created as if Kruise were not installed;
+//   - one entry per spread for pod DELETE and one per namespace with a spread for evictions
+//     (CREATE pods/eviction, which carries no labels): these only keep books the controller
+//     recounts from the pods anyway, so they fail open and a deletion never waits for Kruise.
+//
+// A pod already carrying the matched-workloadspread annotation skips the creation entries (their
+// matchConditions), so when two spreads select one pod the first called places it, as OpenKruise
+// places a pod in the first spread it lists. Dry-run requests are answered without a status write.
+package workloadspread

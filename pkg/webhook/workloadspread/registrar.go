@@ -1,0 +1,89 @@
+package workloadspread
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+)
+
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kruise-workloadspread,verbs=update
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets,verbs=list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=statefulsets,verbs=list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=list;watch
+
+// Registrar keeps the entries of Configuration in line with the spreads (Entries). It is the only
+// writer of Configuration's webhooks; their endpoint and CA bundle come from Source.
+type Registrar struct {
+	Client client.Client
+	Finder *workloadfinder.Finder
+	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
+	Configuration string
+	Source        registration.Source
+}
+
+// resync re-reads the targetRef workloads of kinds the registrar does not watch.
+const resync = time.Minute
+
+// SetupWithManager runs the registrar on the leader. A targetRef workload's creation or selector
+// change is seen at once for the kinds watched here, within resync for the others.
+func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("workloadspread-registration").
+		Watches(&appsv1alpha1.WorkloadSpread{}, registration.EnqueueOne).
+		Watches(&appsv1alpha1.CloneSet{}, registration.EnqueueOne).
+		Watches(&v1beta1.StatefulSet{}, registration.EnqueueOne).
+		Watches(&appsv1.Deployment{}, registration.EnqueueOne).
+		Watches(&appsv1.StatefulSet{}, registration.EnqueueOne).
+		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne,
+			registration.Named(r.Configuration, r.Source.Configuration)).
+		Complete(r)
+}
+
+// Reconcile writes the entries when they differ from what is registered.
+func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	base, err := r.Source.ClientConfig(ctx, r.Client)
+	if err != nil || base == nil {
+		return reconcile.Result{RequeueAfter: time.Second}, err
+	}
+	list := &appsv1alpha1.WorkloadSpreadList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return reconcile.Result{}, err
+	}
+	spreads := make([]Spread, 0, len(list.Items))
+	for i := range list.Items {
+		ws := &list.Items[i]
+		if ws.DeletionTimestamp != nil {
+			continue
+		}
+		s := Spread{Namespace: ws.Namespace, Name: ws.Name}
+		w, err := Target(ctx, r.Finder, ws)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("WorkloadSpread %s/%s: %w", ws.Namespace, ws.Name, err)
+		}
+		if w != nil {
+			var filter *metav1.LabelSelector
+			if ws.Spec.TargetFilter != nil {
+				filter = ws.Spec.TargetFilter.Selector
+			}
+			s.Pods = PodSelector(w.LabelSelector, filter)
+		}
+		spreads = append(spreads, s)
+	}
+	want := Entries(spreads, *base, 0)
+	if _, err := registration.Mutating(ctx, r.Client, r.Configuration, want, "no WorkloadSpread places pods"); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: resync}, nil
+}
