@@ -54,16 +54,17 @@ func main() {
 	floor := flag.Bool("floor", false, "measure the machine's floor instead of the controllers")
 	jsonOut := flag.String("json", "", "append one JSON object per scenario to this file")
 	profileDir := flag.String("profile", "", "write kruise-manager's CPU and allocation profiles of each scenario to this folder")
+	spreadOnly := flag.Bool("spread-only", false, "measure only the pod creations under a WorkloadSpread (and without one)")
 	flag.Parse()
 	// The bench's clients log errors only (API server warnings go to warnings).
 	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	if err := run(*n, *nodes, *floor, *jsonOut, *profileDir); err != nil {
+	if err := run(*n, *nodes, *floor, *spreadOnly, *jsonOut, *profileDir); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, nodes int, floor bool, jsonOut, profileDir string) error {
+func run(n, nodes int, floor, spreadOnly bool, jsonOut, profileDir string) error {
 	if n <= 0 || nodes <= 0 {
 		return fmt.Errorf("-n and -nodes must be positive")
 	}
@@ -89,12 +90,13 @@ func run(n, nodes int, floor bool, jsonOut, profileDir string) error {
 		results = append(results, r)
 	} else {
 		prof := newProfiler(profileDir, sb)
-		results, err = runControllers(ctx, sb, n, prof)
-		if err != nil {
-			return err
-		}
-		if latencies, err = runWebhookLatency(ctx, sb, nodes, prof); err != nil {
-			return err
+		if !spreadOnly {
+			if results, err = runControllers(ctx, sb, n, prof); err != nil {
+				return err
+			}
+			if latencies, err = runWebhookLatency(ctx, sb, nodes, prof); err != nil {
+				return err
+			}
 		}
 		if spread, err = runSpreadLatencyIn(ctx, sb, n); err != nil {
 			return err
@@ -107,7 +109,9 @@ func run(n, nodes int, floor bool, jsonOut, profileDir string) error {
 	for i := range latencies {
 		latencies[i].Nodes, latencies[i].Time = nodes, time.Now().UTC()
 	}
-	printTable(results)
+	if len(results) > 0 {
+		printTable(results)
+	}
 	if len(latencies) > 0 {
 		fmt.Println()
 		printLatency(latencies)

@@ -47,7 +47,7 @@ type Handler struct {
 	Decoder  admission.Decoder
 	Clock    clock.PassiveClock
 
-	locks   sync.Map // spread namespace/name → *sync.Mutex: one status write at a time per spread here
+	queues  sync.Map // spread namespace/name → *queue: the decisions waiting for one status write
 	written sync.Map // spread namespace/name → the *WorkloadSpread this handler last wrote
 }
 

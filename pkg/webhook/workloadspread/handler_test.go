@@ -3,6 +3,9 @@ package workloadspread
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -61,6 +64,8 @@ type harness struct {
 	h      *Handler
 	c      client.Client
 	writes atomic.Int32
+	// delay holds each status write, so that concurrent admissions pile up behind it.
+	delay time.Duration
 }
 
 func newHarness(t *testing.T, conflicts int32, objs ...client.Object) *harness {
@@ -80,6 +85,7 @@ func newHarness(t *testing.T, conflicts int32, objs ...client.Object) *harness {
 				return apierrors.NewConflict(schema.GroupResource{Resource: "workloadspreads"}, obj.GetName(), nil)
 			}
 			hs.writes.Add(1)
+			time.Sleep(hs.delay)
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		}}).Build()
 	hs.c = c
@@ -180,6 +186,50 @@ func TestPlacesPodsInOrder(t *testing.T) {
 	}
 	if hs.writes.Load() != 2 {
 		t.Errorf("%d status writes, want 2 (the unlimited subset keeps no books)", hs.writes.Load())
+	}
+}
+
+// Concurrent creations are decided in arrival order on one copy of the status and written together:
+// the quota holds exactly, with fewer writes than placements.
+func TestGroupCommit(t *testing.T) {
+	ws := spreadOver("apps.kruise.io/v1alpha1", "CloneSet", "web")
+	ws.Spec.Subsets[0].MaxReplicas = ptr.To(intstr.FromInt32(10))
+	hs := newHarness(t, 0, webCloneSet(), ws)
+	hs.delay = 20 * time.Millisecond
+	const n = 20
+	subsets := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			raw, _ := json.Marshal(podOf(fmt.Sprintf("web-%d", i), "apps.kruise.io/v1alpha1", "CloneSet", "web"))
+			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create, Namespace: "ns",
+				Name: fmt.Sprintf("web-%d", i), Object: runtime.RawExtension{Raw: raw}}}
+			resp := hs.h.handle(context.Background(), req, "ns/spread")
+			for _, p := range resp.Patches {
+				if m, ok := p.Value.(map[string]any); ok {
+					if v, ok := m[workloadspread.MatchedAnnotation].(string); ok {
+						subsets[i] = v
+					}
+				}
+				if v, ok := p.Value.(string); ok && strings.HasPrefix(p.Path, "/metadata/annotations/") {
+					subsets[i] = v
+				}
+			}
+		})
+	}
+	wg.Wait()
+	inA := 0
+	for _, m := range subsets {
+		if strings.Contains(m, `"subset":"a"`) {
+			inA++
+		}
+	}
+	st := hs.spread(t).Status.VersionedSubsetStatuses[workloadspread.VersionIgnored]
+	if inA != 10 || len(st[0].CreatingPods) != 10 || st[0].MissingReplicas != 0 {
+		t.Errorf("%d pods placed in a, status %+v; want 10 (its quota)", inA, st)
+	}
+	if w := hs.writes.Load(); w >= 10 {
+		t.Errorf("%d status writes for 10 placements: not batched", w)
 	}
 }
 
