@@ -319,7 +319,7 @@ func (p *plan) subsetStatuses(snap *snapshot, old []appsv1alpha1.WorkloadSpreadS
 			p.notes = append(p.notes, note{corev1.EventTypeWarning, "InvalidMaxReplicas", fmt.Sprintf("subset %s: %v", s.Name, err)})
 			return nil, false
 		}
-		p.recheckAt = earliest(p.recheckAt, res.RecheckAt)
+		p.recheckAt = subset.Earliest(p.recheckAt, res.RecheckAt)
 		for _, key := range res.CreateExpired {
 			p.notes = append(p.notes, note{corev1.EventTypeWarning, "CreatePodFailed",
 				fmt.Sprintf("Pod %s/%s was expected to be created but it wasn't", spread.Namespace, key)})
@@ -372,7 +372,7 @@ func (p *plan) schedulable(snap *snapshot, st *appsv1alpha1.WorkloadSpreadSubset
 			marked = &oldCond.LastTransitionTime.Time
 		}
 		v = subset.Assess(pods, marked, now, subset.Window{RescheduleCritical: critical, Unschedulable: subset.WorkloadSpreadUnschedulableDuration})
-		p.recheckAt = earliest(p.recheckAt, v.RecheckAt)
+		p.recheckAt = subset.Earliest(p.recheckAt, v.RecheckAt)
 	}
 	cond := ws.SchedulableCondition(v, oldCond, now)
 	st.Conditions = ws.SetCondition(st.Conditions, typ, &cond)
@@ -413,16 +413,4 @@ func (p *plan) sortedStuck() []stuckPod {
 type stuckPod struct {
 	subset string
 	pod    *corev1.Pod
-}
-
-// earliest returns the earlier of two times, a zero time counting as absent.
-func earliest(a, b time.Time) time.Time {
-	switch {
-	case a.IsZero():
-		return b
-	case b.IsZero() || a.Before(b):
-		return a
-	default:
-		return b
-	}
 }
