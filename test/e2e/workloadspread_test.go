@@ -515,7 +515,10 @@ func TestWorkloadSpreadPlacesJobPods(t *testing.T) {
 	})
 }
 
-// A percentage quota follows the workload's replicas: 50% of 4 then of 6 pods in zone a.
+// A percentage quota follows the workload's replicas: zone a never holds more than 50% of them, its
+// status counts its room against the current replicas, and the room a scale-up opens there is
+// taken by the next pod created (a deleted zone-b pod's replacement). Pods created in the moment
+// before the spread's status shows new replicas go by the quota it showed, as in OpenKruise.
 func TestWorkloadSpreadPercentQuota(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -532,12 +535,41 @@ func TestWorkloadSpreadPercentQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitSpreadRegistered(t, c, ns, "pct")
+	settled := func(n int) {
+		t.Helper()
+		harness.Eventually(t, time.Minute, fmt.Sprintf("%d pods, at most half in zone a, its room counted against %d", n, n), func() (bool, string) {
+			count, wrong := bySubset(t, ns, "pct", zones)
+			cur := &appsv1alpha1.WorkloadSpread{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(ws), cur); err != nil {
+				return false, err.Error()
+			}
+			a := subsetStatus(cur, "a")
+			ok := len(wrong) == 0 && count["a"]+count["b"] == n && count["a"] <= n/2 &&
+				a.Replicas == int32(count["a"]) && a.MissingReplicas == int32(n/2-count["a"])
+			return ok, fmt.Sprintf("per subset %v, misplaced %v, zone a status %+v", count, wrong, a)
+		})
+	}
 	for _, n := range []int{4, 6} {
 		patchCloneSet(t, c, clone, fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
-		harness.Eventually(t, time.Minute, fmt.Sprintf("%d pods: half in zone a", n), func() (bool, string) {
-			count, wrong := bySubset(t, ns, "pct", zones)
-			return len(wrong) == 0 && count["a"] == n/2 && count["b"] == n/2, fmt.Sprintf("per subset %v, misplaced %v", count, wrong)
-		})
+		settled(n)
+	}
+	for range 3 {
+		count, _ := bySubset(t, ns, "pct", zones)
+		if count["a"] == 3 {
+			return
+		}
+		for _, p := range podsByName(t, ns, "app=pct") {
+			if subsetOf(p) == "b" {
+				if err := cs.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+		settled(6)
+	}
+	if count, _ := bySubset(t, ns, "pct", zones); count["a"] != 3 {
+		t.Errorf("per subset %v: the replacement of a zone-b pod did not take zone a's room", count)
 	}
 }
 
