@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/manager"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
+	wswebhook "github.com/kruise-ng/kruise/pkg/webhook/workloadspread"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -64,7 +67,11 @@ func scaleUpCreations(ctx context.Context, sb *sandbox.Sandbox, c client.Client,
 		return nil, err
 	}
 	labels := map[string]string{"app": "bench-spread"}
-	cs := benchCloneSet(ns, n, labels)
+	// Created at 0 replicas: a spread's webhook entry needs its workload's selector.
+	cs := benchCloneSet(ns, 0, labels)
+	if err := c.Create(ctx, cs); err != nil {
+		return nil, err
+	}
 	if spread {
 		third := intstr.FromInt32(int32(max(1, n/3)))
 		subset := func(name string, maxReplicas *intstr.IntOrString) appsv1alpha1.WorkloadSpreadSubset {
@@ -78,13 +85,12 @@ func scaleUpCreations(ctx context.Context, sb *sandbox.Sandbox, c client.Client,
 		if err := c.Create(ctx, ws); err != nil {
 			return nil, err
 		}
-		// The spread's webhook entry is registered asynchronously: give the registrar its turn.
 		if err := waitSpreadRegistered(ctx, c, ws); err != nil {
 			return nil, err
 		}
 	}
 	offset := harness.AuditSize(sb.AuditLog)
-	if err := c.Create(ctx, cs); err != nil {
+	if err := patch(ctx, c, cs, fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)); err != nil {
 		return nil, err
 	}
 	if err := waitCloneSet(ctx, c, cs, func(s *appsv1alpha1.CloneSetStatus) bool { return s.Replicas == int32(n) }); err != nil {
@@ -110,23 +116,23 @@ func scaleUpCreations(ctx context.Context, sb *sandbox.Sandbox, c client.Client,
 	return out, deleteNamespace(ctx, c, ns)
 }
 
-// waitSpreadRegistered waits until the WorkloadSpread's status is written (its controller ran),
-// then a little for its webhook entry.
+// waitSpreadRegistered waits until the API server calls Kruise for the spread's pods: its entry is
+// in the WorkloadSpread webhook configuration.
 func waitSpreadRegistered(ctx context.Context, c client.Client, ws *appsv1alpha1.WorkloadSpread) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		cur := &appsv1alpha1.WorkloadSpread{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(ws), cur); err != nil {
+	want := wswebhook.EntryName(ws.Namespace, ws.Name)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		if err := c.Get(ctx, client.ObjectKey{Name: install.WorkloadSpreadConfiguration}, cfg); err != nil {
 			return err
 		}
-		if len(cur.Status.SubsetStatuses) == len(ws.Spec.Subsets) {
-			time.Sleep(2 * time.Second)
-			return nil
+		for _, w := range cfg.Webhooks {
+			if w.Name == want {
+				return nil
+			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("WorkloadSpread %s/%s has no status after a minute", ws.Namespace, ws.Name)
+			return fmt.Errorf("WorkloadSpread %s/%s: no webhook entry %s after a minute", ws.Namespace, ws.Name, want)
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -50,8 +50,8 @@ func ppsZonedNodes(t *testing.T, ns string) map[string]string {
 // ppsStatefulSet is an Advanced StatefulSet whose pods run on the namespace's private nodes.
 func ppsStatefulSet(ns, name string, replicas int32) *appsv1beta1.StatefulSet {
 	set := newStatefulSet(ns, name, replicas, appsv1.ParallelPodManagement)
-	set.Spec.Template.Spec.NodeSelector = map[string]string{"e2e.kruise.io/ns": ns}
-	set.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: privateTaint, Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
+	p := privatePodSpec(ns, "")
+	set.Spec.Template.Spec.NodeSelector, set.Spec.Template.Spec.Tolerations = p.NodeSelector, p.Tolerations
 	return set
 }
 

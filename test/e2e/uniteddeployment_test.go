@@ -40,8 +40,8 @@ func zonedNodes(t *testing.T, ns string, zones ...string) map[string]string {
 	return out
 }
 
-// udPodSpec runs on the namespace's private nodes.
-func udPodSpec(ns, image string) corev1.PodSpec {
+// privatePodSpec runs image on the namespace's private nodes (privateNodes).
+func privatePodSpec(ns, image string) corev1.PodSpec {
 	pod := podSpec(image)
 	pod.NodeSelector = map[string]string{"e2e.kruise.io/ns": ns}
 	pod.Tolerations = []corev1.Toleration{{Key: privateTaint, Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
@@ -57,7 +57,7 @@ func udSubset(name string, replicas *intstr.IntOrString) appsv1alpha1.UnitedDepl
 func newUnitedDeployment(ns, name string, replicas int32, tmpl func(labels map[string]string, pod corev1.PodTemplateSpec) appsv1alpha1.UnitedDeploymentSubsetTemplate,
 	subsets ...appsv1alpha1.UnitedDeploymentSubset) *appsv1alpha1.UnitedDeployment {
 	labels := map[string]string{"app": name}
-	pod := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)}, Spec: udPodSpec(ns, "registry.example/web:v1")}
+	pod := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)}, Spec: privatePodSpec(ns, "registry.example/web:v1")}
 	return &appsv1alpha1.UnitedDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: appsv1alpha1.UnitedDeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: tmpl(labels, pod), Topology: appsv1alpha1.UnitedDeploymentTopology{Subsets: subsets}}}

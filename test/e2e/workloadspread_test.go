@@ -29,24 +29,10 @@ import (
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
-// spreadZones creates a private node per zone, labelled zone=<zone>; it returns zone → node.
-func spreadZones(t *testing.T, ns string, zones ...string) map[string]string {
-	t.Helper()
-	names := privateNodes(t, ns, len(zones))
-	out := map[string]string{}
-	for i, z := range zones {
-		patchNode(t, names[i], fmt.Sprintf(`{"metadata":{"labels":{"zone":%q}}}`, z))
-		out[z] = names[i]
-	}
-	return out
-}
-
 // spreadCloneSet is a CloneSet of app=NAME on the namespace's private nodes, scaled to 0 (the
 // spread's webhook entry needs the CloneSet's selector before its pods are created).
 func spreadCloneSet(ns, name string) *appsv1alpha1.CloneSet {
-	pod := podSpec("registry.example/app:v1")
-	pod.NodeSelector = map[string]string{"e2e.kruise.io/ns": ns}
-	pod.Tolerations = []corev1.Toleration{{Key: privateTaint, Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
+	pod := privatePodSpec(ns, "registry.example/app:v1")
 	return harness.NewCloneSet(ns, name, 0, appsv1alpha1.RecreateCloneSetUpdateStrategyType, pod)
 }
 
@@ -155,7 +141,7 @@ func TestWorkloadSpreadPlacesCloneSetPods(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	zones := spreadZones(t, ns, "a", "b")
+	zones := zonedNodes(t, ns, "a", "b")
 	const replicas = 5
 	clone := spreadCloneSet(ns, "spread")
 	if err := c.Create(ctx, clone); err != nil {
@@ -204,7 +190,7 @@ func TestWorkloadSpreadHoldsDuringSurgeRollout(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	zones := spreadZones(t, ns, "a", "b")
+	zones := zonedNodes(t, ns, "a", "b")
 	const replicas, maxA = 6, 2
 	clone := spreadCloneSet(ns, "surge")
 	clone.Spec.UpdateStrategy.MaxSurge = ptr.To(intstr.FromInt32(2))
@@ -278,7 +264,7 @@ func TestWorkloadSpreadUnderChurn(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	zones := spreadZones(t, ns, "a", "b")
+	zones := zonedNodes(t, ns, "a", "b")
 	const replicas, maxA, rounds = 8, 3, 6
 	clone := spreadCloneSet(ns, "churn")
 	if err := c.Create(ctx, clone); err != nil {
@@ -345,7 +331,7 @@ func TestWorkloadSpreadPlacesDeploymentPods(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	zones := spreadZones(t, ns, "a", "b")
+	zones := zonedNodes(t, ns, "a", "b")
 	const replicas = 4
 	tmpl := spreadCloneSet(ns, "dep").Spec.Template
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dep"},
@@ -402,7 +388,7 @@ func TestWorkloadSpreadManagerOutage(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	zones := spreadZones(t, ns, "a", "b")
+	zones := zonedNodes(t, ns, "a", "b")
 	spread := spreadCloneSet(ns, "down")
 	other := spreadCloneSet(ns, "other")
 	for _, o := range []client.Object{spread, other, newSpread(ns, "down", 1)} {
@@ -450,7 +436,7 @@ func TestWorkloadSpreadAdaptiveReschedules(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	zones := spreadZones(t, ns, "a", "b")
+	zones := zonedNodes(t, ns, "a", "b")
 	clone := spreadCloneSet(ns, "adaptive")
 	spread := newSpread(ns, "adaptive", 2)
 	spread.Spec.Subsets[0].RequiredNodeSelectorTerm = zoneTerm("nowhere") // no node: its pods never schedule
@@ -488,11 +474,9 @@ func TestWorkloadSpreadPlacesJobPods(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	zones := spreadZones(t, ns, "a", "b")
-	pod := podSpec("registry.example/app:v1")
+	zones := zonedNodes(t, ns, "a", "b")
+	pod := privatePodSpec(ns, "registry.example/app:v1")
 	pod.RestartPolicy = corev1.RestartPolicyNever
-	pod.NodeSelector = map[string]string{"e2e.kruise.io/ns": ns}
-	pod.Tolerations = []corev1.Toleration{{Key: privateTaint, Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
 	// Suspended until the spread's entry is registered: the entry needs the Job's selector.
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "work"},
 		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](3), Completions: ptr.To[int32](3), Suspend: ptr.To(true),
@@ -524,7 +508,7 @@ func TestWorkloadSpreadPercentQuota(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	zones := spreadZones(t, ns, "a", "b")
+	zones := zonedNodes(t, ns, "a", "b")
 	clone := spreadCloneSet(ns, "pct")
 	if err := c.Create(ctx, clone); err != nil {
 		t.Fatal(err)
@@ -581,10 +565,8 @@ func TestWorkloadSpreadStatefulSetPatchAndExistingPods(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	zones := spreadZones(t, ns, "a", "b")
-	pod := podSpec("registry.example/app:v1")
-	pod.NodeSelector = map[string]string{"e2e.kruise.io/ns": ns}
-	pod.Tolerations = []corev1.Toleration{{Key: privateTaint, Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
+	zones := zonedNodes(t, ns, "a", "b")
+	pod := privatePodSpec(ns, "registry.example/app:v1")
 	labels := map[string]string{"app": "db"}
 	set := &appsv1beta1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
 		Spec: appsv1beta1.StatefulSetSpec{Replicas: ptr.To[int32](2), PodManagementPolicy: appsv1.ParallelPodManagement,

@@ -79,6 +79,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	// The update revision exists before any workload is labelled with it.
+	if pending := revs.Pending(); pending != nil {
+		ctl := &podcontrol.Control{Client: r.Client}
+		if _, err := ctl.ApplyRevision(ctx, pending); err != nil {
+			return reconcile.Result{}, err
+		}
+		revs.ByName[pending.Update.Name] = pending.Update
+	}
 	plan, err := Compute(snap)
 	if err != nil {
 		r.event(ud, corev1.EventTypeWarning, "FailedAllocate", "%v", err)
@@ -87,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if len(plan.Creates) > 0 {
 		// Plan again from the API server: a workload created by the last reconcile may not be in
 		// the cache yet.
-		if snap, revs, err = r.observe(ctx, ud, r.APIReader); err != nil {
+		if snap, _, err = r.observe(ctx, ud, r.APIReader); err != nil {
 			return reconcile.Result{}, err
 		}
 		if plan, err = Compute(snap); err != nil {
@@ -111,20 +119,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return res, nil
 }
 
-// observe reads ud's revisions (creating or renumbering the update revision), its subset
-// workloads and its pods through reader.
+// observe reads ud's revisions (deciding the update revision), its subset workloads (through
+// reader) and its pods. It writes nothing.
 func (r *Reconciler) observe(ctx context.Context, ud *appsv1alpha1.UnitedDeployment, reader client.Reader) (Snapshot, podcontrol.Revisions, error) {
 	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, ud, gvk, labels.Everything(),
 		revision.Input{Object: &ud.Spec.Template}, ud.Status.CollisionCount)
 	if err != nil {
 		return Snapshot{}, revs, err
-	}
-	if pending := revs.Pending(); pending != nil {
-		ctl := &podcontrol.Control{Client: r.Client}
-		if _, err := ctl.ApplyRevision(ctx, pending); err != nil {
-			return Snapshot{}, revs, err
-		}
-		revs.ByName[pending.Update.Name] = pending.Update
 	}
 	update := revs.Decision.Update.Name
 	s := Snapshot{UD: ud, Revision: update, Current: update, Now: r.Clock.Now(), Pods: map[string][]*corev1.Pod{}}
