@@ -52,6 +52,9 @@ type Options struct {
 	// WebhookURLPort is the PORT of that URL (0: WebhookPort): a front that spreads calls over
 	// several replicas listens there.
 	WebhookURLPort int
+	// WebhookAdvertiseAddress is host:port the other replicas reach this replica's webhook server
+	// at (pkg/webhook/decider); empty: $POD_IP, else the URL host, with WebhookPort.
+	WebhookAdvertiseAddress string
 	// ReplicaName names this replica where replicas coordinate (the webhook Secret's report of the
 	// CA each serves): its pod name.
 	ReplicaName string
@@ -104,6 +107,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.WebhookService, "webhook-service-name", "kruise-webhook-service", "Service the API server reaches the webhooks through")
 	fs.StringVar(&o.WebhookURLHost, "webhook-url-host", "", "register webhooks by URL https://HOST:PORT/... instead of by Service (for API servers that cannot reach Services)")
 	fs.IntVar(&o.WebhookURLPort, "webhook-url-port", 0, "port of the --webhook-url-host URL (default --webhook-port): where a front balancing several replicas listens")
+	fs.StringVar(&o.WebhookAdvertiseAddress, "webhook-advertise-address", "",
+		"host:port the other replicas reach this replica's webhook server at, for the admissions the leader decides (default $POD_IP, else --webhook-url-host, with --webhook-port)")
 	replica := os.Getenv("POD_NAME")
 	if replica == "" {
 		replica, _ = os.Hostname()
@@ -177,6 +182,21 @@ func (o *Options) webhookNames() ([]string, []net.IP) {
 		}
 	}
 	return dns, ips
+}
+
+// advertiseAddress is where the other replicas reach this replica's webhook server; "" when unknown.
+func (o *Options) advertiseAddress() string {
+	if o.WebhookAdvertiseAddress != "" {
+		return o.WebhookAdvertiseAddress
+	}
+	host := os.Getenv("POD_IP")
+	if host == "" {
+		host = o.WebhookURLHost
+	}
+	if host == "" {
+		return ""
+	}
+	return net.JoinHostPort(host, fmt.Sprint(o.WebhookPort))
 }
 
 // webhookURL is the base URL webhooks are registered with in URL mode, or "".

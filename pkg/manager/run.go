@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kruise-ng/kruise/apis"
@@ -43,6 +44,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
+	"github.com/kruise-ng/kruise/pkg/webhook/decider"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
 	"github.com/kruise-ng/kruise/pkg/webhook/deletionprotection"
 	ppswebhook "github.com/kruise-ng/kruise/pkg/webhook/persistentpodstate"
@@ -153,7 +155,6 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, mgr.GetClient(),
 		validating.SidecarSetOptions{Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace,
 			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed)}, mgr.GetClient())
-	podwebhook.Register(mgr.GetWebhookServer(), scheme)
 	if err := deletionprotection.Register(mgr.GetWebhookServer(), deletionprotection.Options{Enabled: gates.Enabled(ResourcesDeletionProtection),
 		Policy: deletionprotection.Policy{CRDCascading: gates.Enabled(DeletionProtectionForCRDCascadingGate)}, Reader: mgr.GetClient(), Config: cfg}); err != nil {
 		return err
@@ -167,8 +168,35 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			policyv1alpha1.PubResizeOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate)}}
 	budgetguard.Register(mgr.GetWebhookServer(), scheme, guard)
 	ppswebhook.Register(mgr.GetWebhookServer(), scheme, &ppswebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader()})
-	workloadspreadwebhook.Register(mgr.GetWebhookServer(), scheme, &workloadspreadwebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(),
-		Writer: mgr.GetClient(), Finder: finder, Recorder: mgr.GetEventRecorder("workloadspread-webhook")})
+	podSource := registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName}
+	spreadAdmission := &workloadspreadwebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(),
+		Writer: mgr.GetClient(), Finder: finder, Recorder: mgr.GetEventRecorder("workloadspread-webhook")}
+	// The leader answers the spreads' pod admissions from memory; the other replicas pass theirs on.
+	decides := &decider.Decider{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: o.Namespace,
+		Address: o.advertiseAddress(), ServerName: dns[0], Log: log.WithName("decider"), OnStop: []func(context.Context){spreadAdmission.Flush},
+		CA: func(ctx context.Context) ([]byte, error) {
+			cc, err := podSource.ClientConfig(ctx, mgr.GetClient())
+			if err != nil || cc == nil {
+				return nil, fmt.Errorf("no CA bundle yet: %w", err)
+			}
+			return cc.CABundle, nil
+		}}
+	if err := mgr.Add(decides); err != nil {
+		return err
+	}
+	spreadAdmission.Decider = decides
+	workloadspreadwebhook.Register(mgr.GetWebhookServer(), scheme, spreadAdmission)
+	// A pod the pod webhook is called for is placed there, in the same call, where that webhook
+	// fails closed as the spreads' entries do (they leave such pods out: podWebhookPlaces).
+	excluded := install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)
+	podWebhookPlaces := func(namespace string) bool {
+		return o.PodWebhookFailurePolicy == string(admissionregistrationv1.Fail) && !slices.Contains(excluded, namespace)
+	}
+	if o.PodWebhookFailurePolicy == string(admissionregistrationv1.Fail) {
+		podwebhook.Register(mgr.GetWebhookServer(), scheme, spreadAdmission)
+	} else {
+		podwebhook.Register(mgr.GetWebhookServer(), scheme, nil)
+	}
 	// In-place updates ask the budgets before they take a pod out of service (B2 of issue 18).
 	withBudget := engine.WithBudget(guard)
 	sidecarinjection.Register(mgr.GetWebhookServer(), scheme, &sidecarinjection.Handler{
@@ -271,7 +299,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the WorkloadSpread controller: %w", err)
 	}
 	spreading := &workloadspreadwebhook.Registrar{Client: mgr.GetClient(), Finder: finder, Configuration: install.WorkloadSpreadConfiguration,
-		Source: registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName}}
+		Source: podSource, PodWebhookPlaces: podWebhookPlaces}
 	if err := spreading.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the WorkloadSpread webhook registrar: %w", err)
 	}

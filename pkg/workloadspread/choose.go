@@ -173,3 +173,27 @@ func recordedIn(slots []Slot, key string) (string, bool) {
 	}
 	return "", false
 }
+
+// Replay is c, a decision already answered, recorded again on slots that moved on since it was
+// made (another writer's status, a recount): a creation takes one replica more from its subset,
+// a deletion frees one, each from the subset's missingReplicas as slots have it now. Nil when
+// slots already record c's pod or its subset is unlimited or gone: nothing is left to write.
+func Replay(slots []Slot, c Change) *Change {
+	if !c.Creating {
+		return Release(slots, c.Key, c.Subset).Change
+	}
+	if _, ok := recordedIn(slots, c.Key); ok {
+		return nil
+	}
+	for _, s := range slots {
+		if s.Name != c.Subset || s.MissingReplicas == Unlimited {
+			continue
+		}
+		missing := s.MissingReplicas - 1
+		if missing < 0 {
+			missing = 0 // never below zero, as the controller counts
+		}
+		return &Change{Subset: s.Name, Key: c.Key, Creating: true, MissingReplicas: missing}
+	}
+	return nil
+}

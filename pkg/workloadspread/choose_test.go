@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 )
@@ -217,5 +218,36 @@ func TestChooseByOrdinal(t *testing.T) {
 		if got := ChooseByOrdinal(tc.slots, tc.ordinal); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// An answered decision is recorded again on slots that moved on: relative to what they hold now,
+// once only, never below zero, and not at all where nothing is kept.
+func TestReplay(t *testing.T) {
+	limited := func(missing int32, recorded ...string) []Slot {
+		return []Slot{{Name: "a", MaxReplicas: ptr.To(intstr.FromInt32(3)), MissingReplicas: missing, Recorded: sets.New(recorded...)},
+			{Name: "b", MissingReplicas: Unlimited, Recorded: sets.New[string]()}}
+	}
+	create := Change{Subset: "a", Key: "p", Creating: true, MissingReplicas: 2}
+	for _, tc := range []struct {
+		name  string
+		slots []Slot
+		c     Change
+		want  *Change
+	}{
+		{"fewer missing now", limited(1), create, &Change{Subset: "a", Key: "p", Creating: true, MissingReplicas: 0}},
+		{"recorded already", limited(2, "p"), create, nil},
+		{"full meanwhile", limited(0), create, &Change{Subset: "a", Key: "p", Creating: true, MissingReplicas: 0}},
+		{"unlimited", limited(1), Change{Subset: "b", Key: "p", Creating: true}, nil},
+		{"subset gone", limited(1), Change{Subset: "c", Key: "p", Creating: true}, nil},
+		{"deletion", limited(1), Change{Subset: "a", Key: "q", MissingReplicas: 3}, &Change{Subset: "a", Key: "q", MissingReplicas: 2}},
+		{"deletion recorded already", limited(1, "q"), Change{Subset: "a", Key: "q", MissingReplicas: 3}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Replay(tc.slots, tc.c)
+			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+				t.Errorf("Replay = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -18,6 +18,18 @@ const DeletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
 // costStep is OpenKruise's unit of deletion cost.
 const costStep = 100
 
+// CostKinds are the workload kinds whose scale-in honours the pod-deletion-cost: the kinds
+// DeletionCosts is for.
+var CostKinds = map[string]bool{"CloneSet": true, "Deployment": true, "ReplicaSet": true}
+
+// AdmittedCost is the cost DeletionCosts gives a pod of the workload's latest revision within the
+// quota of the i-th of n subsets — what a pod of a CloneSet just admitted there is — so that the
+// admission writes it and the controller finds nothing to patch.
+func AdmittedCost(i, n int) string { return strconv.Itoa(withinQuota(i, n)) }
+
+// withinQuota is the cost of the pods within the quota of the i-th of n subsets.
+func withinQuota(i, n int) int { return costStep * (n - i) }
+
 // Pod is what the deletion costs read of a pod.
 type Pod struct {
 	// Name is the pod's name.
@@ -78,7 +90,7 @@ func DeletionCosts(in CostInput) (map[string]string, error) {
 			continue
 		}
 		keep, drop := splitOverQuota(active(s.Pods), quota)
-		set(costs, keep, costStep*(n-i))
+		set(costs, keep, withinQuota(i, n))
 		set(costs, drop, -costStep*(i+1))
 	}
 	set(costs, active(in.Unmatched), -costStep*(n+1))

@@ -98,7 +98,7 @@ func run(n, nodes int, floor, spreadOnly bool, jsonOut, profileDir string) error
 				return err
 			}
 		}
-		if spread, err = runSpreadLatencyIn(ctx, sb, n); err != nil {
+		if spread, err = runSpreadLatencyIn(ctx, sb, n, prof); err != nil {
 			return err
 		}
 		spread.Nodes, spread.Time = nodes, time.Now().UTC()

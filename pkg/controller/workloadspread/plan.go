@@ -227,13 +227,10 @@ func adoptionPatch(spread *appsv1alpha1.WorkloadSpread, s *appsv1alpha1.Workload
 	return b
 }
 
-// costKinds are the kinds whose scale-in honours the pod-deletion-cost.
-var costKinds = map[string]bool{"CloneSet": true, "Deployment": true, "ReplicaSet": true}
-
 // planCosts sets each revision's deletion costs (ws.DeletionCosts): the latest revision loses its
 // last subset first, the others their first.
 func (p *plan) planCosts(snap *snapshot, versioned map[string]map[string][]*corev1.Pod) {
-	if !costKinds[snap.kind] || snap.latest == "" {
+	if !ws.CostKinds[snap.kind] || snap.latest == "" {
 		return
 	}
 	for _, v := range slices.Sorted(maps.Keys(versioned)) {

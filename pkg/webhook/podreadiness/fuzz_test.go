@@ -27,7 +27,7 @@ var fuzzSamples = []string{
 // or refused with an HTTP error code.
 func FuzzPodReadinessWebhook(f *testing.F) {
 	scheme := webhookfuzz.NewScheme(f)
-	targets := webhookfuzz.Targets(f, scheme, func(srv webhook.Server) { Register(srv, scheme) })
+	targets := webhookfuzz.Targets(f, scheme, func(srv webhook.Server) { Register(srv, scheme, nil) })
 	webhookfuzz.Seed(f, targets, fuzzSamples...)
 	f.Fuzz(func(t *testing.T, path string, update bool, obj, old []byte) {
 		webhookfuzz.Check(t, targets, path, update, obj, old)

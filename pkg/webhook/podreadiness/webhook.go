@@ -10,6 +10,8 @@ package podreadiness
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +23,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
 // Path is where the webhook is served; WebhookName names it in the MutatingWebhookConfiguration.
@@ -31,17 +34,58 @@ const (
 
 // +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups="",resources=pods,verbs=create,versions=v1,name=mpod.kruise.io,admissionReviewVersions=v1,timeoutSeconds=10
 
-// Register serves the webhook on srv.
-func Register(srv webhook.Server, scheme *runtime.Scheme) {
-	srv.Register(Path, admission.WithDefaulter[*corev1.Pod](scheme, gate{}))
+// Spreads places the pods a WorkloadSpread spreads (pkg/webhook/workloadspread's Handler): the
+// spreads' own webhook entries leave out the pods this webhook is called for, so a CloneSet pod
+// under a spread costs the API server one webhook call.
+type Spreads interface {
+	// ForwardPod has the replica that decides the spreads' placements answer the call when a
+	// spread places the pod and this replica does not decide; false: answer it here.
+	ForwardPod(ctx context.Context, path string, req admission.Request) (admission.Response, bool)
+	// PlaceAny returns pod placed by the spread that spreads it; nil when none does.
+	PlaceAny(ctx context.Context, pod *corev1.Pod, dryRun bool) (*corev1.Pod, error)
 }
 
-type gate struct{}
+// Register serves the webhook on srv; spreads, when not nil, places the pods of WorkloadSpreads too.
+func Register(srv webhook.Server, scheme *runtime.Scheme, spreads Spreads) {
+	h := &Handler{Decoder: admission.NewDecoder(scheme), Spreads: spreads}
+	registration.Serve(srv, Path, h.Handle)
+}
 
-// Default adds the gate to a pod of a Kruise workload.
-func (gate) Default(_ context.Context, pod *corev1.Pod) error {
+// Handler answers the webhook's calls.
+type Handler struct {
+	Decoder admission.Decoder
+	Spreads Spreads
+}
+
+// Handle adds the gate to a pod of a Kruise workload and places it when a spread spreads it.
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if h.Spreads != nil {
+		if resp, ok := h.Spreads.ForwardPod(ctx, Path, req); ok {
+			return resp
+		}
+	}
+	pod := &corev1.Pod{}
+	if err := h.Decoder.Decode(req, pod); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if pod.Namespace == "" {
+		pod.Namespace = req.Namespace
+	}
 	AddGate(pod)
-	return nil
+	if h.Spreads != nil {
+		placed, err := h.Spreads.PlaceAny(ctx, pod, req.DryRun != nil && *req.DryRun)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		if placed != nil {
+			pod = placed
+		}
+	}
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
 }
 
 // kruiseGroup is the API group of the workloads whose pods get the gate.

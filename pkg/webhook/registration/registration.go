@@ -92,13 +92,22 @@ type suffixKey struct{}
 // Serve serves handle on srv for every path under prefix; handle finds the rest of the path (the
 // object an entry names) with Suffix.
 func Serve(srv webhook.Server, prefix string, handle admission.HandlerFunc) {
-	srv.Register(prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		suffix := strings.TrimPrefix(r.URL.Path, prefix)
-		wh := &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-			return handle(context.WithValue(ctx, suffixKey{}, suffix), req)
-		})}
-		wh.ServeHTTP(w, r)
-	}))
+	srv.Register(prefix, &admission.Webhook{Handler: handle, WithContextFunc: func(ctx context.Context, r *http.Request) context.Context {
+		ctx = context.WithValue(ctx, suffixKey{}, strings.TrimPrefix(r.URL.Path, prefix))
+		return context.WithValue(ctx, forwardedKey{}, r.Header.Get(ForwardedHeader) != "")
+	}})
+}
+
+// ForwardedHeader marks a call one replica passed on to another (pkg/webhook/decider): it is
+// answered where it arrives, never passed on again.
+const ForwardedHeader = "X-Kruise-Forwarded-By"
+
+type forwardedKey struct{}
+
+// Forwarded reports whether the call came from another replica rather than the API server.
+func Forwarded(ctx context.Context) bool {
+	f, _ := ctx.Value(forwardedKey{}).(bool)
+	return f
 }
 
 // Suffix is the part of the request's path after the prefix Serve was given.

@@ -22,6 +22,10 @@ type Spread struct {
 	Namespace, Name string
 	// Pods selects the pods it spreads (nil: none known yet, e.g. its workload does not exist).
 	Pods *metav1.LabelSelector
+	// PlacedByPodWebhook, when set, is the label of the pods the Kruise pod webhook calls for and
+	// places (Handler.PlaceAny): the creation entry leaves them out, so that each costs one
+	// webhook call, not two.
+	PlacedByPodWebhook string
 }
 
 // Entries returns the webhook entries for spreads, sorted by name: a creation entry (fails
@@ -39,8 +43,14 @@ func Entries(spreads []Spread, base admissionregistrationv1.WebhookClientConfig,
 			continue
 		}
 		path := PathPrefix + s.Namespace + "/" + s.Name
+		created := s.Pods
+		if s.PlacedByPodWebhook != "" {
+			created = created.DeepCopy()
+			created.MatchExpressions = append(created.MatchExpressions,
+				metav1.LabelSelectorRequirement{Key: s.PlacedByPodWebhook, Operator: metav1.LabelSelectorOpDoesNotExist})
+		}
 		create := entry(EntryName(s.Namespace, s.Name), entryOptions{base: base, path: path, op: admissionregistrationv1.Create,
-			resource: "pods", fail: admissionregistrationv1.Fail, ns: s.Namespace, pods: s.Pods, timeout: timeout})
+			resource: "pods", fail: admissionregistrationv1.Fail, ns: s.Namespace, pods: created, timeout: timeout})
 		create.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "not-placed-yet", Expression: notPlacedExpression}}
 		deletion := entry(DeletionEntryName(s.Namespace, s.Name), entryOptions{base: base, path: path, op: admissionregistrationv1.Delete,
 			resource: "pods", fail: admissionregistrationv1.Ignore, ns: s.Namespace, pods: s.Pods, timeout: timeout})

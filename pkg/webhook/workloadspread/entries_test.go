@@ -69,3 +69,21 @@ func TestPodSelector(t *testing.T) {
 		t.Errorf("contradicting selectors: %+v, want nil", got)
 	}
 }
+
+// The pods the Kruise pod webhook places are left out of the creation entry only (one webhook
+// call per pod); deletions still reach the spread.
+func TestEntriesLeavePodWebhookPods(t *testing.T) {
+	web := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	for _, e := range Entries([]Spread{{Namespace: "ns", Name: "web", Pods: web, PlacedByPodWebhook: "kruise.io/placed"}}, serviceBase(), 0) {
+		var skips bool
+		for _, r := range e.ObjectSelector.MatchExpressions {
+			skips = skips || (r.Key == "kruise.io/placed" && r.Operator == metav1.LabelSelectorOpDoesNotExist)
+		}
+		if want := e.Name == EntryName("ns", "web"); skips != want {
+			t.Errorf("%s: leaves the pod webhook's pods out: %v, want %v", e.Name, skips, want)
+		}
+	}
+	if len(web.MatchExpressions) != 0 {
+		t.Errorf("the spread's selector was modified: %+v", web)
+	}
+}

@@ -3,12 +3,15 @@ package workloadspread
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +27,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/subset"
+	"github.com/kruise-ng/kruise/pkg/webhook/decider"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/workloadspread"
@@ -47,8 +51,23 @@ type Handler struct {
 	Decoder  admission.Decoder
 	Clock    clock.PassiveClock
 
-	queues  sync.Map // spread namespace/name → *queue: the decisions waiting for one status write
-	written sync.Map // spread namespace/name → the *WorkloadSpread this handler last wrote
+	// Decider, when set, tells whether this replica answers from memory, and forwards the
+	// admissions to the replica that does when it is another one.
+	Decider Decider
+
+	queues sync.Map // spread namespace/name → *queue
+}
+
+// Decider is the one replica that answers the spreads' admissions from memory (the leader) as the
+// other replicas see it; pkg/webhook/decider implements it.
+type Decider interface {
+	// Deciding reports whether this replica is the one and answers from memory now; Leading,
+	// whether the others pass their calls to it (it answers them, from memory or not).
+	Deciding() bool
+	Leading() bool
+	// Forward has the one replica answer req, sent to path of its webhook server; false when
+	// there is none to ask or it did not answer.
+	Forward(ctx context.Context, path string, req admission.Request) (admission.Response, bool)
 }
 
 // Register serves h on srv under PathPrefix.
@@ -64,8 +83,33 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
 
 // Handle answers one admission: a pod creation is placed; a deletion or eviction is recorded.
 // Only a creation is ever refused, and only when its spread cannot be read or written.
+// A replica that does not decide passes the call on to the one that does, or, when that one
+// cannot be reached, answers it with the status written first.
 func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
-	return h.handle(ctx, req, registration.Suffix(ctx))
+	suffix := registration.Suffix(ctx)
+	if h.Decider != nil && !h.Decider.Deciding() {
+		start := time.Now()
+		if resp, ok := h.forward(ctx, PathPrefix+suffix, req); ok {
+			if req.Operation == admissionv1.Create && req.SubResource == "" && !registration.Forwarded(ctx) {
+				observePlacement(answeredByDecider, start)
+			}
+			return resp
+		}
+	}
+	return h.handle(ctx, req, suffix)
+}
+
+// forward answers a call this replica does not decide: passed on to the deciding replica, or
+// refused when it was passed here and this replica no longer leads; false when it is to be
+// answered here (no decider to reach). The decider is set and not deciding.
+func (h *Handler) forward(ctx context.Context, path string, req admission.Request) (admission.Response, bool) {
+	if !registration.Forwarded(ctx) {
+		return h.Decider.Forward(ctx, path, req)
+	}
+	if !h.Decider.Leading() {
+		return admission.Errored(http.StatusServiceUnavailable, errors.New(decider.NotDeciding)), true
+	}
+	return admission.Response{}, false
 }
 
 // handle answers req called at the entry path PathPrefix + suffix.
@@ -121,6 +165,73 @@ func (h *Handler) place(ctx context.Context, pod *corev1.Pod, name string, dryRu
 	if ok, err := h.spreads(ctx, ws, pod); err != nil || !ok {
 		return nil, err
 	}
+	return h.placeIn(ctx, ws, pod, dryRun)
+}
+
+// PlaceAny is place for a pod the Kruise pod webhook admits (the spreads' creation entries leave
+// those out): pod placed by the spread of its namespace that spreads it, or nil when none does or
+// it is placed already.
+func (h *Handler) PlaceAny(ctx context.Context, pod *corev1.Pod, dryRun bool) (*corev1.Pod, error) {
+	ws, err := h.spreadOf(ctx, pod)
+	if err != nil || ws == nil {
+		return nil, err
+	}
+	return h.placeIn(ctx, ws, pod, dryRun)
+}
+
+// spreadOf is the spread (from the cache) that spreads a pod not placed yet; nil when none does.
+func (h *Handler) spreadOf(ctx context.Context, pod *corev1.Pod) (*appsv1alpha1.WorkloadSpread, error) {
+	if !workloadfinder.Active(pod) || workloadspread.MatchedOf(pod) != nil {
+		return nil, nil
+	}
+	list := &appsv1alpha1.WorkloadSpreadList{}
+	if err := h.Reader.List(ctx, list, client.InNamespace(pod.Namespace)); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(list.Items, func(a, b appsv1alpha1.WorkloadSpread) int { return strings.Compare(a.Name, b.Name) })
+	for i := range list.Items {
+		ws := &list.Items[i]
+		if ws.DeletionTimestamp != nil {
+			continue
+		}
+		if ok, err := h.spreads(ctx, ws, pod); err != nil || ok {
+			return ws, err
+		}
+	}
+	return nil, nil
+}
+
+// ForwardPod passes a pod webhook call on to the deciding replica when a spread places the pod
+// and this replica does not decide; false when the call is to be answered here.
+func (h *Handler) ForwardPod(ctx context.Context, path string, req admission.Request) (admission.Response, bool) {
+	if h.Decider == nil || h.Decider.Deciding() || req.Operation != admissionv1.Create {
+		return admission.Response{}, false
+	}
+	pod := &corev1.Pod{}
+	if err := h.Decoder.Decode(req, pod); err != nil {
+		return admission.Response{}, false
+	}
+	if pod.Namespace == "" {
+		pod.Namespace = req.Namespace
+	}
+	if ws, err := h.spreadOf(ctx, pod); err != nil || ws == nil {
+		return admission.Response{}, false
+	}
+	start := time.Now()
+	resp, ok := h.forward(ctx, path, req)
+	if ok && !registration.Forwarded(ctx) {
+		observePlacement(answeredByDecider, start)
+	}
+	return resp, ok
+}
+
+// placeIn places pod, which ws spreads.
+func (h *Handler) placeIn(ctx context.Context, ws *appsv1alpha1.WorkloadSpread, pod *corev1.Pod, dryRun bool) (*corev1.Pod, error) {
+	answered := answeredAfterWrite
+	if h.Decider != nil && h.Decider.Deciding() {
+		answered = answeredFromMemory
+	}
+	defer observePlacement(answered, time.Now())
 	chosen, uid, err := h.choose(ctx, ws, pod, dryRun)
 	if err != nil || chosen == "" {
 		if err == nil && h.Recorder != nil {
@@ -142,6 +253,11 @@ func (h *Handler) place(ctx context.Context, pod *corev1.Pod, name string, dryRu
 			out.Annotations = map[string]string{}
 		}
 		out.Annotations[workloadspread.MatchedAnnotation] = workloadspread.Matched{Name: ws.Name, Subset: chosen, UID: uid}.String()
+		if ws.Spec.TargetReference.Kind == "CloneSet" {
+			// The controller's cost for it (a CloneSet's pods are all of its latest revision
+			// there), written now rather than patched in a moment later.
+			out.Annotations[workloadspread.DeletionCostAnnotation] = workloadspread.AdmittedCost(i, len(ws.Spec.Subsets))
+		}
 		log.FromContext(ctx).V(1).Info("placed pod", "pod", podName(pod), "workloadSpread", ws.Name, "subset", chosen)
 		return out, nil
 	}
@@ -170,7 +286,7 @@ func (h *Handler) choose(ctx context.Context, ws *appsv1alpha1.WorkloadSpread, p
 		creation.GeneratedID = string(uuid.NewUUID())
 	}
 	var chosen string
-	err := h.record(ctx, ws, workloadspread.PodVersion(pod), dryRun, func(slots []workloadspread.Slot) workloadspread.Decision {
+	err := h.record(ctx, ws, workloadspread.PodVersion(pod), dryRun, false, func(slots []workloadspread.Slot) workloadspread.Decision {
 		d := workloadspread.Choose(slots, creation)
 		chosen = d.Subset
 		return d
@@ -197,7 +313,7 @@ func (h *Handler) release(ctx context.Context, pod *corev1.Pod, dryRun bool) {
 	if len(ws.Spec.Subsets) == 1 && ws.Spec.Subsets[0].MaxReplicas == nil {
 		return
 	}
-	err = h.record(ctx, ws, workloadspread.PodVersion(pod), dryRun, func(slots []workloadspread.Slot) workloadspread.Decision {
+	err = h.record(ctx, ws, workloadspread.PodVersion(pod), dryRun, true, func(slots []workloadspread.Slot) workloadspread.Decision {
 		return workloadspread.Release(slots, pod.Name, m.Subset)
 	})
 	if err != nil {

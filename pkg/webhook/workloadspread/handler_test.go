@@ -61,11 +61,14 @@ func podOf(name, apiVersion, kind, owner string) *corev1.Pod {
 }
 
 type harness struct {
-	h      *Handler
-	c      client.Client
+	h *Handler
+	// c is the client the handler uses; raw writes around its interceptor, as another writer would.
+	c, raw client.Client
 	writes atomic.Int32
 	// delay holds each status write, so that concurrent admissions pile up behind it.
 	delay time.Duration
+	// gate, when set, holds every status write of the handler until it is closed.
+	gate chan struct{}
 }
 
 func newHarness(t *testing.T, conflicts int32, objs ...client.Object) *harness {
@@ -77,18 +80,21 @@ func newHarness(t *testing.T, conflicts int32, objs ...client.Object) *harness {
 	hs := &harness{}
 	var left atomic.Int32
 	left.Store(conflicts)
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&appsv1alpha1.WorkloadSpread{}).
+	raw := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&appsv1alpha1.WorkloadSpread{}).
 		WithIndex(&appsv1alpha1.WorkloadSpread{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).
-		WithIndex(&appsv1.ReplicaSet{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			if left.Add(-1) >= 0 {
-				return apierrors.NewConflict(schema.GroupResource{Resource: "workloadspreads"}, obj.GetName(), nil)
-			}
-			hs.writes.Add(1)
-			time.Sleep(hs.delay)
-			return c.SubResource(sub).Update(ctx, obj, opts...)
-		}}).Build()
-	hs.c = c
+		WithIndex(&appsv1.ReplicaSet{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).Build()
+	c := interceptor.NewClient(raw, interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		if hs.gate != nil {
+			<-hs.gate
+		}
+		if left.Add(-1) >= 0 {
+			return apierrors.NewConflict(schema.GroupResource{Resource: "workloadspreads"}, obj.GetName(), nil)
+		}
+		hs.writes.Add(1)
+		time.Sleep(hs.delay)
+		return c.SubResource(sub).Update(ctx, obj, opts...)
+	}})
+	hs.c, hs.raw = c, raw
 	hs.h = &Handler{Reader: c, Live: c, Writer: c, Finder: &workloadfinder.Finder{Reader: c},
 		Decoder: admission.NewDecoder(scheme), Clock: clocktesting.NewFakePassiveClock(now)}
 	return hs
@@ -175,6 +181,10 @@ func TestPlacesPodsInOrder(t *testing.T) {
 		}
 		if pod.Annotations[workloadspread.MatchedAnnotation] != `{"name":"spread","subset":"`+subsetOf(t, pod)+`"}` {
 			t.Errorf("%s: annotation %q", name, pod.Annotations[workloadspread.MatchedAnnotation])
+		}
+		// The controller's deletion cost, written at admission: 200 in the first of two subsets, 100 in the second.
+		if want := map[string]string{"a": "200", "b": "100"}[subsetOf(t, pod)]; pod.Annotations[workloadspread.DeletionCostAnnotation] != want {
+			t.Errorf("%s: deletion cost %q, want %q", name, pod.Annotations[workloadspread.DeletionCostAnnotation], want)
 		}
 	}
 	if want := []string{"a", "a", "b"}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {

@@ -32,6 +32,9 @@ type Registrar struct {
 	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
 	Configuration string
 	Source        registration.Source
+	// PodWebhookPlaces reports whether the Kruise pod webhook places the CloneSet pods of a
+	// namespace (it is called for them and fails closed there); nil: it places none.
+	PodWebhookPlaces func(namespace string) bool
 }
 
 // resync re-reads the targetRef workloads of kinds the registrar does not watch.
@@ -68,6 +71,9 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 			continue
 		}
 		s := Spread{Namespace: ws.Namespace, Name: ws.Name}
+		if r.PodWebhookPlaces != nil && r.PodWebhookPlaces(ws.Namespace) {
+			s.PlacedByPodWebhook = appsv1alpha1.CloneSetInstanceIDLabelKey
+		}
 		w, err := Target(ctx, r.Finder, ws)
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("WorkloadSpread %s/%s: %w", ws.Namespace, ws.Name, err)

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sort"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// bucketCounts are a histogram's cumulative counts by upper bound, summed over the series whose
+// labels match.
+type bucketCounts map[float64]float64
+
+// managerHistogram reads the histogram name from kruise-manager's metrics on port, summing the
+// series whose label key has value (all series when key is empty).
+func managerHistogram(ctx context.Context, port int, name, key, value string) (bucketCounts, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	out := bucketCounts{}
+	f := families[name]
+	if f == nil {
+		return out, nil
+	}
+	for _, m := range f.GetMetric() {
+		if (key != "" && !hasLabel(m, key, value)) || m.GetHistogram() == nil {
+			continue
+		}
+		for _, b := range m.GetHistogram().GetBucket() {
+			out[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+		}
+		out[math.Inf(1)] += float64(m.GetHistogram().GetSampleCount())
+	}
+	return out, nil
+}
+
+func hasLabel(m *dto.Metric, key, value string) bool {
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == key {
+			return lp.GetValue() == value
+		}
+	}
+	return false
+}
+
+// quantile is the q-quantile of the observations between before and after, interpolated
+// linearly within its bucket (Prometheus' histogram_quantile), in the histogram's unit; NaN when
+// there are none.
+func quantile(before, after bucketCounts, q float64) float64 {
+	bounds := make([]float64, 0, len(after))
+	for b := range after {
+		bounds = append(bounds, b)
+	}
+	sort.Float64s(bounds)
+	total := after[math.Inf(1)] - before[math.Inf(1)]
+	if total <= 0 {
+		return math.NaN()
+	}
+	rank, lower, below := q*total, 0.0, 0.0
+	for _, b := range bounds {
+		count := after[b] - before[b]
+		if count >= rank {
+			if math.IsInf(b, 1) {
+				return lower
+			}
+			return lower + (b-lower)*(rank-below)/math.Max(count-below, 1e-9)
+		}
+		lower, below = b, count
+	}
+	return lower
+}
