@@ -49,7 +49,9 @@ func managerHistogram(ctx context.Context, port int, name, key, value string) (b
 			continue
 		}
 		for _, b := range m.GetHistogram().GetBucket() {
-			out[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+			if !math.IsInf(b.GetUpperBound(), 1) { // the text format lists +Inf as a bucket too
+				out[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+			}
 		}
 		out[math.Inf(1)] += float64(m.GetHistogram().GetSampleCount())
 	}

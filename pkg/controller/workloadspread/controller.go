@@ -3,6 +3,7 @@ package workloadspread
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -38,7 +39,14 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	Finder   *workloadfinder.Finder
+
+	lastRun sync.Map // spread namespace/name → time.Time its last recount started
 }
+
+// recountEvery is the least time between two recounts of one spread: a burst of pod events (a
+// scale-up of hundreds) is recounted a few times a second, not once per pod, each recount
+// reading every pod of the spread. Admission keeps its books without the controller.
+const recountEvery = 250 * time.Millisecond
 
 // conflictRetry is how soon a reconcile whose status write met the webhook's starts again.
 const conflictRetry = 100 * time.Millisecond
@@ -64,20 +72,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Complete(r)
 }
 
-// spreadsIn enqueues the spreads of an object's namespace.
+// spreadsIn enqueues the spreads of an object's namespace; a placed pod concerns its spread only.
 func (r *Reconciler) spreadsIn(ctx context.Context, o client.Object) []reconcile.Request {
+	if pod, ok := o.(*corev1.Pod); ok {
+		if m := ws.MatchedOf(pod); m != nil {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.Namespace, Name: m.Name}}}
+		}
+	}
 	list := &appsv1alpha1.WorkloadSpreadList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
-		if pod, ok := o.(*corev1.Pod); ok {
-			// A placed pod concerns its spread only.
-			if m := ws.MatchedOf(pod); m != nil && m.Name != list.Items[i].Name {
-				continue
-			}
-		}
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
 	}
 	return out
@@ -92,11 +99,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if spread.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
+	now := r.Clock.Now()
+	if last, ok := r.lastRun.Load(req.String()); ok {
+		if wait := recountEvery - now.Sub(last.(time.Time)); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+	}
+	r.lastRun.Store(req.String(), now)
 	snap, err := r.observe(ctx, spread)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	now := r.Clock.Now()
 	p := computePlan(snap, now)
 	if err := r.apply(ctx, spread, p); err != nil {
 		if errors.Is(err, errConflict) {
