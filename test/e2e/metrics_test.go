@@ -25,7 +25,13 @@ import (
 // scrape reads kruise-manager's metrics.
 func scrape(t *testing.T) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(sb.Ports.KruiseMetrics) + "/metrics")
+	return scrapePort(t, sb.Ports.KruiseMetrics)
+}
+
+// scrapePort reads the metrics served on a loopback port.
+func scrapePort(t *testing.T, port int) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
