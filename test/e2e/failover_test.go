@@ -30,20 +30,7 @@ import (
 // test's).
 func TestManagerFailoverMidRollout(t *testing.T) {
 	ctx := context.Background()
-	own, err := harness.StartSandbox(3, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := harness.Down(own); err != nil {
-			t.Errorf("sandbox down: %v", err)
-		}
-	})
-	replicas, front, err := own.AddKruiseManagerReplica(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = front.Close() })
+	own, replicas := twoReplicas(t)
 	leader := func() (sandbox.ManagerReplica, int) {
 		var l sandbox.ManagerReplica
 		n := 0
@@ -169,4 +156,24 @@ func probeAdmission(t *testing.T, c client.Client, ns string, clone *appsv1alpha
 		defer mu.Unlock()
 		return int(calls.Load()), failures
 	}
+}
+
+// twoReplicas starts a sandbox of the test's own with two kruise-manager replicas behind a front.
+func twoReplicas(t *testing.T) (*sandbox.Sandbox, []sandbox.ManagerReplica) {
+	t.Helper()
+	own, err := harness.StartSandbox(3, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := harness.Down(own); err != nil {
+			t.Errorf("sandbox down: %v", err)
+		}
+	})
+	replicas, front, err := own.AddKruiseManagerReplica(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = front.Close() })
+	return own, replicas
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -40,20 +39,7 @@ import (
 // them (which replica the API server calls is up to its connection reuse). On a sandbox of its own.
 func TestWorkloadSpreadTwoReplicas(t *testing.T) {
 	ctx := context.Background()
-	own, err := harness.StartSandbox(3, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := harness.Down(own); err != nil {
-			t.Errorf("sandbox down: %v", err)
-		}
-	})
-	replicas, front, err := own.AddKruiseManagerReplica(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = front.Close() })
+	own, replicas := twoReplicas(t)
 	cfg, err := own.RESTConfig()
 	if err != nil {
 		t.Fatal(err)

@@ -253,7 +253,7 @@ func (h *Handler) placeIn(ctx context.Context, ws *appsv1alpha1.WorkloadSpread, 
 			out.Annotations = map[string]string{}
 		}
 		out.Annotations[workloadspread.MatchedAnnotation] = workloadspread.Matched{Name: ws.Name, Subset: chosen, UID: uid}.String()
-		if ws.Spec.TargetReference.Kind == "CloneSet" {
+		if ref := ws.Spec.TargetReference; ref != nil && ref.Kind == "CloneSet" {
 			// The controller's cost for it (a CloneSet's pods are all of its latest revision
 			// there), written now rather than patched in a moment later.
 			out.Annotations[workloadspread.DeletionCostAnnotation] = workloadspread.AdmittedCost(i, len(ws.Spec.Subsets))
