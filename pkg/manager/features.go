@@ -54,7 +54,7 @@ var openKruiseGates = map[Feature]gate{
 	"PodProbeMarkerGate":                    {on: true, beta: true},
 	"CloneSetEventHandlerOptimization":      {},
 	"ImagePullJobGate":                      {},
-	"ResourceDistributionGate":              {beta: true},
+	ResourceDistributionGate:                {on: true, beta: true, implemented: true}, // on by default: differs from OpenKruise on purpose (ResourceDistributionGate below)
 	"DeletionProtectionForCRDCascadingGate": {implemented: true},
 	"EnhancedLivenessProbe":                 {},
 	"EnableExternalCerts":                   {},
@@ -130,6 +130,11 @@ const (
 	// (pkg/webhook/deletionprotection). On by default, unlike OpenKruise (beta, off), on purpose:
 	// the label is opt-in per object, and the webhook is called for labelled objects only.
 	ResourcesDeletionProtection Feature = "ResourcesDeletionProtection"
+	// ResourceDistributionGate runs the ResourceDistribution controller. On by default, unlike
+	// OpenKruise (beta, off since v1.5 for the permissions it needs: every namespace's Secrets and
+	// ConfigMaps), on purpose: a distribution only ever writes the copies it controls, and refuses
+	// a target that holds an object it does not own.
+	ResourceDistributionGate Feature = "ResourceDistributionGate"
 	// DeletionProtectionForCRDCascadingGate: a CRD labelled Cascading is refused deletion while it
 	// has custom resources; without the gate it is refused deletion outright (OpenKruise's gate of
 	// that name, off by default).

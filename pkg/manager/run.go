@@ -34,6 +34,7 @@ import (
 	ppsctl "github.com/kruise-ng/kruise/pkg/controller/persistentpodstate"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/controller/podunavailablebudget"
+	"github.com/kruise-ng/kruise/pkg/controller/resourcedistribution"
 	sidecarsetctl "github.com/kruise-ng/kruise/pkg/controller/sidecarset"
 	"github.com/kruise-ng/kruise/pkg/controller/statefulset"
 	"github.com/kruise-ng/kruise/pkg/controller/uniteddeployment"
@@ -150,11 +151,16 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
+	gatedOff := map[string]string{}
+	if !gates.Enabled(ResourceDistributionGate) {
+		gatedOff["resourcedistribution"] = string(ResourceDistributionGate)
+	}
 	defaulting.Register(mgr.GetWebhookServer(), scheme, mgr.GetAPIReader(), defaulting.Options{TemplateDefaults: !gates.Enabled(TemplateNoDefaults),
-		HostNetworkHostPorts: gates.Enabled(DefaultHostNetworkHostPortsInPodTemplates)})
+		HostNetworkHostPorts: gates.Enabled(DefaultHostNetworkHostPortsInPodTemplates), GatedOff: gatedOff})
 	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, mgr.GetClient(),
 		validating.SidecarSetOptions{Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace,
-			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed)}, mgr.GetClient())
+			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed)}, mgr.GetClient(),
+		validating.ResourceDistributionOptions{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), DryRun: mgr.GetClient(), Namespace: o.Namespace})
 	if err := deletionprotection.Register(mgr.GetWebhookServer(), deletionprotection.Options{Enabled: gates.Enabled(ResourcesDeletionProtection),
 		Policy: deletionprotection.Policy{CRDCascading: gates.Enabled(DeletionProtectionForCRDCascadingGate)}, Reader: mgr.GetClient(), Config: cfg}); err != nil {
 		return err
@@ -302,6 +308,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		Source: podSource, PodWebhookPlaces: podWebhookPlaces}
 	if err := spreading.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the WorkloadSpread webhook registrar: %w", err)
+	}
+	if gates.Enabled(ResourceDistributionGate) {
+		distributions := &resourcedistribution.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("resourcedistribution-controller")}
+		if err := distributions.SetupWithManager(ctx, mgr, o.Workers); err != nil {
+			return fmt.Errorf("set up the ResourceDistribution controller: %w", err)
+		}
 	}
 	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}
 	if err := podReady.SetupWithManager(mgr, o.Workers); err != nil {

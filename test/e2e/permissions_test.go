@@ -14,14 +14,15 @@ import (
 var managerPermissionsNotExercised = map[string]string{
 	// The OwnerReferencesPermissionEnforcement admission plugin checks these when an object is
 	// written with a blockOwnerDeletion owner reference (metav1.NewControllerRef); no request uses them.
-	"update apps.kruise.io/clonesets/finalizers":         "OwnerReferencesPermissionEnforcement: pkg/controller/cloneset owner references (NewControllerRef) on the pods of createPod (pkg/podcontrol Create) and the adoption patch (pkg/podcontrol Adopt), the claims of apply_claims.go, the revisions of applyRevision and the ImagePullJobs of syncPreDownload (pkg/predownload)",
-	"update apps.kruise.io/statefulsets/finalizers":      "OwnerReferencesPermissionEnforcement: pkg/podcontrol Create and Adopt (NewControllerRef) on the pods of pkg/controller/statefulset, its revisions (pkg/revision New)",
-	"update apps.kruise.io/sidecarsets/finalizers":       "OwnerReferencesPermissionEnforcement: pkg/controller/sidecarset createRevision (NewControllerRef) on the SidecarSet's revisions",
-	"update apps.kruise.io/daemonsets/finalizers":        "OwnerReferencesPermissionEnforcement: pkg/podcontrol Create and Adopt (NewControllerRef) on the pods of pkg/controller/daemonset, its revisions (pkg/revision New) and the ImagePullJobs of syncPreDownload (pkg/predownload)",
-	"update apps.kruise.io/broadcastjobs/finalizers":     "OwnerReferencesPermissionEnforcement: pkg/controller/broadcastjob pods.go NewPod (NewControllerRef) on the job's pods",
-	"update apps.kruise.io/advancedcronjobs/finalizers":  "OwnerReferencesPermissionEnforcement: pkg/controller/advancedcronjob/children.go newChild, the owner reference (NewControllerRef) of each Job, BroadcastJob and ImageListPullJob a cron job creates",
-	"update apps.kruise.io/uniteddeployments/finalizers": "OwnerReferencesPermissionEnforcement: pkg/controller/uniteddeployment build.go (NewControllerRef) on the subset workloads it creates, and its revisions (pkg/revision New)",
-	"update apps.kruise.io/imagelistpulljobs/finalizers": "OwnerReferencesPermissionEnforcement: pkg/controller/imagelistpulljob/plan.go Child, the owner reference (NewControllerRef) of each ImagePullJob a list creates",
+	"update apps.kruise.io/clonesets/finalizers":             "OwnerReferencesPermissionEnforcement: pkg/controller/cloneset owner references (NewControllerRef) on the pods of createPod (pkg/podcontrol Create) and the adoption patch (pkg/podcontrol Adopt), the claims of apply_claims.go, the revisions of applyRevision and the ImagePullJobs of syncPreDownload (pkg/predownload)",
+	"update apps.kruise.io/statefulsets/finalizers":          "OwnerReferencesPermissionEnforcement: pkg/podcontrol Create and Adopt (NewControllerRef) on the pods of pkg/controller/statefulset, its revisions (pkg/revision New)",
+	"update apps.kruise.io/sidecarsets/finalizers":           "OwnerReferencesPermissionEnforcement: pkg/controller/sidecarset createRevision (NewControllerRef) on the SidecarSet's revisions",
+	"update apps.kruise.io/daemonsets/finalizers":            "OwnerReferencesPermissionEnforcement: pkg/podcontrol Create and Adopt (NewControllerRef) on the pods of pkg/controller/daemonset, its revisions (pkg/revision New) and the ImagePullJobs of syncPreDownload (pkg/predownload)",
+	"update apps.kruise.io/broadcastjobs/finalizers":         "OwnerReferencesPermissionEnforcement: pkg/controller/broadcastjob pods.go NewPod (NewControllerRef) on the job's pods",
+	"update apps.kruise.io/advancedcronjobs/finalizers":      "OwnerReferencesPermissionEnforcement: pkg/controller/advancedcronjob/children.go newChild, the owner reference (NewControllerRef) of each Job, BroadcastJob and ImageListPullJob a cron job creates",
+	"update apps.kruise.io/uniteddeployments/finalizers":     "OwnerReferencesPermissionEnforcement: pkg/controller/uniteddeployment build.go (NewControllerRef) on the subset workloads it creates, and its revisions (pkg/revision New)",
+	"update apps.kruise.io/resourcedistributions/finalizers": "OwnerReferencesPermissionEnforcement: pkg/resourcedistribution Want (NewControllerRef), the owner reference of each copy pkg/controller/resourcedistribution creates",
+	"update apps.kruise.io/imagelistpulljobs/finalizers":     "OwnerReferencesPermissionEnforcement: pkg/controller/imagelistpulljob/plan.go Child, the owner reference (NewControllerRef) of each ImagePullJob a list creates",
 
 	// Paths that need kruise-daemon (the kwok nodes have none): run by test/e2enode TestRealNode.
 	"get core/pods": "pkg/webhook/defaulting/crr.go crrDefaulter.Default reads the request's pod through the manager's API reader (uncached); e2e-node TestRealNode \"a ContainerRecreateRequest restarts one container of a running pod\" (containerRecreate)",

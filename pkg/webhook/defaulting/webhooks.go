@@ -69,6 +69,9 @@ type Options struct {
 	// HostNetworkHostPorts also defaults a hostNetwork template's host ports to its container ports
 	// (OpenKruise's gate DefaultHostNetworkHostPortsInPodTemplates).
 	HostNetworkHostPorts bool
+	// GatedOff are the kinds (by the last part of their webhook path) whose controller a feature
+	// gate turns off, with the gate: creating or updating one succeeds with a warning that says so.
+	GatedOff map[string]string
 }
 
 // Register adds every defaulting webhook to srv.
@@ -79,6 +82,9 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, op
 		if kind, ok := notRunYet[part]; ok {
 			wh = warnNotRun(kind, wh)
 		}
+		if gate, ok := opts.GatedOff[part]; ok {
+			wh = warn(fmt.Sprintf("the feature gate %s is off: the object is stored, and nothing acts on it", gate), wh)
+		}
 		srv.Register(h.path, wh)
 	}
 }
@@ -87,8 +93,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, op
 // no controller for: creating or updating one succeeds with a warning, never silently.
 var notRunYet = map[string]string{
 	"ephemeraljob": "EphemeralJob", "nodepodprobe": "NodePodProbe",
-	"podprobemarker":       "PodProbeMarker",
-	"resourcedistribution": "ResourceDistribution",
+	"podprobemarker": "PodProbeMarker",
 }
 
 // warnNotRun answers as wh does, with an admission warning that nothing runs kind yet.

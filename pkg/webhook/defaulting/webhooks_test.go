@@ -2,12 +2,15 @@ package defaulting
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -41,7 +44,7 @@ func TestNotRunYetWarns(t *testing.T) {
 		t.Errorf("EphemeralJob: allowed %v, warnings %v (%v)", resp.Allowed, resp.Warnings, resp.Result)
 	}
 	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage", "statefulset", "podunavailablebudget", "sidecarset",
-		"daemonset", "broadcastjob", "advancedcronjob", "uniteddeployment", "persistentpodstate", "workloadspread"}
+		"daemonset", "broadcastjob", "advancedcronjob", "uniteddeployment", "persistentpodstate", "workloadspread", "resourcedistribution"}
 	ppm := warnNotRun(notRunYet["podprobemarker"], byPath["/mutate-apps-kruise-io-v1alpha1-podprobemarker"])
 	resp := ppm.Handle(context.Background(), req("PodProbeMarker", "v1alpha1", `,"spec":{}`))
 	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run PodProbeMarker yet") {
@@ -57,5 +60,24 @@ func TestNotRunYetWarns(t *testing.T) {
 		if _, warned := notRunYet[run]; warned {
 			t.Errorf("%s is run by Kruise, yet warned about", run)
 		}
+	}
+}
+
+// A kind whose feature gate is off is stored with a warning naming the gate.
+func TestGatedOffWarns(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	srv := webhook.NewServer(webhook.Options{})
+	Register(srv, scheme, nil, Options{GatedOff: map[string]string{"resourcedistribution": "ResourceDistributionGate"}})
+	body := `{"apiVersion":"apps.kruise.io/v1alpha1","kind":"ResourceDistribution","metadata":{"name":"x"},"spec":{"resource":{},"targets":{}}}`
+	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","object":` + body + `}}`
+	rec := httptest.NewRecorder()
+	hreq := httptest.NewRequest(http.MethodPost, "/mutate-apps-kruise-io-v1alpha1-resourcedistribution", strings.NewReader(review))
+	hreq.Header.Set("Content-Type", "application/json")
+	srv.WebhookMux().ServeHTTP(rec, hreq)
+	if out := rec.Body.String(); !strings.Contains(out, `"allowed":true`) || !strings.Contains(out, "ResourceDistributionGate is off") {
+		t.Errorf("answer: %s", out)
 	}
 }

@@ -165,7 +165,9 @@ func FuzzValidatingWebhooks(f *testing.F) {
 	pods := fake.NewClientBuilder().WithObjects(pod).Build()
 	cluster := fake.NewClientBuilder().WithScheme(scheme).WithObjects(fuzzSidecarSetCluster()...).Build()
 	sidecarSets := SidecarSetOptions{Reader: cluster, Config: cluster, Namespace: "kruise-system"}
-	targets := webhookfuzz.Targets(f, scheme, func(srv webhook.Server) { Register(srv, scheme, acceptTemplates{}, pods, sidecarSets, cluster) })
+	targets := webhookfuzz.Targets(f, scheme, func(srv webhook.Server) {
+		Register(srv, scheme, acceptTemplates{}, pods, sidecarSets, cluster, ResourceDistributionOptions{})
+	})
 	webhookfuzz.Seed(f, targets, fuzzSamples...)
 	f.Fuzz(func(t *testing.T, path string, update bool, obj, old []byte) {
 		webhookfuzz.Check(t, targets, path, update, obj, old)

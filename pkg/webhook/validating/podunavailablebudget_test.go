@@ -403,7 +403,9 @@ func TestSelectorsLooselyOverlap(t *testing.T) {
 // Register serves the PodUnavailableBudget webhook at its path, for policy.kruise.io/v1alpha1.
 func TestPodUnavailableBudgetWebhookRegistered(t *testing.T) {
 	scheme := webhookfuzz.NewScheme(t)
-	targets := webhookfuzz.Targets(t, scheme, func(srv webhook.Server) { Register(srv, scheme, nil, nil, SidecarSetOptions{}, nil) })
+	targets := webhookfuzz.Targets(t, scheme, func(srv webhook.Server) {
+		Register(srv, scheme, nil, nil, SidecarSetOptions{}, nil, ResourceDistributionOptions{})
+	})
 	for _, tg := range targets {
 		if tg.Path == PodUnavailableBudgetPath {
 			if tg.Kind != policyv1alpha1.GroupVersion.WithKind("PodUnavailableBudget") {

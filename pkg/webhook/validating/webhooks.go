@@ -46,9 +46,10 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // sidecarSets says what the SidecarSet webhooks read (its zero value: nothing), and its Config and
 // Namespace also give the WorkloadSpread and PersistentPodState webhooks the kruise-configuration
 // whitelists of custom workloads; budgets lists the PodUnavailableBudgets of a namespace, for
-// their conflicts (nil: not checked).
+// their conflicts (nil: not checked); distributions says what the ResourceDistribution webhook
+// reads and dry-runs.
 func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, cache client.Reader, sidecarSets SidecarSetOptions,
-	budgets client.Reader) {
+	budgets client.Reader, distributions ResourceDistributionOptions) {
 	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: cache}))
 	registerStatefulSets(srv, scheme, templates, cache)
 	registerDaemonSets(srv, scheme, templates)
@@ -62,6 +63,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateC
 		Namespace: sidecarSets.Namespace, Templates: templates})
 	registerPersistentPodStates(srv, scheme, PersistentPodStateOptions{Reader: cache, Config: sidecarSets.Config,
 		Namespace: sidecarSets.Namespace})
+	registerResourceDistributions(srv, scheme, distributions)
 	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
 		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
 }
