@@ -35,8 +35,14 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// nameIndex indexes the copies' metadata by name.
-const nameIndex = "metadata.name"
+// nameIndex indexes the copies' metadata by name; resourceIndex the distributions by the kind and
+// name of their resource (resourceKey).
+const (
+	nameIndex     = "metadata.name"
+	resourceIndex = "spec.resource.kindAndName"
+)
+
+func resourceKey(kind, name string) string { return kind + "/" + name }
 
 // Reconciler is the ResourceDistribution controller.
 type Reconciler struct {
@@ -64,6 +70,15 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		For(&appsv1alpha1.ResourceDistribution{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.all)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers})
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.ResourceDistribution{}, resourceIndex, func(o client.Object) []string {
+		res, err := dist.Decode(o.(*appsv1alpha1.ResourceDistribution).Spec.Resource.Raw)
+		if err != nil {
+			return nil
+		}
+		return []string{resourceKey(res.GetKind(), res.GetName())}
+	}); err != nil {
+		return err
+	}
 	for _, gvk := range dist.Kinds {
 		meta := metadataOf(gvk)
 		if err := mgr.GetFieldIndexer().IndexField(ctx, meta, nameIndex, func(o client.Object) []string { return []string{o.GetName()} }); err != nil {
@@ -101,14 +116,12 @@ func (r *Reconciler) distributionsOf(gvk schema.GroupVersionKind) handler.MapFun
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: ref.Name}}}
 		}
 		list := &appsv1alpha1.ResourceDistributionList{}
-		if err := r.Client.List(ctx, list); err != nil {
+		if err := r.Client.List(ctx, list, client.MatchingFields{resourceIndex: resourceKey(gvk.Kind, o.GetName())}); err != nil {
 			return nil
 		}
-		var out []reconcile.Request
+		out := make([]reconcile.Request, 0, len(list.Items))
 		for i := range list.Items {
-			if res, err := dist.Decode(list.Items[i].Spec.Resource.Raw); err == nil && res.GroupVersionKind() == gvk && res.GetName() == o.GetName() {
-				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
-			}
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
 		}
 		return out
 	}
