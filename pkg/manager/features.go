@@ -50,7 +50,7 @@ var openKruiseGates = map[Feature]gate{
 	"KruisePodReadinessGate":                {},
 	"ResourcesDeletionProtection":           {on: true, beta: true, implemented: true}, // on by default: differs from OpenKruise on purpose (ResourcesDeletionProtection below)
 	"WorkloadSpread":                        {on: true, beta: true},
-	"SidecarTerminator":                     {},
+	SidecarTerminator:                       {on: true, implemented: true}, // on by default: differs from OpenKruise on purpose (SidecarTerminator below)
 	"PodProbeMarkerGate":                    {on: true, beta: true},
 	"CloneSetEventHandlerOptimization":      {},
 	"ImagePullJobGate":                      {},
@@ -135,6 +135,10 @@ const (
 	// ConfigMaps), on purpose: a distribution only ever writes the copies it controls, and refuses
 	// a target that holds an object it does not own.
 	ResourceDistributionGate Feature = "ResourceDistributionGate"
+	// SidecarTerminator ends a job pod whose main containers are done while its sidecars run
+	// (pkg/controller/sidecarterminator). On by default, unlike OpenKruise (off), on purpose: it acts
+	// only on containers that opt in through KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT.
+	SidecarTerminator Feature = "SidecarTerminator"
 	// DeletionProtectionForCRDCascadingGate: a CRD labelled Cascading is refused deletion while it
 	// has custom resources; without the gate it is refused deletion outright (OpenKruise's gate of
 	// that name, off by default).

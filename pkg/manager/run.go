@@ -36,6 +36,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/controller/podunavailablebudget"
 	"github.com/kruise-ng/kruise/pkg/controller/resourcedistribution"
 	sidecarsetctl "github.com/kruise-ng/kruise/pkg/controller/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/controller/sidecarterminator"
 	"github.com/kruise-ng/kruise/pkg/controller/statefulset"
 	"github.com/kruise-ng/kruise/pkg/controller/uniteddeployment"
 	"github.com/kruise-ng/kruise/pkg/controller/workloadspread"
@@ -308,6 +309,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		Source: podSource, PodWebhookPlaces: podWebhookPlaces}
 	if err := spreading.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the WorkloadSpread webhook registrar: %w", err)
+	}
+	if gates.Enabled(SidecarTerminator) {
+		terminator := &sidecarterminator.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarterminator-controller")}
+		if err := terminator.SetupWithManager(mgr, o.Workers); err != nil {
+			return fmt.Errorf("set up the SidecarTerminator controller: %w", err)
+		}
 	}
 	if gates.Enabled(ResourceDistributionGate) {
 		distributions := &resourcedistribution.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("resourcedistribution-controller")}

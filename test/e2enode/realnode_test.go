@@ -142,6 +142,10 @@ func TestRealNode(t *testing.T) {
 		resizeInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("a Job whose main container exits completes: its sidecar is stopped", func(t *testing.T) {
+		sidecarTerminatorJob(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("kruise-daemon is granted only what it uses", func(t *testing.T) {
 		daemonPermissionsUsed(t, sb, cfg)
 	})

@@ -63,7 +63,8 @@ func (d crrDefaulter) Default(ctx context.Context, crr *v1alpha1.ContainerRecrea
 		return refuse(crr, field.Invalid(spec.Child("podName"), pod.Name, "the pod is terminating"))
 	case pod.Spec.NodeName == "":
 		return refuse(crr, field.Invalid(spec.Child("podName"), pod.Name, "the pod is not scheduled to a node yet"))
-	case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
+	case pod.Spec.RestartPolicy == corev1.RestartPolicyNever && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed:
+		// An ended pod's containers are only stopped (the SidecarTerminator's request).
 		return refuse(crr, field.Invalid(spec.Child("podName"), pod.Name, "the pod's restartPolicy is Never: the kubelet would not start a stopped container again"))
 	}
 	if crr.Labels == nil {

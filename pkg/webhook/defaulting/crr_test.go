@@ -59,3 +59,20 @@ func TestCRRReadOnlyFields(t *testing.T) {
 		t.Errorf("filled from the pod: %+v, labels %v", c, crr.Labels)
 	}
 }
+
+// A pod with restartPolicy Never is refused while it runs (a stopped container would not start
+// again) and accepted once it has ended: the SidecarTerminator's request to stop its sidecars.
+func TestCRRRestartPolicyNever(t *testing.T) {
+	ctx := admission.NewContextWithRequest(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create}})
+	for phase, ok := range map[corev1.PodPhase]bool{corev1.PodRunning: false, corev1.PodSucceeded: true, corev1.PodFailed: true} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid"},
+			Spec:   corev1.PodSpec{NodeName: "n1", RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "sidecar"}}},
+			Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: "sidecar", ContainerID: "containerd://c1"}}}}
+		d := crrDefaulter{pods: fake.NewClientBuilder().WithObjects(pod).Build()}
+		crr := &v1alpha1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"},
+			Spec: v1alpha1.ContainerRecreateRequestSpec{PodName: "p", Containers: []v1alpha1.ContainerRecreateRequestContainer{{Name: "sidecar"}}}}
+		if err := d.Default(ctx, crr); (err == nil) != ok {
+			t.Errorf("phase %s: %v, want accepted %v", phase, err, ok)
+		}
+	}
+}
