@@ -21,6 +21,7 @@ var managerPermissionsNotExercised = map[string]string{
 	"update apps.kruise.io/broadcastjobs/finalizers":         "OwnerReferencesPermissionEnforcement: pkg/controller/broadcastjob pods.go NewPod (NewControllerRef) on the job's pods",
 	"update apps.kruise.io/advancedcronjobs/finalizers":      "OwnerReferencesPermissionEnforcement: pkg/controller/advancedcronjob/children.go newChild, the owner reference (NewControllerRef) of each Job, BroadcastJob and ImageListPullJob a cron job creates",
 	"update apps.kruise.io/uniteddeployments/finalizers":     "OwnerReferencesPermissionEnforcement: pkg/controller/uniteddeployment build.go (NewControllerRef) on the subset workloads it creates, and its revisions (pkg/revision New)",
+	"update core/pods/finalizers":                            "OwnerReferencesPermissionEnforcement: pkg/controller/sidecarterminator Reconcile (NewControllerRef), the pod as owner of the ContainerRecreateRequest that stops its sidecars",
 	"update apps.kruise.io/resourcedistributions/finalizers": "OwnerReferencesPermissionEnforcement: pkg/resourcedistribution Want (NewControllerRef), the owner reference of each copy pkg/controller/resourcedistribution creates",
 	"update apps.kruise.io/imagelistpulljobs/finalizers":     "OwnerReferencesPermissionEnforcement: pkg/controller/imagelistpulljob/plan.go Child, the owner reference (NewControllerRef) of each ImagePullJob a list creates",
 

@@ -22,7 +22,7 @@ import (
 // sidecarTerminatorJob: a batch/v1 Job whose pod (restartPolicy Never) runs a main container that
 // exits 0 after two seconds and a sidecar that would run forever (KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT)
 // completes: the pod ends Succeeded with the condition SidecarTerminated, its sidecar stopped and
-// never started again, and the stop request kruise-daemon served is recorded.
+// never started again, and the stop request kruise-daemon served completes.
 func sidecarTerminatorJob(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface, c client.Client) {
 	ctx := context.Background()
 	ns := harness.Namespace(t, cs)
@@ -70,11 +70,15 @@ func sidecarTerminatorJob(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Inter
 			}
 			return false, "no sidecar status"
 		})
-		crr := &v1alpha1.ContainerRecreateRequest{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: sidecarterminator.CRRName(p)}, crr); err != nil {
-			t.Errorf("the stop request: %v", err)
-		} else {
-			t.Logf("stop request %s: phase %s, containers %+v", crr.Name, crr.Status.Phase, crr.Status.ContainerRecreateStates)
-		}
+		// The stop request ends too: the sidecar stopped, not waited for (the kubelet never starts it again).
+		harness.Eventually(t, time.Minute, "the stop request completed", func() (bool, string) {
+			crr := &v1alpha1.ContainerRecreateRequest{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: sidecarterminator.CRRName(p)}, crr); err != nil {
+				return false, err.Error()
+			}
+			st := crr.Status
+			return st.Phase == v1alpha1.ContainerRecreateRequestCompleted && len(st.ContainerRecreateStates) == 1 &&
+				st.ContainerRecreateStates[0].Phase == v1alpha1.ContainerRecreateRequestSucceeded, fmt.Sprintf("%+v", st)
+		})
 	}
 }

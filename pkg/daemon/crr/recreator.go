@@ -282,7 +282,9 @@ func (r *Recreator) Step(ctx context.Context, crr *v1alpha1.ContainerRecreateReq
 			return 0, err
 		}
 		action, doneMsg := Decide(crr, c, *s, cur, now), ""
-		if action == Done {
+		if ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed; ended {
+			action, doneMsg = DecideEnded(*s, cur), EndedMessage
+		} else if action == Done {
 			stale, checked, err := r.staleEnv(ctx, pod, c.Name, cur.ID)
 			if err != nil {
 				return 0, err

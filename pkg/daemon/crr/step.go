@@ -69,6 +69,22 @@ func Decide(crr *v1alpha1.ContainerRecreateRequest, c v1alpha1.ContainerRecreate
 	return Stop
 }
 
+// EndedMessage is the state message of a container stopped in a pod that has ended.
+const EndedMessage = "stopped; the pod has ended, so the kubelet does not start it again"
+
+// DecideEnded is the action for a container of a pod that has ended (phase Succeeded or Failed:
+// the kubelet starts none of its containers again — a SidecarTerminator's request): stop it while
+// it runs, and it is done once stopped.
+func DecideEnded(s v1alpha1.ContainerRecreateRequestContainerRecreateState, cur *Container) Action {
+	switch {
+	case cur == nil || !cur.Running:
+		return Done
+	case s.IsKilled:
+		return Wait // being stopped
+	}
+	return Stop
+}
+
 func forced(crr *v1alpha1.ContainerRecreateRequest) bool {
 	return crr.Spec.Strategy != nil && crr.Spec.Strategy.ForceRecreate
 }

@@ -42,3 +42,24 @@ func TestDecide(t *testing.T) {
 		t.Error("RuntimeID")
 	}
 }
+
+// In a pod that has ended, a running container is stopped and a stopped one is done: the kubelet
+// starts neither again.
+func TestDecideEnded(t *testing.T) {
+	running, stopped := &Container{ID: "c1", Running: true}, &Container{ID: "c1"}
+	for _, tc := range []struct {
+		name   string
+		killed bool
+		cur    *Container
+		want   Action
+	}{
+		{"running", false, running, Stop},
+		{"being stopped", true, running, Wait},
+		{"stopped", true, stopped, Done},
+		{"gone from the runtime", false, nil, Done},
+	} {
+		if got := DecideEnded(v1alpha1.ContainerRecreateRequestContainerRecreateState{IsKilled: tc.killed}, tc.cur); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
