@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -121,18 +122,24 @@ func normalized(resource *unstructured.Unstructured) *unstructured.Unstructured 
 // NeedsUpdate reports whether a copy's content (all but apiVersion, kind, metadata and status)
 // differs from the distribution's resource.
 func NeedsUpdate(have *unstructured.Unstructured, resource *unstructured.Unstructured) bool {
-	return !equalContent(have.Object, normalized(resource).Object)
+	return !equality.Semantic.DeepEqual(content(have.Object), content(normalized(resource).Object))
 }
 
-func equalContent(a, b map[string]any) bool {
-	strip := func(m map[string]any) map[string]any {
-		out := maps.Clone(m)
-		for _, k := range []string{"apiVersion", "kind", "metadata", "status"} {
-			delete(out, k)
+// content is an object's top-level fields but apiVersion, kind, metadata and status, an empty
+// map or a null left out (the API server keeps neither).
+func content(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if m, ok := v.(map[string]any); v == nil || (ok && len(m) == 0) {
+			continue
 		}
-		return out
+		switch k {
+		case "apiVersion", "kind", "metadata", "status":
+			continue
+		}
+		out[k] = v
 	}
-	return equalJSON(strip(a), strip(b))
+	return out
 }
 
 // ControlledBy reports whether the distribution is obj's controller (same kind and name, as

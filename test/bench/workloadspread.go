@@ -117,8 +117,8 @@ type creations struct {
 }
 
 // scaleUpCreations creates an n-pod CloneSet (its pods admitted as mode says) in a namespace of
-// its own, waits until its n pods exist, and returns the figures of its creations.
-// prof, when set, records the manager's profiles of the scale-up as scenario prefix.
+// its own, waits until its n pods exist, and returns the figures of its creations; prof, when
+// set, records the manager's profiles of the scale-up as scenario prefix.
 func scaleUpCreations(ctx context.Context, sb *sandbox.Sandbox, c client.Client, api kubernetes.Interface, prefix string, n int, mode scaleUp,
 	prof *profiler) (creations, error) {
 	var res creations

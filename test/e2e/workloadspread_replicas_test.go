@@ -60,7 +60,7 @@ func TestWorkloadSpreadTwoReplicas(t *testing.T) {
 		}
 		return false, fmt.Sprintf("decider Lease holds %q", ptr.Deref(lease.Spec.HolderIdentity, ""))
 	})
-	time.Sleep(4 * time.Second) // the new decider's settling time (3 s) before it decides from memory
+	waitDeciding(t, leader)
 
 	ns := harness.Namespace(t, kubernetes.NewForConfigOrDie(cfg))
 	clone := spreadCloneSet(ns, "two")
@@ -111,10 +111,25 @@ func TestWorkloadSpreadTwoReplicas(t *testing.T) {
 		}
 		return follower.Leads(ctx) && ptr.Deref(lease.Spec.HolderIdentity, "") == address(follower), ptr.Deref(lease.Spec.HolderIdentity, "")
 	})
-	// a is full in the status the first leader wrote: the new one places the next pod in b.
+	// a is full in the status the first leader wrote: the new one, deciding from memory, places
+	// the next pod in b.
+	waitDeciding(t, follower)
+	memory0 := placements(t, follower, "memory")
 	if s := post(follower, clonePod(clone, "two-y0")); s != "b" {
 		t.Errorf("after the failover a pod went to %q, want b (a holds %d)", s, maxA)
 	}
+	if n := placements(t, follower, "memory") - memory0; n != 1 {
+		t.Errorf("the new leader placed %v pods from memory, want 1", n)
+	}
+}
+
+// waitDeciding waits until the replica decides from memory (its settling time after taking over).
+func waitDeciding(t *testing.T, r sandbox.ManagerReplica) {
+	t.Helper()
+	harness.Eventually(t, 30*time.Second, r.Name+" deciding from memory", func() (bool, string) {
+		v := metricValue(scrapePort(t, r.MetricsPort), "kruise_webhook_deciding", nil)
+		return v == 1, fmt.Sprint(v)
+	})
 }
 
 // clonePod is a pod as clone's controller creates it.

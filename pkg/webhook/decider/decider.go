@@ -24,12 +24,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admission/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
@@ -58,6 +60,12 @@ const NotDeciding = "this kruise-manager replica does not decide admissions"
 
 // flushTimeout bounds the writes a stopping decider finishes before another replica decides.
 const flushTimeout = 5 * time.Second
+
+// decidingGauge is 1 while this replica decides admissions from memory.
+var decidingGauge = prometheus.NewGauge(prometheus.GaugeOpts{Name: "kruise_webhook_deciding",
+	Help: "1 while this kruise-manager replica decides the admissions that need one decider (WorkloadSpread placements) from memory, else 0."})
+
+func init() { metrics.Registry.MustRegister(decidingGauge) }
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,resourceNames=kruise-manager-decider,verbs=get;update
 
@@ -124,10 +132,12 @@ func (d *Decider) Start(ctx context.Context) error {
 	case <-ctx.Done():
 	case <-time.After(wait):
 		d.deciding.Store(true)
+		decidingGauge.Set(1)
 		d.Log.Info("deciding admissions from memory", "address", d.Address)
 		<-ctx.Done()
 	}
 	d.deciding.Store(false)
+	decidingGauge.Set(0)
 	d.leading.Store(false)
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
 	defer cancel()

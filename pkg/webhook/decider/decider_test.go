@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	dto "github.com/prometheus/client_model/go"
 	admissionv1 "k8s.io/api/admission/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -144,8 +145,8 @@ func TestLeaderPublishesAndDecides(t *testing.T) {
 	for !d.Deciding() && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if !d.Deciding() || !d.Leading() {
-		t.Fatalf("deciding %v, leading %v", d.Deciding(), d.Leading())
+	if !d.Deciding() || !d.Leading() || gauge(t) != 1 {
+		t.Fatalf("deciding %v, leading %v, gauge %v", d.Deciding(), d.Leading(), gauge(t))
 	}
 	lease := &coordinationv1.Lease{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "kruise-system", Name: LeaseName}, lease); err != nil || *lease.Spec.HolderIdentity != d.Address {
@@ -159,7 +160,7 @@ func TestLeaderPublishesAndDecides(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if stillDeciding := <-stopped; stillDeciding || d.Leading() {
+	if stillDeciding := <-stopped; stillDeciding || d.Leading() || gauge(t) != 0 {
 		t.Errorf("OnStop ran while deciding %v; leading after stop %v", stillDeciding, d.Leading())
 	}
 }
@@ -176,4 +177,14 @@ type countingReader struct {
 func (r countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	r.n.Add(1)
 	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// gauge is the value of the deciding gauge.
+func gauge(t *testing.T) float64 {
+	t.Helper()
+	m := &dto.Metric{}
+	if err := decidingGauge.Write(m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
 }

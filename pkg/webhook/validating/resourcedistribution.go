@@ -63,11 +63,13 @@ func ValidateResourceDistribution(obj, old *v1alpha1.ResourceDistribution) field
 		}
 	}
 	targets := field.NewPath("spec", "targets")
-	for listName, list := range map[string][]v1alpha1.ResourceDistributionNamespace{
-		"includedNamespaces": obj.Spec.Targets.IncludedNamespaces.List, "excludedNamespaces": obj.Spec.Targets.ExcludedNamespaces.List} {
-		for i, ns := range list {
+	for _, l := range []struct {
+		name string
+		list []v1alpha1.ResourceDistributionNamespace
+	}{{"includedNamespaces", obj.Spec.Targets.IncludedNamespaces.List}, {"excludedNamespaces", obj.Spec.Targets.ExcludedNamespaces.List}} {
+		for i, ns := range l.list {
 			for _, msg := range apimachineryvalidation.ValidateNamespaceName(ns.Name, false) {
-				errs = append(errs, field.Invalid(targets.Child(listName, "list").Index(i).Child("name"), ns.Name, msg))
+				errs = append(errs, field.Invalid(targets.Child(l.name, "list").Index(i).Child("name"), ns.Name, msg))
 			}
 		}
 	}
