@@ -45,13 +45,13 @@ var openKruiseGates = map[Feature]gate{
 	PodUnavailableBudgetUpdateGate: {on: true, implemented: true},
 
 	"PodWebhook":                            {on: true, beta: true},
-	"KruiseDaemon":                          {on: true, beta: true},
+	KruiseDaemon:                            {on: true, beta: true, implemented: true},
 	"DaemonWatchingPod":                     {on: true, beta: true},
 	"KruisePodReadinessGate":                {},
 	"ResourcesDeletionProtection":           {on: true, beta: true, implemented: true}, // on by default: differs from OpenKruise on purpose (ResourcesDeletionProtection below)
 	"WorkloadSpread":                        {on: true, beta: true},
 	SidecarTerminator:                       {on: true, implemented: true}, // on by default: differs from OpenKruise on purpose (SidecarTerminator below)
-	"PodProbeMarkerGate":                    {on: true, beta: true},
+	PodProbeMarkerGate:                      {on: true, beta: true, implemented: true},
 	"CloneSetEventHandlerOptimization":      {},
 	"ImagePullJobGate":                      {},
 	ResourceDistributionGate:                {on: true, beta: true, implemented: true}, // on by default: differs from OpenKruise on purpose (ResourceDistributionGate below)
@@ -139,6 +139,13 @@ const (
 	// (pkg/controller/sidecarterminator). On by default, unlike OpenKruise (off), on purpose: it acts
 	// only on containers that opt in through KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT.
 	SidecarTerminator Feature = "SidecarTerminator"
+	// PodProbeMarkerGate runs PodProbeMarkers: the manager keeps a NodePodProbe per node and marks
+	// pods from the probes' states, which kruise-daemon runs (OpenKruise's gate of that name, on by
+	// default; off also when KruiseDaemon is off, as in OpenKruise).
+	PodProbeMarkerGate Feature = "PodProbeMarkerGate"
+	// KruiseDaemon says kruise-daemon runs on the nodes (OpenKruise's gate of that name, on by
+	// default); off, nothing that needs it runs (PodProbeMarkerGate).
+	KruiseDaemon Feature = "KruiseDaemon"
 	// DeletionProtectionForCRDCascadingGate: a CRD labelled Cascading is refused deletion while it
 	// has custom resources; without the gate it is refused deletion outright (OpenKruise's gate of
 	// that name, off by default).

@@ -32,6 +32,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/controller/imagepulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/nodeimage"
 	ppsctl "github.com/kruise-ng/kruise/pkg/controller/persistentpodstate"
+	"github.com/kruise-ng/kruise/pkg/controller/podprobemarker"
 	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/controller/podunavailablebudget"
 	"github.com/kruise-ng/kruise/pkg/controller/resourcedistribution"
@@ -155,6 +156,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	gatedOff := map[string]string{}
 	if !gates.Enabled(ResourceDistributionGate) {
 		gatedOff["resourcedistribution"] = string(ResourceDistributionGate)
+	}
+	if !gates.Enabled(PodProbeMarkerGate) || !gates.Enabled(KruiseDaemon) {
+		gatedOff["podprobemarker"] = string(PodProbeMarkerGate) + " or " + string(KruiseDaemon)
 	}
 	defaulting.Register(mgr.GetWebhookServer(), scheme, mgr.GetAPIReader(), defaulting.Options{TemplateDefaults: !gates.Enabled(TemplateNoDefaults),
 		HostNetworkHostPorts: gates.Enabled(DefaultHostNetworkHostPortsInPodTemplates), GatedOff: gatedOff})
@@ -320,6 +324,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		distributions := &resourcedistribution.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("resourcedistribution-controller")}
 		if err := distributions.SetupWithManager(ctx, mgr, o.Workers); err != nil {
 			return fmt.Errorf("set up the ResourceDistribution controller: %w", err)
+		}
+	}
+	if gates.Enabled(PodProbeMarkerGate) && gates.Enabled(KruiseDaemon) {
+		if err := podprobemarker.Setup(ctx, mgr, mgr.GetEventRecorder("podprobemarker-controller"), o.Workers); err != nil {
+			return fmt.Errorf("set up the PodProbeMarker controllers: %w", err)
 		}
 	}
 	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}

@@ -26,12 +26,11 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/pkg/daemon/criruntime"
 )
 
 // The kubelet's labels and annotations on the containers it creates.
 const (
-	podUIDLabel             = "io.kubernetes.pod.uid"
-	containerNameLabel      = "io.kubernetes.container.name"
 	containerHashAnnotation = "io.kubernetes.container.hash"
 	restartCountAnnotation  = "io.kubernetes.container.restartCount"
 )
@@ -62,7 +61,7 @@ func Wanted(pod *corev1.Pod) bool {
 func Meta(pod *corev1.Pod, containers []*runtimeapi.Container, runtimeName string) appspub.RuntimeContainerMetaSet {
 	newest := map[string]*runtimeapi.Container{}
 	for _, c := range containers {
-		name := c.Labels[containerNameLabel]
+		name := c.Labels[criruntime.ContainerNameLabel]
 		if cur, ok := newest[name]; !ok || c.CreatedAt > cur.CreatedAt {
 			newest[name] = c
 		}
@@ -135,7 +134,7 @@ func (r *Reporter) report(ctx context.Context, lister interface {
 	if err != nil || !Wanted(pod) {
 		return err
 	}
-	containers, err := r.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{podUIDLabel: string(pod.UID)}})
+	containers, err := r.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{criruntime.PodUIDLabel: string(pod.UID)}})
 	if err != nil {
 		return fmt.Errorf("list the containers of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}

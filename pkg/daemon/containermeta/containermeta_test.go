@@ -7,13 +7,14 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/pkg/daemon/criruntime"
 )
 
 func TestMeta(t *testing.T) {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}, {Name: "side"}, {Name: "missing"}},
 		ReadinessGates: []corev1.PodReadinessGate{{ConditionType: appspub.InPlaceUpdateReady}}}}
 	c := func(id, name string, created int64, restarts, hash string) *runtimeapi.Container {
-		return &runtimeapi.Container{Id: id, CreatedAt: created, Labels: map[string]string{containerNameLabel: name},
+		return &runtimeapi.Container{Id: id, CreatedAt: created, Labels: map[string]string{criruntime.ContainerNameLabel: name},
 			Annotations: map[string]string{restartCountAnnotation: restarts, containerHashAnnotation: hash}}
 	}
 	got := Meta(pod, []*runtimeapi.Container{c("old", "app", 1, "0", "a1"), c("new", "app", 2, "1", "b2"), c("s", "side", 1, "0", "ff")}, "containerd")

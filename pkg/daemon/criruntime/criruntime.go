@@ -11,6 +11,7 @@ import (
 	"time"
 
 	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
 )
 
@@ -89,4 +90,44 @@ func (r *Runtime) Healthy(ctx context.Context, timeout time.Duration) error {
 	defer cancel()
 	_, err := r.Runtime.Version(ctx, "v1")
 	return err
+}
+
+// The kubelet's labels on the containers it creates.
+const (
+	PodUIDLabel        = "io.kubernetes.pod.uid"
+	ContainerNameLabel = "io.kubernetes.container.name"
+)
+
+// Container is what kruise-daemon needs of a pod's container in the runtime.
+type Container struct {
+	ID      string
+	Running bool
+	// Started is when a running container started.
+	Started time.Time
+}
+
+// Newest is the runtime's newest container named name in pod uid (the kubelet's labels), or nil.
+func Newest(ctx context.Context, rs internalapi.RuntimeService, uid, name string) (*Container, error) {
+	list, err := rs.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{PodUIDLabel: uid, ContainerNameLabel: name}})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	var best *runtimeapi.Container
+	for _, c := range list {
+		if best == nil || c.CreatedAt > best.CreatedAt {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	out := &Container{ID: best.Id, Running: best.State == runtimeapi.ContainerState_CONTAINER_RUNNING}
+	if out.Running {
+		st, err := rs.ContainerStatus(ctx, best.Id, false)
+		if err != nil {
+			return nil, fmt.Errorf("container status: %w", err)
+		}
+		out.Started = time.Unix(0, st.GetStatus().GetStartedAt())
+	}
+	return out, nil
 }

@@ -2,18 +2,14 @@ package crr
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/daemon/containeraction"
 )
 
 // stop runs c's preStop hook (a failing or cut hook does not stop the recreation, as with the
@@ -68,75 +64,22 @@ func (r *Recreator) preStop(ctx context.Context, pod *corev1.Pod, c v1alpha1.Con
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	h := c.PreStop
-	switch {
-	case h.Exec != nil:
-		// CRI counts the timeout in whole seconds, 0 meaning none: never pass 0.
-		timeout := max(left.Round(time.Second), time.Second)
-		_, stderr, err := r.Runtime.ExecSync(ctx, id, h.Exec.Command, timeout)
-		if err != nil {
-			return fmt.Errorf("exec %v: %w (%s)", h.Exec.Command, err, stderr)
-		}
-	case h.HTTPGet != nil:
-		g := h.HTTPGet
-		port, err := resolvePort(g.Port, c.Ports)
+	h := containeraction.Handler{Exec: c.PreStop.Exec}
+	if g := c.PreStop.HTTPGet; g != nil {
+		port, err := containeraction.ResolvePort(g.Port, c.Ports)
 		if err != nil {
 			return err
 		}
-		host := g.Host
-		if host == "" {
-			host = pod.Status.PodIP
-		}
-		scheme := "http"
-		if g.Scheme == corev1.URISchemeHTTPS {
-			scheme = "https"
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+net.JoinHostPort(host, strconv.Itoa(port))+g.Path, nil)
-		if err != nil {
-			return err
-		}
-		for _, hd := range g.HTTPHeaders {
-			req.Header.Add(hd.Name, hd.Value)
-		}
-		resp, err := hookClient.Do(req)
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-	case h.TCPSocket != nil:
-		port, err := resolvePort(h.TCPSocket.Port, c.Ports)
-		if err != nil {
-			return err
-		}
-		host := h.TCPSocket.Host
-		if host == "" {
-			host = pod.Status.PodIP
-		}
-		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-		if err != nil {
-			return err
-		}
-		_ = conn.Close()
+		h.HTTPGet = &corev1.HTTPGetAction{Path: g.Path, Port: port, Host: g.Host, Scheme: g.Scheme, HTTPHeaders: g.HTTPHeaders}
 	}
-	return nil
-}
-
-// hookClient calls httpGet preStop hooks without verifying the pod's certificate, as the kubelet
-// does (the hook targets the pod itself); it does not follow redirects. The request's context
-// bounds each call.
-var hookClient = &http.Client{
-	Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // as the kubelet's hooks
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
-
-func resolvePort(p intstr.IntOrString, ports []corev1.ContainerPort) (int, error) {
-	if p.Type == intstr.Int {
-		return p.IntValue(), nil
-	}
-	for _, cp := range ports {
-		if cp.Name == p.StrVal {
-			return int(cp.ContainerPort), nil
+	if t := c.PreStop.TCPSocket; t != nil {
+		port, err := containeraction.ResolvePort(t.Port, c.Ports)
+		if err != nil {
+			return err
 		}
+		h.TCPSocket = t.DeepCopy()
+		h.TCPSocket.Port = port
 	}
-	return 0, fmt.Errorf("no container port named %q", p.StrVal)
+	_, err := containeraction.Do(ctx, r.Runtime, id, pod.Status.PodIP, h)
+	return err
 }

@@ -19,23 +19,17 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	internalapi "k8s.io/cri-api/pkg/apis"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/daemon/criruntime"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 // The daemon's permissions for recreating, generated into config/rbac/daemon by `make generate`.
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=list;watch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests/status,verbs=update
-
-// The kubelet's labels on the containers it creates.
-const (
-	podUIDLabel        = "io.kubernetes.pod.uid"
-	containerNameLabel = "io.kubernetes.container.name"
-)
 
 // Recreator carries out its node's requests.
 type Recreator struct {
@@ -387,28 +381,7 @@ func equalStatus(a, b *v1alpha1.ContainerRecreateRequestStatus) bool {
 
 // newest is the runtime's newest container named name in pod uid, or nil.
 func (r *Recreator) newest(ctx context.Context, uid, name string) (*Container, error) {
-	list, err := r.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{podUIDLabel: uid, containerNameLabel: name}})
-	if err != nil {
-		return nil, fmt.Errorf("list containers: %w", err)
-	}
-	var best *runtimeapi.Container
-	for _, c := range list {
-		if best == nil || c.CreatedAt > best.CreatedAt {
-			best = c
-		}
-	}
-	if best == nil {
-		return nil, nil
-	}
-	out := &Container{ID: best.Id, Running: best.State == runtimeapi.ContainerState_CONTAINER_RUNNING}
-	if out.Running {
-		st, err := r.Runtime.ContainerStatus(ctx, best.Id, false)
-		if err != nil {
-			return nil, fmt.Errorf("container status: %w", err)
-		}
-		out.Started = time.Unix(0, st.GetStatus().GetStartedAt())
-	}
-	return out, nil
+	return criruntime.Newest(ctx, r.Runtime, uid, name)
 }
 
 // noteMismatch records once, in the request's status message, why kruise-daemon does not act on it.

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/daemon/criruntime"
 )
 
 // fakeRuntime holds containers by name (newest last); StopContainer exits one, and the test plays
@@ -60,14 +61,14 @@ func (f *fakeRuntime) start(name string) {
 	defer f.mu.Unlock()
 	f.n++
 	f.containers[name] = append(f.containers[name], &runtimeapi.Container{Id: name + "-" + string(rune('0'+f.n)), CreatedAt: f.n,
-		State: runtimeapi.ContainerState_CONTAINER_RUNNING, Labels: map[string]string{containerNameLabel: name}})
+		State: runtimeapi.ContainerState_CONTAINER_RUNNING, Labels: map[string]string{criruntime.ContainerNameLabel: name}})
 }
 
 func (f *fakeRuntime) ListContainers(_ context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []*runtimeapi.Container
-	for _, c := range f.containers[filter.LabelSelector[containerNameLabel]] {
+	for _, c := range f.containers[filter.LabelSelector[criruntime.ContainerNameLabel]] {
 		out = append(out, &runtimeapi.Container{Id: c.Id, CreatedAt: c.CreatedAt, State: c.State, Labels: c.Labels})
 	}
 	return out, nil

@@ -15,14 +15,11 @@ import (
 	"time"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/daemon/criruntime"
 )
 
 // Container is what the runtime says of the newest container of a name in the pod.
-type Container struct {
-	ID      string
-	Running bool
-	Started time.Time
-}
+type Container = criruntime.Container
 
 // Action is what to do to one container now.
 type Action int

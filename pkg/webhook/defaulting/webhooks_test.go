@@ -44,12 +44,8 @@ func TestNotRunYetWarns(t *testing.T) {
 		t.Errorf("EphemeralJob: allowed %v, warnings %v (%v)", resp.Allowed, resp.Warnings, resp.Result)
 	}
 	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage", "statefulset", "podunavailablebudget", "sidecarset",
-		"daemonset", "broadcastjob", "advancedcronjob", "uniteddeployment", "persistentpodstate", "workloadspread", "resourcedistribution"}
-	ppm := warnNotRun(notRunYet["podprobemarker"], byPath["/mutate-apps-kruise-io-v1alpha1-podprobemarker"])
-	resp := ppm.Handle(context.Background(), req("PodProbeMarker", "v1alpha1", `,"spec":{}`))
-	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run PodProbeMarker yet") {
-		t.Errorf("PodProbeMarker: allowed %v, warnings %v", resp.Allowed, resp.Warnings)
-	}
+		"daemonset", "broadcastjob", "advancedcronjob", "uniteddeployment", "persistentpodstate", "workloadspread", "resourcedistribution",
+		"podprobemarker", "nodepodprobe"}
 	for _, h := range handlers(scheme, nil, Options{}) {
 		kind := h.path[strings.LastIndexByte(h.path, '-')+1:]
 		if _, warned := notRunYet[kind]; !warned && !slices.Contains(run, kind) {
