@@ -4,8 +4,8 @@
 // node; the ValidatingAdmissionPolicy install.DaemonNodePolicy does, from the node its
 // service-account token is bound to). It
 // serves its health and metrics, reports container meta (pkg/daemon/containermeta) and pulls the
-// images its NodeImage lists (pkg/daemon/imagepuller) and recreates containers on request
-// (pkg/daemon/crr). A Supervisor restarts those workers when they stop or panic, and /healthz
+// images its NodeImage lists (pkg/daemon/imagepuller), recreates containers on request
+// (pkg/daemon/crr) and runs the probes its NodePodProbe lists (pkg/daemon/podprobe). A Supervisor restarts those workers when they stop or panic, and /healthz
 // fails while one is down or keeps failing.
 package daemon
 
@@ -39,6 +39,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/daemon/criruntime"
 	"github.com/kruise-ng/kruise/pkg/daemon/crr"
 	"github.com/kruise-ng/kruise/pkg/daemon/imagepuller"
+	"github.com/kruise-ng/kruise/pkg/daemon/podprobe"
 )
 
 // The daemon's permissions, generated into config/rbac/daemon by `make generate`.
@@ -64,6 +65,8 @@ type Options struct {
 	// MaxPreStop caps each preStop hook of a recreated container, within its grace period;
 	// 0: only the grace period bounds it.
 	MaxPreStop time.Duration
+	// ProbeWorkers caps the PodProbeMarker probes running at once.
+	ProbeWorkers int
 }
 
 // BindFlags registers the options on fs; nodeName is the default node name ($NODE_NAME).
@@ -74,6 +77,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet, nodeName string) {
 	fs.DurationVar(&o.RuntimeTimeout, "runtime-timeout", 10*time.Second, "timeout connecting to the container runtime")
 	fs.IntVar(&o.PullWorkers, "max-workers-for-pull-image", 2, "image pulls (NodeImage tasks) running at once")
 	fs.IntVar(&o.CRRWorkers, "max-workers-for-crr", 4, "ContainerRecreateRequests processed at once (each may wait on a preStop hook)")
+	fs.IntVar(&o.ProbeWorkers, "max-workers-for-pod-probe", podprobe.DefaultWorkers, "PodProbeMarker probes (NodePodProbe) running at once")
 	fs.DurationVar(&o.MaxPreStop, "max-prestop-duration", 5*time.Minute,
 		"cap on each preStop hook run before recreating a container, within its grace period (0: the grace period only)")
 }
@@ -89,6 +93,9 @@ func (o *Options) Validate() error {
 	}
 	if o.CRRWorkers < 1 {
 		errs = append(errs, errors.New("--max-workers-for-crr must be at least 1"))
+	}
+	if o.ProbeWorkers < 1 {
+		errs = append(errs, errors.New("--max-workers-for-pod-probe must be at least 1"))
 	}
 	if o.MaxPreStop < 0 {
 		errs = append(errs, fmt.Errorf("--max-prestop-duration must not be negative (got %s; 0 leaves only the grace period)", o.MaxPreStop))
@@ -136,6 +143,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) erro
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(runtimeInfo, workerRestarts)
 	reg.MustRegister(imagepuller.Collectors()...)
+	reg.MustRegister(podprobe.Collectors()...)
 	runtimeInfo.WithLabelValues(o.NodeName, rt.Name, rt.Version, rt.Endpoint).Set(1)
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", healthz(func(r *http.Request) error {
@@ -179,6 +187,7 @@ func startWorkers(ctx context.Context, sup *Supervisor, cfg *rest.Config, rt *cr
 	}
 	objects, err := cache.New(cfg, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{
 		&appsv1beta1.NodeImage{}:                 {Field: fields.OneTermEqualSelector("metadata.name", o.NodeName)},
+		&appsv1alpha1.NodePodProbe{}:             {Field: fields.OneTermEqualSelector("metadata.name", o.NodeName)},
 		&appsv1alpha1.ContainerRecreateRequest{}: {Label: labels.SelectorFromSet(crr.Selector(o.NodeName))},
 	}})
 	if err != nil {
@@ -190,5 +199,7 @@ func startWorkers(ctx context.Context, sup *Supervisor, cfg *rest.Config, rt *cr
 	rc := &crr.Recreator{Client: c, Runtime: rt.Runtime, Node: o.NodeName, Workers: o.CRRWorkers, MaxPreStop: o.MaxPreStop,
 		Log: log.WithName("crr")}
 	sup.Go(ctx, "crr", func(ctx context.Context) error { return rc.Run(ctx, objects) })
+	probes := &podprobe.Runner{Client: c, Runtime: rt.Runtime, Node: o.NodeName, Workers: o.ProbeWorkers, Log: log.WithName("podprobe")}
+	sup.Go(ctx, "podprobe", func(ctx context.Context) error { return probes.Run(ctx, objects) })
 	return nil
 }

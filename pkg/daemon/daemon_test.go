@@ -11,14 +11,14 @@ import (
 )
 
 func TestValidate(t *testing.T) {
-	ok := Options{NodeName: "n", RuntimeTimeout: time.Second, HealthAddr: ":10221", PullWorkers: 2, CRRWorkers: 4}
+	ok := Options{NodeName: "n", RuntimeTimeout: time.Second, HealthAddr: ":10221", PullWorkers: 2, CRRWorkers: 4, ProbeWorkers: 8}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	bad := Options{HealthAddr: "nope", MaxPreStop: -time.Second}
 	err := bad.Validate()
 	for _, want := range []string{"--node-name (or $NODE_NAME) is required", "--runtime-timeout must be positive", "--health-probe-bind-address",
-		"--max-workers-for-pull-image", "--max-workers-for-crr must be at least 1", "--max-prestop-duration must not be negative"} {
+		"--max-workers-for-pull-image", "--max-workers-for-crr must be at least 1", "--max-workers-for-pod-probe must be at least 1", "--max-prestop-duration must not be negative"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
 		}

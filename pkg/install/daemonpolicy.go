@@ -21,7 +21,7 @@ const NodeNameExtra = "authentication.kubernetes.io/node-name"
 
 // daemonNodePolicy is a ValidatingAdmissionPolicy that lets subject (kruise-daemon) write only the
 // objects of the node named in its token: pods (and their status) on that node, the node's
-// NodeImage, and ContainerRecreateRequests labelled with that node. RBAC cannot scope pods to a
+// NodeImage and NodePodProbe, and ContainerRecreateRequests labelled with that node. RBAC cannot scope pods to a
 // node; the API server's admission can. Writes without a node in the token are refused too, so a
 // daemon credential that is not bound to its node does nothing.
 func daemonNodePolicy(subject rbacv1.Subject) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
@@ -41,7 +41,8 @@ func daemonNodePolicy(subject rbacv1.Subject) (*admissionregistrationv1.Validati
 			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
 			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{
 				rule("", "pods", "pods/status"),
-				rule(v1alpha1.GroupVersion.Group, "nodeimages", "nodeimages/status", "containerrecreaterequests", "containerrecreaterequests/status"),
+				rule(v1alpha1.GroupVersion.Group, "nodeimages", "nodeimages/status", "nodepodprobes", "nodepodprobes/status",
+					"containerrecreaterequests", "containerrecreaterequests/status"),
 			}},
 			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "kruise-daemon",
 				Expression: fmt.Sprintf("request.userInfo.username == %q", user)}},
@@ -50,7 +51,7 @@ func daemonNodePolicy(subject rbacv1.Subject) (*admissionregistrationv1.Validati
 					NodeNameExtra, NodeNameExtra, NodeNameExtra)},
 				{Name: "target", Expression: "request.operation == 'DELETE' ? oldObject : object"},
 				{Name: "targetNode", Expression: fmt.Sprintf(`request.resource.resource == 'pods' ? (has(variables.target.spec.nodeName) ? variables.target.spec.nodeName : '') :
-request.resource.resource == 'nodeimages' ? variables.target.metadata.name :
+request.resource.resource in ['nodeimages', 'nodepodprobes'] ? variables.target.metadata.name :
 (has(variables.target.metadata.labels) && %q in variables.target.metadata.labels ? variables.target.metadata.labels[%q] : '')`,
 					v1alpha1.ContainerRecreateRequestNodeNameKey, v1alpha1.ContainerRecreateRequestNodeNameKey)},
 			},
