@@ -146,6 +146,10 @@ func TestRealNode(t *testing.T) {
 		sidecarTerminatorJob(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("PodProbeMarker probes mark a pod as its app changes", func(t *testing.T) {
+		podProbeMarkerFlips(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("kruise-daemon is granted only what it uses", func(t *testing.T) {
 		daemonPermissionsUsed(t, sb, cfg)
 	})
@@ -402,23 +406,26 @@ func TestRealNodeNeedsRoot(t *testing.T) {
 	}
 }
 
+// daemonGet is the body of kruise-daemon's answer to GET path (200 OK, else the test fails).
+func daemonGet(t *testing.T, sb *sandbox.Sandbox, path string) string {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", sb.Ports.KruiseDaemon, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %s", path, resp.Status, body)
+	}
+	return string(body)
+}
+
 // daemonOverCRI: kruise-daemon runs for the real node and talks to its containerd over CRI; it
 // refuses to start, saying why, without a runtime, without a node name, or for a node that is not
 // registered.
 func daemonOverCRI(t *testing.T, sb *sandbox.Sandbox) {
-	get := func(path string) string {
-		t.Helper()
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", sb.Ports.KruiseDaemon, path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %s %s", path, resp.Status, body)
-		}
-		return string(body)
-	}
+	get := func(path string) string { t.Helper(); return daemonGet(t, sb, path) }
 	if got := strings.TrimSpace(get("/healthz")); got != "ok" {
 		t.Errorf("/healthz says %q", got)
 	}
