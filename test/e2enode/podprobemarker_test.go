@@ -17,10 +17,10 @@ import (
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
-// probedApp serves /www over HTTP on 8080 ("web"), accepts TCP on 9000 ("tcp") while /tmp/tcp
-// exists, and is idle while /tmp/idle exists (busybox's applets: the image links only a few).
-const probedApp = `busybox mkdir -p /www && echo up > /www/index.html && busybox httpd -p 8080 -h /www &&
-while :; do if [ -f /tmp/tcp ]; then busybox nc -l -p 9000 </dev/null; else sleep 0.2; fi; done`
+// probedApp serves /www over HTTP on 8080 ("web"), accepts TCP on 9000 ("tcp") while /state/tcp
+// exists, and is idle while /state/idle exists (busybox's applets: the image links only a few).
+const probedApp = `busybox mkdir -p /www /state && echo up > /www/index.html && busybox httpd -p 8080 -h /www &&
+while :; do if [ -f /state/tcp ]; then busybox nc -l -p 9000 </dev/null; else sleep 0.2; fi; done`
 
 // podProbeMarkerFlips: kruise-daemon runs a PodProbeMarker's exec, HTTP and TCP probes against a
 // pod on the real node, and the pod's conditions, labels and annotations follow as the test
@@ -44,7 +44,7 @@ func podProbeMarkerFlips(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interf
 		Spec: v1alpha1.PodProbeMarkerSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "game"}},
 			Probes: []v1alpha1.PodProbeMarkerProbe{
 				{Name: "idle", ContainerName: "app", PodConditionType: "game.example.com/idle",
-					Probe: fast(v1alpha1.PodProbeMarkerProbeSpec{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/idle"}}}),
+					Probe: fast(v1alpha1.PodProbeMarkerProbeSpec{Exec: &corev1.ExecAction{Command: []string{"cat", "/state/idle"}}}),
 					MarkerPolicy: []v1alpha1.PodProbeMarkerPolicy{
 						{State: v1alpha1.PodProbeMarkerStateSucceeded, Labels: map[string]string{"idle": "true"}},
 						{State: v1alpha1.PodProbeMarkerStateFailed, Labels: map[string]string{"idle": "false"}}}},
@@ -84,11 +84,11 @@ func podProbeMarkerFlips(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interf
 	if got := status(p, "game.example.com/typo"); !strings.Contains(got, `container "no-such-container" is not in pod`) {
 		t.Errorf("the probe of a missing container: condition %s", got)
 	}
-	execIn(t, sb, ns, "game", "busybox", "touch", "/tmp/idle")
-	expect("idle after touching /tmp/idle (exec)", "true", "False", "")
-	execIn(t, sb, ns, "game", "sh", "-c", "echo ok > /www/ready.html && busybox touch /tmp/tcp")
+	execIn(t, sb, ns, "game", "busybox", "touch", "/state/idle")
+	expect("idle after touching /state/idle (exec)", "true", "False", "")
+	execIn(t, sb, ns, "game", "sh", "-c", "echo ok > /www/ready.html && busybox touch /state/tcp")
 	expect("web ready and accepting (HTTP, TCP)", "true", "True", "true")
-	execIn(t, sb, ns, "game", "busybox", "rm", "/tmp/idle", "/www/ready.html", "/tmp/tcp")
+	execIn(t, sb, ns, "game", "busybox", "rm", "/state/idle", "/www/ready.html", "/state/tcp")
 	expect("busy, not ready and not accepting: the Succeeded-only annotation stays, as OpenKruise leaves it", "false", "False", "true")
 	if out := daemonGet(t, sb, "/metrics"); !strings.Contains(out, `kruise_daemon_pod_probe_results_total{namespace="`+ns+`",probe="game#web",result="succeeded"}`) ||
 		!strings.Contains(out, `probe="game#typo",result="container_missing"`) {
