@@ -14,10 +14,12 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -49,7 +51,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, recorder events.EventRecorder,
 	opts := controller.Options{MaxConcurrentReconciles: workers}
 	nodes := &Nodes{Client: c, Recorder: recorder}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("nodepodprobe").WithOptions(opts).
-		For(&corev1.Node{}).
+		For(&corev1.Node{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+			return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
+		}})).
 		Watches(&v1alpha1.NodePodProbe{}, &handler.EnqueueRequestForObject{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(nodes.ofPod)).
 		Watches(&v1alpha1.PodProbeMarker{}, handler.EnqueueRequestsFromMapFunc(nodes.ofMarker)).

@@ -3,6 +3,7 @@ package podprobemarker
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -59,7 +60,7 @@ func (r *Nodes) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 			return ctrl.Result{}, fmt.Errorf("create the NodePodProbe of node %s: %w", node.Name, err)
 		}
 	case npp.DeletionTimestamp != nil:
-		return ctrl.Result{Requeue: true}, nil // recreated once gone
+		return ctrl.Result{RequeueAfter: time.Second}, nil // recreated once gone
 	case !equality.Semantic.DeepEqual(npp.Spec, spec):
 		npp.Spec = spec
 		if err := r.Client.Update(ctx, npp); err != nil {
