@@ -92,7 +92,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, op
 // notRunYet are the kinds (by the last part of their webhook path) that this build serves but runs
 // no controller for: creating or updating one succeeds with a warning, never silently.
 var notRunYet = map[string]string{
-	"ephemeraljob": "EphemeralJob", "nodepodprobe": "NodePodProbe",
+	"nodepodprobe":   "NodePodProbe",
 	"podprobemarker": "PodProbeMarker",
 }
 

@@ -38,13 +38,9 @@ func TestNotRunYetWarns(t *testing.T) {
 	if err := policyv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	ej := warnNotRun(notRunYet["ephemeraljob"], byPath["/mutate-apps-kruise-io-v1alpha1-ephemeraljob"])
-	if resp := ej.Handle(context.Background(), req("EphemeralJob", "v1alpha1", `,"spec":{}`)); !resp.Allowed || len(resp.Warnings) != 1 ||
-		!strings.Contains(resp.Warnings[0], "does not run EphemeralJob yet") {
-		t.Errorf("EphemeralJob: allowed %v, warnings %v (%v)", resp.Allowed, resp.Warnings, resp.Result)
-	}
 	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage", "statefulset", "podunavailablebudget", "sidecarset",
-		"daemonset", "broadcastjob", "advancedcronjob", "uniteddeployment", "persistentpodstate", "workloadspread", "resourcedistribution"}
+		"daemonset", "broadcastjob", "advancedcronjob", "uniteddeployment", "persistentpodstate", "workloadspread", "resourcedistribution",
+		"ephemeraljob"}
 	ppm := warnNotRun(notRunYet["podprobemarker"], byPath["/mutate-apps-kruise-io-v1alpha1-podprobemarker"])
 	resp := ppm.Handle(context.Background(), req("PodProbeMarker", "v1alpha1", `,"spec":{}`))
 	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "does not run PodProbeMarker yet") {

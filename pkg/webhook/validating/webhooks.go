@@ -64,6 +64,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateC
 	registerPersistentPodStates(srv, scheme, PersistentPodStateOptions{Reader: cache, Config: sidecarSets.Config,
 		Namespace: sidecarSets.Namespace})
 	registerResourceDistributions(srv, scheme, distributions)
+	registerEphemeralJobs(srv, scheme)
 	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
 		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
 }
