@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,14 +38,17 @@ func (r *Reconciler) apply(ctx context.Context, job *v1alpha1.EphemeralJob, plan
 	for _, pod := range plan.Inject {
 		if err := r.inject(ctx, job, pod); err != nil {
 			errs = append(errs, err)
-			r.event(job, corev1.EventTypeWarning, EventCreateFailed, "Inject", "failed to create ephemeral containers in pod %s: %v", pod.Name, err)
+			r.event(job, pod, corev1.EventTypeWarning, EventCreateFailed, "Inject", "failed to create ephemeral containers in pod %s: %v", pod.Name, err)
 			continue
 		}
 		r.pending.add(key, pod.UID, r.Clock.Now())
-		r.event(job, corev1.EventTypeNormal, EventInjected, "Inject", "created ephemeral containers %s in pod %s", names(job), pod.Name)
+		r.event(job, pod, corev1.EventTypeNormal, EventInjected, "Inject", "created ephemeral containers %s in pod %s", names(job), pod.Name)
 	}
 	for _, c := range plan.Conflicts {
-		r.event(job, corev1.EventTypeWarning, EventConflict, "Select", "%s: it is not a target", c)
+		if r.pending.firstConflict(key, c.UID) {
+			ref := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: c.Pod, UID: c.UID}}
+			r.event(job, ref, corev1.EventTypeWarning, EventConflict, "Select", "%s: it is not a target", c)
+		}
 	}
 	if !equality.Semantic.DeepEqual(job.Status, plan.Status) {
 		updated := job.DeepCopy()
@@ -57,7 +61,7 @@ func (r *Reconciler) apply(ctx context.Context, job *v1alpha1.EphemeralJob, plan
 			if plan.Status.Phase != v1alpha1.EphemeralJobSucceeded {
 				typ = corev1.EventTypeWarning
 			}
-			r.event(job, typ, c.Reason, "Finish", "%s", c.Message)
+			r.event(job, nil, typ, c.Reason, "Finish", "%s", c.Message)
 		}
 	}
 	if plan.Delete {
@@ -104,9 +108,14 @@ func names(job *v1alpha1.EphemeralJob) string {
 	return fmt.Sprint(out)
 }
 
-// event records an event on the job when a recorder is set.
-func (r *Reconciler) event(obj runtime.Object, typ, reason, action, note string, args ...any) {
-	if r.Recorder != nil {
-		r.Recorder.Eventf(obj, nil, typ, reason, action, note, args...)
+// event records an event on the job, about the related pod if any, when a recorder is set.
+func (r *Reconciler) event(job *v1alpha1.EphemeralJob, related *corev1.Pod, typ, reason, action, note string, args ...any) {
+	if r.Recorder == nil {
+		return
 	}
+	var rel runtime.Object
+	if related != nil {
+		rel = related
+	}
+	r.Recorder.Eventf(job, rel, typ, reason, action, note, args...)
 }

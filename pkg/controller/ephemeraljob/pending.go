@@ -20,9 +20,27 @@ const pendingTimeout = 30 * time.Second
 type pending struct {
 	mu   sync.Mutex
 	jobs map[string]map[types.UID]time.Time
+	// conflicts are the conflicting pods already reported, per job, so that each is reported once.
+	conflicts map[string]sets.Set[types.UID]
 }
 
-func newPending() *pending { return &pending{jobs: map[string]map[types.UID]time.Time{}} }
+func newPending() *pending {
+	return &pending{jobs: map[string]map[types.UID]time.Time{}, conflicts: map[string]sets.Set[types.UID]{}}
+}
+
+// firstConflict reports whether the conflict of pod uid with the job key is new, and remembers it.
+func (p *pending) firstConflict(key string, uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conflicts[key] == nil {
+		p.conflicts[key] = sets.New[types.UID]()
+	}
+	if p.conflicts[key].Has(uid) {
+		return false
+	}
+	p.conflicts[key].Insert(uid)
+	return true
+}
 
 // add records that pod was injected by the job key at now.
 func (p *pending) add(key string, uid types.UID, now time.Time) {
@@ -64,4 +82,5 @@ func (p *pending) forget(key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.jobs, key)
+	delete(p.conflicts, key)
 }

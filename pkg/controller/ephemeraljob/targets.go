@@ -15,6 +15,8 @@ import (
 // inject: the pod is never a target.
 type Conflict struct {
 	Pod, Container string
+	// UID is the pod's.
+	UID types.UID
 	// Kind says what holds the name: "ephemeral container" (another job's or a user's) or
 	// "container".
 	Kind string
@@ -60,13 +62,13 @@ func conflictOf(job *v1alpha1.EphemeralJob, pod *corev1.Pod) (Conflict, bool) {
 	names := templateNames(job)
 	for i := range pod.Spec.EphemeralContainers {
 		if c := &pod.Spec.EphemeralContainers[i]; names.Has(c.Name) && !Owns(job.UID, c) {
-			return Conflict{Pod: pod.Name, Container: c.Name, Kind: "ephemeral container"}, true
+			return Conflict{Pod: pod.Name, UID: pod.UID, Container: c.Name, Kind: "ephemeral container"}, true
 		}
 	}
 	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for _, c := range list {
 			if names.Has(c.Name) {
-				return Conflict{Pod: pod.Name, Container: c.Name, Kind: "container"}, true
+				return Conflict{Pod: pod.Name, UID: pod.UID, Container: c.Name, Kind: "container"}, true
 			}
 		}
 	}
