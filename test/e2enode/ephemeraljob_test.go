@@ -87,7 +87,9 @@ func ephemeralJobs(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface, c
 	slow := job("slow", "sleeper", "sleep 3600", func(j *appsv1alpha1.EphemeralJob) {
 		j.Spec.Replicas, j.Spec.ActiveDeadlineSeconds = ptr.To[int32](1), ptr.To[int64](5)
 	})
-	wait(slow.Name, "Running", time.Minute, func(j *appsv1alpha1.EphemeralJob) bool { return j.Status.Running == 1 || j.Status.CompletionTime != nil })
+	wait(slow.Name, "Running", time.Minute, func(j *appsv1alpha1.EphemeralJob) bool {
+		return j.Status.Running == 1 || j.Status.CompletionTime != nil
+	})
 	ended := wait(slow.Name, "Failed at its deadline", time.Minute, func(j *appsv1alpha1.EphemeralJob) bool {
 		return j.Status.Phase == appsv1alpha1.EphemeralJobFailed && j.Status.CompletionTime != nil
 	})
