@@ -28,6 +28,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
 	"github.com/kruise-ng/kruise/pkg/controller/crr"
 	"github.com/kruise-ng/kruise/pkg/controller/daemonset"
+	"github.com/kruise-ng/kruise/pkg/controller/ephemeraljob"
 	"github.com/kruise-ng/kruise/pkg/controller/imagelistpulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/imagepulljob"
 	"github.com/kruise-ng/kruise/pkg/controller/nodeimage"
@@ -313,6 +314,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		Source: podSource, PodWebhookPlaces: podWebhookPlaces}
 	if err := spreading.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the WorkloadSpread webhook registrar: %w", err)
+	}
+	ephemeralJobs := &ephemeraljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("ephemeraljob-controller")}
+	if err := ephemeralJobs.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the EphemeralJob controller: %w", err)
 	}
 	if gates.Enabled(SidecarTerminator) {
 		terminator := &sidecarterminator.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarterminator-controller")}

@@ -150,6 +150,10 @@ func TestRealNode(t *testing.T) {
 		podProbeMarkerFlips(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("EphemeralJobs debug a CloneSet's pods: success, failure, deadline, TTL", func(t *testing.T) {
+		ephemeralJobs(t, sb, cs, harness.KruiseClient(t, cfg))
+	})
+
 	t.Run("kruise-daemon is granted only what it uses", func(t *testing.T) {
 		daemonPermissionsUsed(t, sb, cfg)
 	})

@@ -59,13 +59,21 @@ const (
 type EphemeralJobConditionType string
 
 const (
-	// EphemeralJobSucceed is True when the job succeeded.
-	EphemeralJobSucceed EphemeralJobConditionType = "JobSucceed"
+	// EphemeralJobSucceed is True when the job succeeded (OpenKruise's EJobSucceeded).
+	EphemeralJobSucceed EphemeralJobConditionType = "JobSucceeded"
 	// EphemeralJobFailure is True when the job failed.
 	EphemeralJobFailure EphemeralJobConditionType = "JobFailed"
 	// EphemeralJobConditionError is True when the job met an error it cannot recover from.
 	EphemeralJobConditionError EphemeralJobConditionType = "JobError"
+	// EphemeralJobInitialized is True once the controller has started the job.
+	EphemeralJobInitialized EphemeralJobConditionType = "Initialized"
+	// EphemeralJobMatchedEmpty is True while the selector matches no pod.
+	EphemeralJobMatchedEmpty EphemeralJobConditionType = "MatchedEmpty"
 )
+
+// EphemeralContainerEnvKey names the env var, set to the job's UID, that marks each ephemeral
+// container a job injected as the job's.
+const EphemeralContainerEnvKey = "KRUISE_EJOB_ID"
 
 // EphemeralJobStatus is the observed state of an EphemeralJob.
 type EphemeralJobStatus struct {

@@ -15,7 +15,6 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policydefaults "github.com/kruise-ng/kruise/apis/policy/defaults"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/version"
 )
 
 // defaulter adapts a pure SetDefaults function to controller-runtime's Defaulter.
@@ -79,25 +78,11 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, op
 	for _, h := range handlers(scheme, pods, opts) {
 		wh := h.webhook
 		part := h.path[strings.LastIndexByte(h.path, '-')+1:]
-		if kind, ok := notRunYet[part]; ok {
-			wh = warnNotRun(kind, wh)
-		}
 		if gate, ok := opts.GatedOff[part]; ok {
 			wh = warn(fmt.Sprintf("the feature gate %s is off: the object is stored, and nothing acts on it", gate), wh)
 		}
 		srv.Register(h.path, wh)
 	}
-}
-
-// notRunYet are the kinds (by the last part of their webhook path) that this build serves but runs
-// no controller for: creating or updating one succeeds with a warning, never silently.
-var notRunYet = map[string]string{
-	"ephemeraljob": "EphemeralJob",
-}
-
-// warnNotRun answers as wh does, with an admission warning that nothing runs kind yet.
-func warnNotRun(kind string, wh *admission.Webhook) *admission.Webhook {
-	return warn(fmt.Sprintf("Kruise %s does not run %s yet: the object is stored, and nothing acts on it", version.Version, kind), wh)
 }
 
 // warn answers as wh does, with an admission warning msg when it allows.

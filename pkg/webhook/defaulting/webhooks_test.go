@@ -1,60 +1,35 @@
 package defaulting
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 )
 
-// A kind served but not run yet is stored with a warning saying so; a kind Kruise runs is not.
-func TestNotRunYetWarns(t *testing.T) {
+// Every kind served has a controller: a kind added to the API must be added here with its
+// controller (a kind nothing runs would be stored silently).
+func TestEveryKindServedRuns(t *testing.T) {
 	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	byPath := map[string]*admission.Webhook{}
-	for _, h := range handlers(scheme, nil, Options{}) {
-		byPath[h.path] = h.webhook
-	}
-	req := func(kind, version, body string) admission.Request {
-		return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create,
-			Object: runtime.RawExtension{Raw: []byte(`{"apiVersion":"apps.kruise.io/` + version + `","kind":"` + kind + `","metadata":{"name":"x","namespace":"ns"}` + body + `}`)}}}
-	}
-	if err := policyv1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	ej := warnNotRun(notRunYet["ephemeraljob"], byPath["/mutate-apps-kruise-io-v1alpha1-ephemeraljob"])
-	if resp := ej.Handle(context.Background(), req("EphemeralJob", "v1alpha1", `,"spec":{}`)); !resp.Allowed || len(resp.Warnings) != 1 ||
-		!strings.Contains(resp.Warnings[0], "does not run EphemeralJob yet") {
-		t.Errorf("EphemeralJob: allowed %v, warnings %v (%v)", resp.Allowed, resp.Warnings, resp.Result)
+	for _, add := range []func(*runtime.Scheme) error{v1alpha1.AddToScheme, v1beta1.AddToScheme, policyv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
 	}
 	run := []string{"cloneset", "containerrecreaterequest", "imagepulljob", "imagelistpulljob", "nodeimage", "statefulset", "podunavailablebudget", "sidecarset",
 		"daemonset", "broadcastjob", "advancedcronjob", "uniteddeployment", "persistentpodstate", "workloadspread", "resourcedistribution",
-		"podprobemarker", "nodepodprobe"}
+		"podprobemarker", "nodepodprobe", "ephemeraljob"}
 	for _, h := range handlers(scheme, nil, Options{}) {
-		kind := h.path[strings.LastIndexByte(h.path, '-')+1:]
-		if _, warned := notRunYet[kind]; !warned && !slices.Contains(run, kind) {
-			t.Errorf("%s: served, neither run nor warned about", h.path)
-		}
-	}
-	for _, run := range run {
-		if _, warned := notRunYet[run]; warned {
-			t.Errorf("%s is run by Kruise, yet warned about", run)
+		if kind := h.path[strings.LastIndexByte(h.path, '-')+1:]; !slices.Contains(run, kind) {
+			t.Errorf("%s: served, and no controller runs it", h.path)
 		}
 	}
 }

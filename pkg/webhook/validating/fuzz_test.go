@@ -23,6 +23,10 @@ import (
 // Hand-written seeds beside the generic ones (a minimal object of each kind, truncated, wrong
 // types): objects that pass decoding and reach the validation rules.
 var fuzzSamples = []string{
+	`{"apiVersion":"apps.kruise.io/v1alpha1","kind":"EphemeralJob","metadata":{"name":"ej","namespace":"ns"},
+	  "spec":{"selector":{"matchLabels":{"app":"a"}},"replicas":2,"parallelism":1,"activeDeadlineSeconds":60,"ttlSecondsAfterFinished":10,
+	    "template":{"ephemeralContainers":[{"name":"debug","image":"busybox","command":["sh","-c","exit 0"],"env":[{"name":"A","value":"1"}],
+	      "volumeMounts":[{"name":"data","mountPath":"/d"}],"targetContainerName":"app"}]}}}`,
 	`{"apiVersion":"apps.kruise.io/v1alpha1","kind":"CloneSet","metadata":{"name":"ok","namespace":"ns"},
 	  "spec":{"replicas":1,"selector":{"matchLabels":{"app":"a"}},
 	    "template":{"metadata":{"labels":{"app":"a"}},"spec":{"containers":[{"name":"app","image":"app:v1"}]}}}}`,

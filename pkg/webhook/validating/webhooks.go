@@ -65,6 +65,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateC
 		Namespace: sidecarSets.Namespace})
 	registerResourceDistributions(srv, scheme, distributions)
 	registerPodProbeMarkers(srv, scheme)
+	registerEphemeralJobs(srv, scheme)
 	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
 		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
 }
