@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -169,6 +170,24 @@ func TestContainerLaunchPriority(t *testing.T) {
 		holdsBarrier(t, pod, "p_0,p_10")
 		setReady(t, pod, "c1", "c0")
 		waitBarrier(t, pod, "p_-3,p_0,p_10")
+	})
+
+	t.Run("a SidecarSet's sidecar is ordered by its priority", func(t *testing.T) {
+		proxy := corev1.Container{Name: "proxy", Image: "registry.example/proxy:v1",
+			Env: []corev1.EnvVar{{Name: appspub.ContainerLaunchPriorityEnvName, Value: "5"}}}
+		createSidecarSet(t, kruiseClient(t), newSidecarSet("launch-"+ns, ns, "launch-sidecar", proxy, appsv1beta1.SidecarSetBeforeAppContainer))
+		p := launchPod(ns, false, "") // one container, no order of its own
+		p.Labels = map[string]string{"app": "launch-sidecar"}
+		pod, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(containerNames(pod.Spec.Containers), barrierOf(t, pod)); got != "[proxy c0] [p_5 p_0]" {
+			t.Fatalf("containers and keys %s, want [proxy c0] [p_5 p_0]", got)
+		}
+		waitBarrier(t, pod, "p_5")
+		setReady(t, pod, "proxy")
+		waitBarrier(t, pod, "p_0,p_5")
 	})
 
 	t.Run("pods that do not ask", func(t *testing.T) {
