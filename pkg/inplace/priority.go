@@ -14,23 +14,25 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 )
 
-// ContainerPriority is a container's launch priority: the integer value of its env var
-// KRUISE_CONTAINER_PRIORITY; else, when the pod's annotation apps.kruise.io/container-launch-priority
-// is "Ordered", minus its position (the first container highest); else 0. Higher starts first.
+// ContainerPriority is a container's launch priority, as OpenKruise reads it: when the pod's
+// annotation apps.kruise.io/container-launch-priority is "Ordered", minus its position (the first
+// container highest, env ignored); else the integer value of its env var KRUISE_CONTAINER_PRIORITY;
+// else 0. Higher starts first. The pod webhook's barrier keys come from it, so in-place batches and
+// launch order agree.
 func ContainerPriority(pod *corev1.Pod, name string) int {
 	i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == name })
 	if i < 0 {
 		return 0
 	}
-	for _, e := range pod.Spec.Containers[i].Env {
-		if e.Name == appspub.ContainerLaunchPriorityEnvName {
-			if n, err := strconv.Atoi(e.Value); err == nil {
-				return n
-			}
-		}
-	}
-	if pod.Annotations[appspub.ContainerLaunchPriorityKey] == "Ordered" {
+	if pod.Annotations[appspub.ContainerLaunchPriorityKey] == appspub.ContainerLaunchOrdered {
 		return -i
+	}
+	env := pod.Spec.Containers[i].Env
+	for j := len(env) - 1; j >= 0; j-- { // the last one counts, as for the kubelet
+		if env[j].Name == appspub.ContainerLaunchPriorityEnvName {
+			n, _ := strconv.Atoi(env[j].Value)
+			return n
+		}
 	}
 	return 0
 }

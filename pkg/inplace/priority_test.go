@@ -39,7 +39,7 @@ func TestSplitByPriority(t *testing.T) {
 		{"env: highest first", priorityPod("", "1", "10", "1"), "b", "ac"},
 		{"env: unset is 0, negative after", priorityPod("", "-5", "", ""), "bc", "a"},
 		{"Ordered: first container first", priorityPod("Ordered", "", "", ""), "a", "bc"},
-		{"env wins over Ordered", priorityPod("Ordered", "", "", "5"), "c", "ab"},
+		{"Ordered wins over env (as OpenKruise)", priorityPod("Ordered", "", "", "5"), "a", "bc"},
 	} {
 		batch, next := SplitByPriority(tc.pod, all)
 		keys := func(m map[string]string) string {

@@ -107,7 +107,7 @@ func chartWebhooks(u *unstructured.Unstructured) error {
 	for _, h := range hooks {
 		hm := h.(map[string]any)
 		hm["timeoutSeconds"] = sentinelTimeout
-		if hm["name"] != podwebhook.WebhookName {
+		if hm["name"] != podwebhook.WebhookName && hm["name"] != podwebhook.LaunchPriorityWebhookName {
 			hm["failurePolicy"] = sentinelFailure
 		}
 	}

@@ -193,7 +193,7 @@ func rewrite(u *unstructured.Unstructured, opts Options) error {
 		}
 		for _, h := range hooks {
 			hm := h.(map[string]any)
-			if hm["name"] == podwebhook.WebhookName {
+			if hm["name"] == podwebhook.WebhookName || hm["name"] == podwebhook.LaunchPriorityWebhookName {
 				if err := scopePodWebhook(hm, opts); err != nil {
 					return err
 				}
@@ -221,14 +221,18 @@ func scopePodWebhook(hm map[string]any, opts Options) error {
 	if fp == "" {
 		fp = admissionregistrationv1.Fail
 	}
-	w := &admissionregistrationv1.MutatingWebhook{}
+	w := &admissionregistrationv1.MutatingWebhook{Name: hm["name"].(string)}
 	podwebhook.Scope(w, podwebhook.ScopeOptions{FailurePolicy: fp, ExcludedNamespaces: PodWebhookExcludedNamespaces(opts.Namespace, opts.PodWebhookExcludedNamespaces...)})
 	scoped, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
 	if err != nil {
 		return err
 	}
-	for _, f := range []string{"objectSelector", "namespaceSelector", "failurePolicy"} {
-		hm[f] = scoped[f]
+	for _, f := range []string{"objectSelector", "namespaceSelector", "failurePolicy", "matchConditions", "reinvocationPolicy"} {
+		if v, ok := scoped[f]; ok {
+			hm[f] = v
+		} else {
+			delete(hm, f)
+		}
 	}
 	return nil
 }

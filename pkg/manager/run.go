@@ -26,6 +26,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/controller/advancedcronjob"
 	"github.com/kruise-ng/kruise/pkg/controller/broadcastjob"
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
+	"github.com/kruise-ng/kruise/pkg/controller/containerlaunchpriority"
 	"github.com/kruise-ng/kruise/pkg/controller/crr"
 	"github.com/kruise-ng/kruise/pkg/controller/daemonset"
 	"github.com/kruise-ng/kruise/pkg/controller/ephemeraljob"
@@ -95,6 +96,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("create API client: %w", err)
 	}
 	dns, ips := o.webhookNames()
+	podScope := func(w *admissionregistrationv1.MutatingWebhook) {
+		podwebhook.Scope(w, podwebhook.ScopeOptions{
+			FailurePolicy:      admissionregistrationv1.FailurePolicyType(o.PodWebhookFailurePolicy),
+			ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...),
+		})
+	}
 	rot := &certs.Rotator{
 		Client:  direct,
 		Watch:   direct,
@@ -107,12 +114,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			CRDs:                            o.ConversionCRDs,
 			URL:                             o.webhookURL(),
 			Scopes: map[string]func(*admissionregistrationv1.MutatingWebhook){
-				podwebhook.WebhookName: func(w *admissionregistrationv1.MutatingWebhook) {
-					podwebhook.Scope(w, podwebhook.ScopeOptions{
-						FailurePolicy:      admissionregistrationv1.FailurePolicyType(o.PodWebhookFailurePolicy),
-						ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...),
-					})
-				},
+				podwebhook.WebhookName:               podScope,
+				podwebhook.LaunchPriorityWebhookName: podScope,
 			},
 		},
 		Log: log.WithName("certs"),
@@ -335,6 +338,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		if err := podprobemarker.Setup(ctx, mgr, mgr.GetEventRecorder("podprobemarker-controller"), o.Workers); err != nil {
 			return fmt.Errorf("set up the PodProbeMarker controllers: %w", err)
 		}
+	}
+	launches := &containerlaunchpriority.Reconciler{Client: mgr.GetClient(), Live: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("containerlaunchpriority-controller")}
+	if err := launches.SetupWithManager(mgr, o.Workers); err != nil {
+		return fmt.Errorf("set up the container launch priority controller: %w", err)
 	}
 	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}
 	if err := podReady.SetupWithManager(mgr, o.Workers); err != nil {

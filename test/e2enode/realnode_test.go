@@ -166,6 +166,10 @@ func TestRealNode(t *testing.T) {
 		sidecarSetHotUpgrade(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("containers start in launch priority order", func(t *testing.T) {
+		containerLaunchOrdered(t, sb, cs)
+	})
+
 	t.Run("teardown leaves nothing behind", func(t *testing.T) {
 		dir := sb.Dir
 		t0 := time.Now()

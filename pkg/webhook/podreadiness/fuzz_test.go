@@ -21,6 +21,10 @@ var fuzzSamples = []string{
 	  "ownerReferences":[{"apiVersion":"apps.kruise.io/v1/extra","kind":"CloneSet","name":"cs","uid":"u","controller":true},
 	    {"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"v"}]},
 	  "spec":{"containers":[{"name":"app","image":"app:v1"}]}}`,
+	`{"apiVersion":"v1","kind":"Pod","metadata":{"generateName":"p-","namespace":"ns","annotations":{"apps.kruise.io/container-launch-priority":"Ordered"}},
+	  "spec":{"containers":[{"name":"a","image":"app:v1"},{"name":"b","image":"app:v1","env":[{"name":"KRUISE_CONTAINER_BARRIER","value":"x"}]}]}}`,
+	`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns"},
+	  "spec":{"containers":[{"name":"a","image":"app:v1","env":[{"name":"KRUISE_CONTAINER_PRIORITY","value":"2"}]},{"name":"b","image":"app:v1","env":[{"name":"KRUISE_CONTAINER_PRIORITY","value":"x"}]}]}}`,
 }
 
 // The pod webhook answers any pod without panicking: allowed, with a patch that applies to the pod,

@@ -6,6 +6,11 @@
 // The webhook is scoped so that a Kruise outage cannot block unrelated pods: it is called only for
 // pods that carry a Kruise workload's label (Scope's object selector), never in the control
 // plane's namespaces, and its failure policy is the manager's --pod-webhook-failure-policy.
+//
+// Its second entry (LaunchPriorityWebhookName) gives the pods of any owner that ask for a container
+// launch order their barrier env (InjectLaunchBarrier); the API server calls it only for such pods
+// (its matchConditions), with the same namespaces and failure policy. The container launch
+// priority controller (pkg/controller/containerlaunchpriority) releases the barrier.
 package podreadiness
 
 import (
@@ -49,6 +54,7 @@ type Spreads interface {
 func Register(srv webhook.Server, scheme *runtime.Scheme, spreads Spreads) {
 	h := &Handler{Decoder: admission.NewDecoder(scheme), Spreads: spreads}
 	registration.Serve(srv, Path, h.Handle)
+	registration.Serve(srv, LaunchPriorityPath, h.handleLaunchPriority)
 }
 
 // Handler answers the webhook's calls.
@@ -128,15 +134,20 @@ type ScopeOptions struct {
 	ExcludedNamespaces []string
 }
 
-// Scope sets the webhook's selectors and failure policy on its entry in a configuration:
-// only pods labelled by a Kruise workload, outside the excluded namespaces.
+// Scope sets the webhook's selectors and failure policy on its entry in a configuration, outside
+// the excluded namespaces: only pods labelled by a Kruise workload, or for the launch priority
+// entry (LaunchPriorityWebhookName) only pods that ask for a launch order.
 func Scope(w *admissionregistrationv1.MutatingWebhook, o ScopeOptions) {
-	w.ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-		{Key: v1alpha1.CloneSetInstanceIDLabelKey, Operator: metav1.LabelSelectorOpExists},
-	}}
+	fp := o.FailurePolicy
+	w.FailurePolicy = &fp
 	w.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 		{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: o.ExcludedNamespaces},
 	}}
-	fp := o.FailurePolicy
-	w.FailurePolicy = &fp
+	if w.Name == LaunchPriorityWebhookName {
+		scopeLaunchPriority(w)
+		return
+	}
+	w.ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: v1alpha1.CloneSetInstanceIDLabelKey, Operator: metav1.LabelSelectorOpExists},
+	}}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
@@ -120,6 +121,11 @@ func (h *Handler) inject(ctx context.Context, pod *corev1.Pod, namespace, requir
 	}
 	if len(res.Injected) == 0 {
 		return nil, nil
+	}
+	// As in OpenKruise, the launch order counts the sidecars: their KRUISE_CONTAINER_PRIORITY, or
+	// their place under Ordered (the pod webhook's entry ran before them).
+	if _, err := podreadiness.InjectLaunchBarrier(res.Pod); err != nil {
+		return nil, fmt.Errorf("the pod's container launch priority: %w", err)
 	}
 	res.Pod.Namespace = given
 	return res.Pod, nil
