@@ -27,8 +27,9 @@ func podSpec(img string) corev1.PodSpec {
 }
 
 // runControllers measures the CloneSet and Advanced StatefulSet scenarios (writer: kruise-manager) and the Deployment
-// reference (writer: kube-controller-manager's deployment and replicaset controllers).
-func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profiler) ([]result, error) {
+// reference (writer: kube-controller-manager's deployment and replicaset controllers); cloneSetOnly: the
+// CloneSet's scenarios only.
+func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, cloneSetOnly bool, prof *profiler) ([]result, error) {
 	cfg, err := sb.RESTConfig()
 	if err != nil {
 		return nil, err
@@ -93,6 +94,9 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profi
 	}
 	if err := rollout("inplace-maxu100", "100%", image("v3")); err != nil {
 		return nil, err
+	}
+	if cloneSetOnly {
+		return out, nil
 	}
 	if err := deleteNamespace(ctx, c, ns); err != nil {
 		return nil, err

@@ -55,16 +55,17 @@ func main() {
 	jsonOut := flag.String("json", "", "append one JSON object per scenario to this file")
 	profileDir := flag.String("profile", "", "write kruise-manager's CPU and allocation profiles of each scenario to this folder")
 	spreadOnly := flag.Bool("spread-only", false, "measure only the pod creations under a WorkloadSpread (and without one)")
+	cloneSetOnly := flag.Bool("cloneset-only", false, "measure only the CloneSet's scale-up and in-place rollouts (for profiling the core)")
 	flag.Parse()
 	// The bench's clients log errors only (API server warnings go to warnings).
 	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	if err := run(*n, *nodes, *floor, *spreadOnly, *jsonOut, *profileDir); err != nil {
+	if err := run(*n, *nodes, *floor, *spreadOnly, *cloneSetOnly, *jsonOut, *profileDir); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, nodes int, floor, spreadOnly bool, jsonOut, profileDir string) error {
+func run(n, nodes int, floor, spreadOnly, cloneSetOnly bool, jsonOut, profileDir string) error {
 	if n <= 0 || nodes <= 0 {
 		return fmt.Errorf("-n and -nodes must be positive")
 	}
@@ -91,17 +92,21 @@ func run(n, nodes int, floor, spreadOnly bool, jsonOut, profileDir string) error
 	} else {
 		prof := newProfiler(profileDir, sb)
 		if !spreadOnly {
-			if results, err = runControllers(ctx, sb, n, prof); err != nil {
+			if results, err = runControllers(ctx, sb, n, cloneSetOnly, prof); err != nil {
 				return err
 			}
+		}
+		if !spreadOnly && !cloneSetOnly {
 			if latencies, err = runWebhookLatency(ctx, sb, nodes, prof); err != nil {
 				return err
 			}
 		}
-		if spread, err = runSpreadLatencyIn(ctx, sb, n, prof); err != nil {
-			return err
+		if !cloneSetOnly {
+			if spread, err = runSpreadLatencyIn(ctx, sb, n, prof); err != nil {
+				return err
+			}
+			spread.Nodes, spread.Time = nodes, time.Now().UTC()
 		}
-		spread.Nodes, spread.Time = nodes, time.Now().UTC()
 	}
 	for i := range results {
 		results[i].Nodes, results[i].Time = nodes, time.Now().UTC()
