@@ -52,14 +52,8 @@ func bcjCreate(t *testing.T, c client.Client, job client.Object) {
 // waitBroadcastJob waits until the job satisfies cond and returns it.
 func waitBroadcastJob(t *testing.T, c client.Client, ns, name, what string, timeout time.Duration, cond func(*appsv1beta1.BroadcastJob) bool) *appsv1beta1.BroadcastJob {
 	t.Helper()
-	job := &appsv1beta1.BroadcastJob{}
-	harness.Eventually(t, timeout, what, func() (bool, string) {
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
-			return false, err.Error()
-		}
-		return cond(job), describeBroadcastJob(job)
-	})
-	return job
+	job := &appsv1beta1.BroadcastJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	return waitObject(t, c, job, what, timeout, cond, describeBroadcastJob)
 }
 
 func describeBroadcastJob(j *appsv1beta1.BroadcastJob) string {

@@ -59,14 +59,8 @@ func newEphemeralJob(ns, name, app string) *appsv1alpha1.EphemeralJob {
 // waitEphemeralJob waits until the job satisfies cond and returns it.
 func waitEphemeralJob(t *testing.T, c client.Client, ns, name, what string, timeout time.Duration, cond func(*appsv1alpha1.EphemeralJob) bool) *appsv1alpha1.EphemeralJob {
 	t.Helper()
-	job := &appsv1alpha1.EphemeralJob{}
-	harness.Eventually(t, timeout, what, func() (bool, string) {
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
-			return false, err.Error()
-		}
-		return cond(job), describeEphemeralJob(job)
-	})
-	return job
+	job := &appsv1alpha1.EphemeralJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	return waitObject(t, c, job, what, timeout, cond, describeEphemeralJob)
 }
 
 func describeEphemeralJob(j *appsv1alpha1.EphemeralJob) string {
