@@ -45,10 +45,10 @@ func Adoptable(p *corev1.Pod) bool {
 
 // Orphans are the Adoptable pods of matching (they match the workload's selector) that member
 // accepts: the pods to adopt.
-func Orphans(matching []corev1.Pod, member func(*corev1.Pod) bool) []*corev1.Pod {
+func Orphans(matching []*corev1.Pod, member func(*corev1.Pod) bool) []*corev1.Pod {
 	var out []*corev1.Pod
-	for i := range matching {
-		if p := &matching[i]; Adoptable(p) && member(p) {
+	for _, p := range matching {
+		if Adoptable(p) && member(p) {
 			out = append(out, p)
 		}
 	}

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,19 +18,6 @@ import (
 // What a CloneSet owns, as OpenKruise (and every Kubernetes workload controller) keeps it
 // (podcontrol.Orphans, podcontrol.Strays): the CloneSet replaces the pods it releases; names of
 // pods it no longer has are dropped from spec.scaleStrategy.podsToDelete.
-
-// observeOwnership finds the pods to adopt (orphans among those matching the selector, listed in
-// matching) and to release (controlled pods that no longer match sel). Without the owner index (a
-// client that is not the manager's cache) nothing is released.
-func (r *Reconciler) observeOwnership(ctx context.Context, cs *v1alpha1.CloneSet, sel labels.Selector, matching []corev1.Pod, obs *observation) error {
-	obs.adopt = podcontrol.Orphans(matching, func(*corev1.Pod) bool { return true })
-	if !r.OwnerIndexed {
-		return nil
-	}
-	var err error
-	obs.release, err = podcontrol.Strays(ctx, r.Client, cs, sel)
-	return err
-}
 
 // applyOwnership adopts and releases the observed pods and trims podsToDelete.
 func (r *Reconciler) applyOwnership(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, done *podcontrol.Batch) error {

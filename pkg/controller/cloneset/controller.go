@@ -73,6 +73,9 @@ type Reconciler struct {
 
 	waits  podcontrol.WaitReporter
 	status podcontrol.StatusPacer
+	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
+	// nil: Client lists them.
+	podIndex *podcontrol.PodIndex
 	// rolloutStarts holds when this manager saw each CloneSet's update revision change (key
 	// namespace/name → time.Time), for the rollout duration metric.
 	rolloutStarts sync.Map
@@ -89,6 +92,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if r.Engine == nil {
 		r.Engine = engine.New(r.Client, r.Clock, inplace.Options{})
 	}
+	idx, err := podcontrol.NewPodIndex(context.Background(), mgr.GetCache())
+	if err != nil {
+		return err
+	}
+	r.podIndex = idx
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
@@ -129,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
 	}
 	now := r.Clock.Now()
-	obs, err := r.observe(ctx, cs, r.Client)
+	obs, err := r.observe(ctx, cs, false)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("observe cloneset %s: %w", req, err)
 	}
@@ -137,7 +145,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		cacheLagReads.Inc()
 		ctrl.LoggerFrom(ctx).Info("pod writes not in the cache after the expectation timeout; checking them against the API server",
 			"timeout", expectationTimeout)
-		live, err := r.observe(ctx, cs, r.APIReader) // the pods as observe takes them from the cache
+		live, err := r.observe(ctx, cs, true) // the pods as observe takes them from the cache
 		if err != nil {
 			return nil, err
 		}

@@ -67,7 +67,7 @@ func Forecast(snap *Snapshot, now time.Time, opts Options, max int) []Step {
 // Snapshot reads cs's pods and revisions the way the controller does and returns the planner's
 // input (nothing is written).
 func (r *Reconciler) Snapshot(ctx context.Context, cs *v1alpha1.CloneSet) (*Snapshot, error) {
-	obs, err := r.observe(ctx, cs, r.Client)
+	obs, err := r.observe(ctx, cs, false)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ type observation struct {
 // observe reads the CloneSet's revisions from the cache and its pods through pods (the cache, or
 // the API server to check writes the cache has not shown: Expectations.Pending), and builds the
 // snapshot.
-func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, pods client.Reader) (*observation, error) {
+func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bool) (*observation, error) {
 	// The planner needs defaults even for objects stored before the webhook ran; default a copy.
 	obj := &v1alpha1.CloneSet{Spec: *cs.Spec.DeepCopy()}
 	defaults.SetDefaultsCloneSet(obj)
@@ -56,12 +56,15 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, pods cl
 	if err != nil {
 		return nil, fmt.Errorf("selector: %w", err)
 	}
-	// The pods are the cache's own objects, not copies: a reconcile reads hundreds of pods and
-	// writes to a few, so copying them all was most of the controller's CPU. Nothing here or in
-	// the planner modifies them; apply writes through engine.Ref.
-	var podList corev1.PodList
-	if err := pods.List(ctx, &podList, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel},
-		client.UnsafeDisableDeepCopy); err != nil {
+	// The pods are the cache's own objects, not copies (podcontrol.ReadPods): a reconcile reads
+	// every pod and writes to a few. Nothing here or in the planner modifies them; apply writes
+	// through engine.Ref.
+	pods := client.Reader(r.Client)
+	if live {
+		pods = r.APIReader
+	}
+	read, err := podcontrol.ReadPods(ctx, r.podIndex, pods, !live, !live && r.OwnerIndexed, cs, sel)
+	if err != nil {
 		return nil, err
 	}
 	in := revision.Input{Template: &cs.Spec.Template, VolumeClaimTemplates: cs.Spec.VolumeClaimTemplates, RecordClaimTemplates: true}
@@ -96,8 +99,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, pods cl
 	for name := range obs.revisions {
 		byHash[revision.ShortHash(name)] = name
 	}
-	for i := range podList.Items {
-		pod := &podList.Items[i]
+	for _, pod := range read.Matching {
 		if !metav1.IsControlledBy(pod, cs) {
 			continue
 		}
@@ -119,9 +121,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, pods cl
 	if err := r.observeClaims(ctx, cs, sel, obs); err != nil {
 		return nil, err
 	}
-	if err := r.observeOwnership(ctx, cs, sel, podList.Items, obs); err != nil {
-		return nil, err
-	}
+	obs.adopt, obs.release = podcontrol.Orphans(read.Matching, func(*corev1.Pod) bool { return true }), read.Strays
 	return obs, nil
 }
 

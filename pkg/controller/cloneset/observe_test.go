@@ -45,7 +45,7 @@ func TestObserveTakesOverOpenKruisePods(t *testing.T) {
 	scheme := testScheme(t)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 	r := &Reconciler{Client: c, Engine: engine.New(c, nil, inplace.Options{})}
-	obs, err := r.observe(context.Background(), cs, c)
+	obs, err := r.observe(context.Background(), cs, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,11 +69,19 @@ type Reconciler struct {
 	backoff *flowcontrol.Backoff
 	waits   podcontrol.WaitReporter
 	status  podcontrol.StatusPacer
+	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
+	// nil: Client lists them.
+	podIndex *podcontrol.PodIndex
 }
 
 // SetupWithManager registers the controller with workers parallel reconciles.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	r.defaults()
+	idx, err := podcontrol.NewPodIndex(context.Background(), mgr.GetCache())
+	if err != nil {
+		return err
+	}
+	r.podIndex = idx
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
@@ -137,13 +145,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
 	}
 	now := r.Clock.Now()
-	obs, err := r.observe(ctx, ds, r.Client)
+	obs, err := r.observe(ctx, ds, false)
 	if err != nil {
 		r.control().Event(r.owner(ds), corev1.EventTypeWarning, "InvalidSpec", "%v", err)
 		return ctrl.Result{}, fmt.Errorf("observe daemonset %s: %w", req, err)
 	}
 	wait, err := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
-		live, err := r.observe(ctx, ds, r.APIReader)
+		live, err := r.observe(ctx, ds, true)
 		if err != nil {
 			return nil, err
 		}

@@ -10,7 +10,7 @@ import (
 // planner's input; nothing is written (kubectl kruise rollout plan).
 func (r *Reconciler) Snapshot(ctx context.Context, ds *v1beta1.DaemonSet) (*Snapshot, error) {
 	r.defaults()
-	obs, err := r.observe(ctx, ds, r.Client)
+	obs, err := r.observe(ctx, ds, false)
 	if err != nil {
 		return nil, err
 	}

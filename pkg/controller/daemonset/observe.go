@@ -41,7 +41,7 @@ type observation struct {
 
 // observe reads the set's revisions and the nodes from the cache and its pods through pods (the
 // cache, or the API server to check writes the cache has not shown), and builds the snapshot.
-func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, pods client.Reader) (*observation, error) {
+func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, live bool) (*observation, error) {
 	obj := &v1beta1.DaemonSet{Spec: *ds.Spec.DeepCopy()}
 	defaults.SetDefaultsDaemonSetV1beta1(obj)
 	spec := &obj.Spec
@@ -65,14 +65,16 @@ func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, pods cl
 	if err := r.Client.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
-	var podList corev1.PodList
-	if err := pods.List(ctx, &podList, client.InNamespace(ds.Namespace), client.MatchingLabelsSelector{Selector: sel},
-		client.UnsafeDisableDeepCopy); err != nil {
+	pods := client.Reader(r.Client)
+	if live {
+		pods = r.APIReader
+	}
+	read, err := podcontrol.ReadPods(ctx, r.podIndex, pods, !live, !live && r.OwnerIndexed, ds, sel)
+	if err != nil {
 		return nil, err
 	}
 	onNode := map[string][]PodFacts{}
-	for i := range podList.Items {
-		pod := &podList.Items[i]
+	for _, pod := range read.Matching {
 		node := nodeeligibility.TargetNode(pod)
 		if node == "" || !(metav1.IsControlledBy(pod, ds) || podcontrol.Adoptable(pod)) {
 			continue
@@ -94,12 +96,7 @@ func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, pods cl
 	for _, strays := range onNode {
 		obs.snap.Strays = append(obs.snap.Strays, strays...)
 	}
-	obs.adopt = podcontrol.Orphans(podList.Items, func(p *corev1.Pod) bool { return nodeeligibility.TargetNode(p) != "" })
-	if r.OwnerIndexed {
-		if obs.release, err = podcontrol.Strays(ctx, r.Client, ds, sel); err != nil {
-			return nil, err
-		}
-	}
+	obs.adopt, obs.release = podcontrol.Orphans(read.Matching, func(p *corev1.Pod) bool { return nodeeligibility.TargetNode(p) != "" }), read.Strays
 	return obs, nil
 }
 

@@ -67,6 +67,9 @@ type Reconciler struct {
 
 	waits  podcontrol.WaitReporter
 	status podcontrol.StatusPacer
+	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
+	// nil: Client lists them.
+	podIndex *podcontrol.PodIndex
 }
 
 // SetupWithManager registers the controller with workers parallel reconciles.
@@ -80,6 +83,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if r.Engine == nil {
 		r.Engine = engine.New(r.Client, r.Clock, inplace.Options{})
 	}
+	idx, err := podcontrol.NewPodIndex(context.Background(), mgr.GetCache())
+	if err != nil {
+		return err
+	}
+	r.podIndex = idx
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
@@ -115,13 +123,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
 	}
 	now := r.Clock.Now()
-	obs, err := r.observe(ctx, set, r.Client)
+	obs, err := r.observe(ctx, set, false)
 	if err != nil {
 		r.control().Event(r.owner(set), corev1.EventTypeWarning, "InvalidSpec", "%v", err)
 		return ctrl.Result{}, fmt.Errorf("observe statefulset %s: %w", req, err)
 	}
 	wait, err := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
-		live, err := r.observe(ctx, set, r.APIReader)
+		live, err := r.observe(ctx, set, true)
 		if err != nil {
 			return nil, err
 		}

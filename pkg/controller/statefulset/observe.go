@@ -43,7 +43,7 @@ type observation struct {
 
 // observe reads the set's revisions and claims from the cache and its pods through pods (the
 // cache, or the API server to check writes the cache has not shown), and builds the snapshot.
-func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods client.Reader) (*observation, error) {
+func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, live bool) (*observation, error) {
 	obj := &v1beta1.StatefulSet{Spec: *set.Spec.DeepCopy()}
 	defaults.SetDefaultsStatefulSetV1beta1(obj)
 	spec := &obj.Spec
@@ -58,9 +58,12 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods
 	if err != nil {
 		return nil, err
 	}
-	var podList corev1.PodList
-	if err := pods.List(ctx, &podList, client.InNamespace(set.Namespace), client.MatchingLabelsSelector{Selector: sel},
-		client.UnsafeDisableDeepCopy); err != nil {
+	pods := client.Reader(r.Client)
+	if live {
+		pods = r.APIReader
+	}
+	read, err := podcontrol.ReadPods(ctx, r.podIndex, pods, !live, !live && r.OwnerIndexed, set, sel)
+	if err != nil {
 		return nil, err
 	}
 	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, set, gvk, sel, revision.Input{Template: &set.Spec.Template}, set.Status.CollisionCount)
@@ -75,8 +78,7 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods
 	}
 	obs.snap = &Snapshot{Spec: *spec, Name: set.Name, Reserved: reserved, CurrentRevision: current,
 		UpdateRevision: obs.updateRevision.Name, InPlace: revs.InPlace(r.Engine, &set.Spec.Template, nil)}
-	for i := range podList.Items {
-		pod := &podList.Items[i]
+	for _, pod := range read.Matching {
 		ord := ordinal.OrdinalOf(set.Name, pod.Name)
 		if ord < 0 || !(metav1.IsControlledBy(pod, set) || podcontrol.Adoptable(pod)) {
 			continue // an orphan with the name of one of its pods is adopted by apply, so it counts
@@ -93,12 +95,7 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, pods
 	if err := r.observeClaims(ctx, set, sel, obs); err != nil {
 		return nil, err
 	}
-	obs.adopt = podcontrol.Orphans(podList.Items, func(p *corev1.Pod) bool { return ordinal.OrdinalOf(set.Name, p.Name) >= 0 })
-	if r.OwnerIndexed {
-		if obs.release, err = podcontrol.Strays(ctx, r.Client, set, sel); err != nil {
-			return nil, err
-		}
-	}
+	obs.adopt, obs.release = podcontrol.Orphans(read.Matching, func(p *corev1.Pod) bool { return ordinal.OrdinalOf(set.Name, p.Name) >= 0 }), read.Strays
 	if spec.VolumeClaimUpdateStrategy.Type == v1beta1.OnPodRollingUpdateStatefulSetVolumeClaimUpdateStrategy {
 		for i := range obs.snap.Pods {
 			f := &obs.snap.Pods[i]
