@@ -11,6 +11,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -214,6 +215,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	// In-place updates ask the budgets before they take a pod out of service (B2 of issue 18).
 	withBudget := engine.WithBudget(guard)
+	// The engine's pod writes skip decoding the API server's answers (engine.WithPodWriter).
+	core, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
+	podWriter := engine.WithPodWriter(core.CoreV1().RESTClient())
 	sidecarinjection.Register(mgr.GetWebhookServer(), scheme, &sidecarinjection.Handler{
 		Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), RevisionNamespace: o.Namespace})
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
@@ -227,7 +234,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("index pods by controller: %w", err)
 	}
 	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"), OwnerIndexed: true,
-		Engine: engine.New(mgr.GetClient(), nil, cloneSetInPlace, withBudget), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
+		Engine: engine.New(mgr.GetClient(), nil, cloneSetInPlace, withBudget, podWriter), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
 		PreDownload:             gates.Enabled(PreDownloadImageForInPlaceUpdate),
 		RecreateOnClaimChange:   gates.Enabled(RecreatePodWhenChangeVCTInCloneSetGate),
 		PreparingUpdateAsUpdate: gates.Enabled(PreparingUpdateAsUpdate)}
@@ -235,7 +242,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
 	}
 	statefulSets := &statefulset.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("statefulset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget), AutoDeletePVC: gates.Enabled(StatefulSetAutoDeletePVC), OwnerIndexed: true,
+		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget, podWriter), AutoDeletePVC: gates.Enabled(StatefulSetAutoDeletePVC), OwnerIndexed: true,
 		StartOrdinal: gates.Enabled(StatefulSetStartOrdinal), PodIndexLabel: gates.Enabled(PodIndexLabel),
 		PreDownload: gates.Enabled(PreDownloadImageForInPlaceUpdate)}
 	if err := statefulSets.SetupWithManager(mgr, o.Workers); err != nil {
@@ -245,7 +252,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	daemonInPlace := inPlace
 	daemonInPlace.ShortRevisionHash = true
 	daemonSets := &daemonset.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("daemonset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, daemonInPlace, withBudget), OwnerIndexed: true, KeepUnselected: o.DaemonSetKeepUnselected,
+		Engine: engine.New(mgr.GetClient(), nil, daemonInPlace, withBudget, podWriter), OwnerIndexed: true, KeepUnselected: o.DaemonSetKeepUnselected,
 		PreDownload: gates.Enabled(PreDownloadImageForDaemonSetUpdate)}
 	if err := daemonSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the Advanced DaemonSet controller: %w", err)
@@ -279,7 +286,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the ContainerRecreateRequest controller: %w", err)
 	}
 	sidecarSets := &sidecarsetctl.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget), RevisionNamespace: o.Namespace}
+		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget, podWriter), RevisionNamespace: o.Namespace}
 	if err := sidecarSets.SetupWithManager(ctx, mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the SidecarSet controller: %w", err)
 	}

@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -100,6 +101,7 @@ type engine struct {
 	clock  clock.PassiveClock
 	opts   inplace.Options
 	budget Budget
+	pods   rest.Interface // WithPodWriter; nil: client writes
 }
 
 func (e *engine) CanUpdateInPlace(oldTemplate, newTemplate *corev1.PodTemplateSpec, newRevision string) inplace.Decision {
@@ -180,7 +182,7 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 	if err != nil {
 		return err
 	}
-	if err := e.client.Patch(ctx, Ref(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil {
+	if err := e.patch(ctx, pod, "", types.JSONPatchType, patch); err != nil {
 		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
 	}
 	return nil
@@ -196,7 +198,7 @@ func (e *engine) UpdateContainers(ctx context.Context, pod *corev1.Pod, images, 
 	if err != nil {
 		return err
 	}
-	if err := e.client.Patch(ctx, Ref(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil {
+	if err := e.patch(ctx, pod, "", types.JSONPatchType, patch); err != nil {
 		return fmt.Errorf("update the containers of pod %s in place: %w", pod.Name, err)
 	}
 	return nil
@@ -269,7 +271,7 @@ func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
 	if err != nil {
 		return err
 	}
-	if err := e.client.Patch(ctx, Ref(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+	if err := e.patch(ctx, pod, "", types.JSONPatchType, patch); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("apply the deferred in-place update of pod %s: %w", pod.Name, err)
 	}
 	return nil
@@ -285,7 +287,7 @@ func (e *engine) nextBatch(ctx context.Context, pod *corev1.Pod) error {
 	if err != nil {
 		return err
 	}
-	if err := e.client.Patch(ctx, Ref(pod), client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+	if err := e.patch(ctx, pod, "", types.JSONPatchType, patch); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("apply the next container batch of pod %s: %w", pod.Name, err)
 	}
 	return nil
@@ -305,7 +307,7 @@ func (e *engine) resize(ctx context.Context, pod *corev1.Pod, resources map[stri
 	if err != nil {
 		return err
 	}
-	if err := e.client.SubResource("resize").Patch(ctx, Ref(pod), client.RawPatch(types.StrategicMergePatchType, body)); err != nil {
+	if err := e.patch(ctx, pod, "resize", types.StrategicMergePatchType, body); err != nil {
 		return fmt.Errorf("resize pod %s: %w", pod.Name, err)
 	}
 	return nil
@@ -377,7 +379,7 @@ func (e *engine) setGate(ctx context.Context, pod *corev1.Pod, status corev1.Con
 	if err != nil {
 		return err
 	}
-	if err := e.client.Status().Patch(ctx, Ref(pod), client.RawPatch(types.StrategicMergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+	if err := e.patch(ctx, pod, "status", types.StrategicMergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("set %s=%s on pod %s: %w", appspub.InPlaceUpdateReady, status, pod.Name, err)
 	}
 	return nil
