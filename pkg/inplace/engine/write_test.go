@@ -38,7 +38,9 @@ func TestPodWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := New(nil, nil, inplace.Options{}, WithPodWriter(cs.CoreV1().RESTClient())).(*engine)
-	pod := func(name string) *corev1.Pod { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}} }
+	pod := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+	}
 	if err := e.patch(context.Background(), pod("p"), "", types.JSONPatchType, []byte(`[]`)); err != nil {
 		t.Fatal(err)
 	}
