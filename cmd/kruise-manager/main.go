@@ -36,7 +36,7 @@ func main() {
 	if *kubeconfig != "" {
 		os.Setenv("KUBECONFIG", *kubeconfig)
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.SetLogger(manager.LazyValues(zap.New(zap.UseFlagOptions(&zapOpts))))
 	ctrl.Log.Info(version.String("kruise-manager"))
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
