@@ -2,6 +2,7 @@ package e2enode
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,21 @@ func podProbeMarkerFlips(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interf
 	expect("web ready and accepting (HTTP, TCP)", "true", "True", "true")
 	execIn(t, sb, ns, "game", "busybox", "rm", "/state/idle", "/www/ready.html", "/state/tcp")
 	expect("busy, not ready and not accepting: the Succeeded-only annotation stays, as OpenKruise leaves it", "false", "False", "true")
+	// No mark shows the TCP probe's failure (its one policy is Succeeded's): kruise-daemon's report does.
+	harness.Eventually(t, time.Minute, "the TCP probe reported Failed once nothing listens", func() (bool, string) {
+		npp := &v1alpha1.NodePodProbe{}
+		if err := c.Get(ctx, client.ObjectKey{Name: sandbox.RealNodeName}, npp); err != nil {
+			return false, err.Error()
+		}
+		for _, ps := range npp.Status.PodProbeStatuses {
+			for _, st := range ps.ProbeStates {
+				if ps.Namespace == ns && st.Name == "game#tcp" {
+					return st.State == v1alpha1.PodProbeMarkerStateFailed, fmt.Sprintf("%+v", st)
+				}
+			}
+		}
+		return false, fmt.Sprintf("no state of game#tcp in %+v", npp.Status)
+	})
 	if out := daemonGet(t, sb, "/metrics"); !strings.Contains(out, `kruise_daemon_pod_probe_results_total{namespace="`+ns+`",probe="game#web",result="succeeded"}`) ||
 		!strings.Contains(out, `probe="game#typo",result="container_missing"`) {
 		t.Errorf("kruise-daemon's probe metrics lack the web successes or the missing container:\n%s", grepLines(out, "pod_probe"))
