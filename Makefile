@@ -131,16 +131,20 @@ BENCH_NODES ?= 10
 bench: tools ## CloneSet and Advanced StatefulSet scale-up and in-place rollouts (maxUnavailable 20%, 100%), an Advanced DaemonSet's on N extra kwok nodes (maxUnavailable 20%), a SidecarSet upgrade (maxUnavailable 20%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes; pod creation latency with 0, 1, 20 SidecarSets and under a WorkloadSpread of 3 subsets
 	$(GO) run ./test/bench -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE))
 
-# bench-scale runs make bench at each N of SCALE_NS, on N/200 kwok nodes (at least BENCH_NODES; a
-# kwok node takes 250 pods): the cost per pod from 500 to 10,000 in one command. Not part of make test.
+# bench-scale runs the CloneSet's scenarios of make bench (scale-up, in-place at maxUnavailable 20%
+# and 100%) at each N of SCALE_NS, on N/200 kwok nodes (at least BENCH_NODES; a kwok node takes 250
+# pods): the cost per pod from 500 to 10,000 in one command; then SCALE_MANY (COUNTxSIZE) CloneSets
+# rolled in place together against one CloneSet of as many pods. Not part of make test.
 SCALE_NS ?= 500 2000 10000
+SCALE_MANY ?= 200x25
 
 .PHONY: bench-scale
-bench-scale: tools ## make bench at N = $(SCALE_NS) (N/200 kwok nodes, at least BENCH_NODES); minutes at 10,000
-	for n in $(SCALE_NS); do \
+bench-scale: tools ## the CloneSet's bench at N = $(SCALE_NS) (N/200 kwok nodes) and $(SCALE_MANY) CloneSets against one; ~30 minutes
+	set -e; for n in $(SCALE_NS); do \
 	  nodes=$$(( n / 200 > $(BENCH_NODES) ? n / 200 : $(BENCH_NODES) )); \
-	  $(GO) run ./test/bench -n $$n -nodes $$nodes $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/n$$n); \
+	  $(GO) run ./test/bench -n $$n -nodes $$nodes -cloneset-only $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/n$$n); \
 	done
+	$(GO) run ./test/bench -many $(SCALE_MANY) -nodes 25 $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/many)
 
 .PHONY: bench-floor
 bench-floor: tools ## the machine's floor: the in-place protocol's writes for N pods with no controller

@@ -11,10 +11,13 @@ import (
 )
 
 // From the informer's index, a workload's pods are the cached objects themselves: the matching
-// ones (any owner) and the strays it controls; other namespaces' pods and other owners' are left.
+// ones it controls or that have no controller, and the strays it controls; other namespaces' pods
+// and other owners' are left.
 func TestReadPodsFromTheIndex(t *testing.T) {
 	owner := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u1"}}
 	ref := []metav1.OwnerReference{*metav1.NewControllerRef(owner, corev1.SchemeGroupVersion.WithKind("ReplicationController"))}
+	other := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "u2"}}
+	otherRef := []metav1.OwnerReference{*metav1.NewControllerRef(other, corev1.SchemeGroupVersion.WithKind("ReplicationController"))}
 	pod := func(ns, name, app string, owned bool, deleting bool) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": app}}}
 		if owned {
@@ -25,10 +28,13 @@ func TestReadPodsFromTheIndex(t *testing.T) {
 		}
 		return p
 	}
-	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
+	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{byController: indexByController})
 	a := pod("ns", "a", "web", true, false)
+	taken := pod("ns", "taken", "web", false, false)
+	taken.OwnerReferences = otherRef
 	for _, p := range []*corev1.Pod{a, pod("ns", "orphan", "web", false, false), pod("ns", "relabelled", "other", true, false),
-		pod("ns", "relabelled-going", "other", true, true), pod("ns", "someone-else", "other", false, false), pod("other", "b", "web", true, false)} {
+		pod("ns", "relabelled-going", "other", true, true), pod("ns", "someone-else", "other", false, false), pod("other", "b", "web", true, false),
+		pod("other", "orphan-elsewhere", "web", false, false), taken} {
 		if err := indexer.Add(p); err != nil {
 			t.Fatal(err)
 		}

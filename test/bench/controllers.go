@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,17 +31,7 @@ func podSpec(img string) corev1.PodSpec {
 // reference (writer: kube-controller-manager's deployment and replicaset controllers); cloneSetOnly: the
 // CloneSet's scenarios only.
 func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, cloneSetOnly bool, prof *profiler) ([]result, error) {
-	cfg, err := sb.RESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	cfg.QPS, cfg.Burst = 200, 400
-	cfg.WarningHandler = warnings
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := benchClient(sb)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +141,30 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, cloneSetOnl
 	return out, nil
 }
 
+// benchConfig is the scenarios' configuration of the sandbox's API server (QPS 200).
+func benchConfig(sb *sandbox.Sandbox) (*rest.Config, error) {
+	cfg, err := sb.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	cfg.WarningHandler = warnings
+	return cfg, nil
+}
+
+// benchClient is a client of benchConfig.
+func benchClient(sb *sandbox.Sandbox) (client.Client, error) {
+	cfg, err := benchConfig(sb)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
 func namespace(ctx context.Context, c client.Client, prefix string) (string, error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
 	if err := c.Create(ctx, ns); err != nil {
@@ -167,6 +182,11 @@ const rolloutTimeout = 10 * time.Minute
 
 // poll calls done every 50 ms until it holds.
 func poll(ctx context.Context, what string, done func() (bool, error)) error {
+	return pollEvery(ctx, what, 50*time.Millisecond, done)
+}
+
+// pollEvery calls done every interval until it holds.
+func pollEvery(ctx context.Context, what string, interval time.Duration, done func() (bool, error)) error {
 	deadline := time.Now().Add(rolloutTimeout)
 	for {
 		ok, err := done()
@@ -182,7 +202,7 @@ func poll(ctx context.Context, what string, done func() (bool, error)) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(interval):
 		}
 	}
 }

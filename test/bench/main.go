@@ -6,10 +6,12 @@
 // machine's floor: the in-place protocol's writes done directly, with no controller, as fast as
 // the API server allows. It prints figures, not pass/fail: wall seconds, the writer's successful
 // writes per pod (pods and pods/status vs everything else, from the API server's audit log, by
-// the writer's own identity), 409 conflicts, and the writer's CPU seconds and peak RSS; then
-// what the pod webhook adds to a pod's creation (p50, p99) with 0, 1 and 20 SidecarSets.
+// the writer's own identity), 409 conflicts, the writer's CPU seconds (and per pod) and peak RSS,
+// and the CPU of the API server and etcd; then what the pod webhook adds to a pod's creation (p50,
+// p99) with 0, 1 and 20 SidecarSets. With -many COUNTxSIZE it measures only COUNT CloneSets of
+// SIZE pods rolled in place together against one CloneSet of COUNT×SIZE pods.
 //
-//	go run ./test/bench [-n 500] [-nodes 10] [-floor] [-json FILE] [-profile DIR]
+//	go run ./test/bench [-n 500] [-nodes 10] [-floor] [-many 200x25] [-json FILE] [-profile DIR]
 package main
 
 import (
@@ -43,6 +45,9 @@ type result struct {
 	OtherWritesPerPod float64        `json:"other_writes_per_pod"`
 	Conflicts         int            `json:"conflicts"`
 	CPUSeconds        float64        `json:"cpu_seconds"`
+	// ControlPlaneCPUSeconds is the CPU of the sandbox's kube-apiserver and etcd during the
+	// scenario: the control plane's share of the work, which the writer does not own.
+	ControlPlaneCPUSeconds float64 `json:"control_plane_cpu_seconds"`
 	PeakRSSMB         float64        `json:"peak_rss_mb"`
 	Writes            map[string]int `json:"writes"`
 	Time              time.Time      `json:"time"`
@@ -56,9 +61,22 @@ func main() {
 	profileDir := flag.String("profile", "", "write kruise-manager's CPU and allocation profiles of each scenario to this folder")
 	spreadOnly := flag.Bool("spread-only", false, "measure only the pod creations under a WorkloadSpread (and without one)")
 	cloneSetOnly := flag.Bool("cloneset-only", false, "measure only the CloneSet's scale-up and in-place rollouts (for profiling the core)")
+	many := flag.String("many", "", "COUNTxSIZE: measure only COUNT CloneSets of SIZE pods rolled in place together against one CloneSet of COUNT×SIZE pods")
 	flag.Parse()
 	// The bench's clients log errors only (API server warnings go to warnings).
 	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	if *many != "" {
+		var count, size int
+		if _, err := fmt.Sscanf(*many, "%dx%d", &count, &size); err != nil || count <= 0 || size <= 0 {
+			fmt.Fprintf(os.Stderr, "bench: -many wants COUNTxSIZE, e.g. 200x25, got %q\n", *many)
+			os.Exit(2)
+		}
+		if err := runManyIn(count, size, *nodes, *jsonOut, *profileDir); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*n, *nodes, *floor, *spreadOnly, *cloneSetOnly, *jsonOut, *profileDir); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
@@ -69,6 +87,13 @@ func run(n, nodes int, floor, spreadOnly, cloneSetOnly bool, jsonOut, profileDir
 	if n <= 0 || nodes <= 0 {
 		return fmt.Errorf("-n and -nodes must be positive")
 	}
+	return withSandbox(nodes, func(sb *sandbox.Sandbox) error {
+		return runIn(sb, n, nodes, floor, spreadOnly, cloneSetOnly, jsonOut, profileDir)
+	})
+}
+
+// withSandbox runs fn on a sandbox of nodes kwok nodes and kruise-manager, torn down after it.
+func withSandbox(nodes int, fn func(*sandbox.Sandbox) error) error {
 	fmt.Fprintf(os.Stderr, "bench: starting a sandbox with %d kwok nodes and kruise-manager...\n", nodes)
 	sb, err := harness.StartSandbox(nodes, nil)
 	if err != nil {
@@ -79,6 +104,11 @@ func run(n, nodes int, floor, spreadOnly, cloneSetOnly bool, jsonOut, profileDir
 			fmt.Fprintf(os.Stderr, "bench: tearing down the sandbox: %v\n", err)
 		}
 	}()
+	return fn(sb)
+}
+
+func runIn(sb *sandbox.Sandbox, n, nodes int, floor, spreadOnly, cloneSetOnly bool, jsonOut, profileDir string) error {
+	var err error
 	ctx := context.Background()
 	var results []result
 	var latencies []latency
@@ -139,11 +169,34 @@ func run(n, nodes int, floor, spreadOnly, cloneSetOnly bool, jsonOut, profileDir
 	return nil
 }
 
+// runManyIn runs runMany on a sandbox of its own and prints its figures.
+func runManyIn(count, size, nodes int, jsonOut, profileDir string) error {
+	return withSandbox(nodes, func(sb *sandbox.Sandbox) error {
+		results, err := runMany(context.Background(), sb, count, size, newProfiler(profileDir, sb))
+		if err != nil {
+			return err
+		}
+		for i := range results {
+			results[i].Nodes, results[i].Time = nodes, time.Now().UTC()
+		}
+		printTable(results)
+		printManyRatio(results)
+		if jsonOut != "" {
+			return appendJSON(jsonOut, results)
+		}
+		return nil
+	})
+}
+
 // measure runs fn and returns its figures: wall time, the writes of users in the audit log during
-// fn, and the CPU and peak RSS of the process pid.
+// fn, the CPU and peak RSS of the process pid, and the control plane's CPU.
 func measure(sb *sandbox.Sandbox, scenario, writer string, n, pid int, users func(string) bool, fn func() error) (result, error) {
 	offset := harness.AuditSize(sb.AuditLog)
 	cpu0, err := cpuSeconds(pid)
+	if err != nil {
+		return result{}, err
+	}
+	cp0, err := controlPlaneCPU(sb)
 	if err != nil {
 		return result{}, err
 	}
@@ -163,13 +216,34 @@ func measure(sb *sandbox.Sandbox, scenario, writer string, n, pid int, users fun
 	if err != nil {
 		return result{}, err
 	}
+	cp1, err := controlPlaneCPU(sb)
+	if err != nil {
+		return result{}, err
+	}
 	counts, err := countWrites(sb.AuditLog, offset, users)
 	if err != nil {
 		return result{}, err
 	}
 	return result{Scenario: scenario, N: n, Writer: writer, WallSeconds: wall,
 		PodWritesPerPod: float64(counts.PodWrites) / float64(n), OtherWritesPerPod: float64(counts.OtherWrites) / float64(n),
-		Conflicts: counts.Conflicts, CPUSeconds: cpu1 - cpu0, PeakRSSMB: rss, Writes: counts.ByResource}, nil
+		Conflicts: counts.Conflicts, CPUSeconds: cpu1 - cpu0, ControlPlaneCPUSeconds: cp1 - cp0, PeakRSSMB: rss, Writes: counts.ByResource}, nil
+}
+
+// controlPlaneCPU is the CPU seconds the sandbox's kube-apiserver and etcd have used so far.
+func controlPlaneCPU(sb *sandbox.Sandbox) (float64, error) {
+	var total float64
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		pid, err := processPID(sb, name)
+		if err != nil {
+			return 0, err
+		}
+		s, err := cpuSeconds(pid)
+		if err != nil {
+			return 0, err
+		}
+		total += s
+	}
+	return total, nil
 }
 
 // warnings prints the API server's warnings once each (controller-runtime's default logs them
@@ -188,10 +262,11 @@ func processPID(sb *sandbox.Sandbox, name string) (int, error) {
 
 func printTable(results []result) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tn\twall s\tpod writes/pod\tother writes/pod\t409s\tCPU s\tpeak RSS MB\twriter\t")
+	fmt.Fprintln(tw, "scenario\tn\twall s\tpod writes/pod\tother writes/pod\t409s\tCPU s\tCPU ms/pod\tpeak RSS MB\tAPI server+etcd CPU s\twriter\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.3f\t%d\t%.1f\t%.0f\t%s\t\n", r.Scenario, r.N, r.WallSeconds,
-			r.PodWritesPerPod, r.OtherWritesPerPod, r.Conflicts, r.CPUSeconds, r.PeakRSSMB, r.Writer)
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.3f\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%s\t\n", r.Scenario, r.N, r.WallSeconds,
+			r.PodWritesPerPod, r.OtherWritesPerPod, r.Conflicts, r.CPUSeconds, 1000*r.CPUSeconds/float64(r.N), r.PeakRSSMB,
+			r.ControlPlaneCPUSeconds, r.Writer)
 	}
 	_ = tw.Flush()
 	for _, r := range results {

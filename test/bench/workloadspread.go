@@ -282,17 +282,11 @@ func printSpreadLatency(l spreadLatency) {
 
 // runSpreadLatencyIn runs runSpreadLatency with a client of the sandbox.
 func runSpreadLatencyIn(ctx context.Context, sb *sandbox.Sandbox, n int, prof *profiler) (spreadLatency, error) {
-	cfg, err := sb.RESTConfig()
+	cfg, err := benchConfig(sb)
 	if err != nil {
 		return spreadLatency{}, err
 	}
-	cfg.QPS, cfg.Burst = 200, 400
-	cfg.WarningHandler = warnings
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return spreadLatency{}, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := benchClient(sb)
 	if err != nil {
 		return spreadLatency{}, err
 	}
