@@ -36,21 +36,21 @@ import (
 
 // result is one scenario's figures; its JSON form is what BENCH_JSON collects.
 type result struct {
-	Scenario          string         `json:"scenario"`
-	N                 int            `json:"n"`
-	Nodes             int            `json:"nodes"`
-	Writer            string         `json:"writer"`
-	WallSeconds       float64        `json:"wall_seconds"`
-	PodWritesPerPod   float64        `json:"pod_writes_per_pod"`
-	OtherWritesPerPod float64        `json:"other_writes_per_pod"`
-	Conflicts         int            `json:"conflicts"`
-	CPUSeconds        float64        `json:"cpu_seconds"`
+	Scenario          string  `json:"scenario"`
+	N                 int     `json:"n"`
+	Nodes             int     `json:"nodes"`
+	Writer            string  `json:"writer"`
+	WallSeconds       float64 `json:"wall_seconds"`
+	PodWritesPerPod   float64 `json:"pod_writes_per_pod"`
+	OtherWritesPerPod float64 `json:"other_writes_per_pod"`
+	Conflicts         int     `json:"conflicts"`
+	CPUSeconds        float64 `json:"cpu_seconds"`
 	// ControlPlaneCPUSeconds is the CPU of the sandbox's kube-apiserver and etcd during the
 	// scenario: the control plane's share of the work, which the writer does not own.
-	ControlPlaneCPUSeconds float64 `json:"control_plane_cpu_seconds"`
-	PeakRSSMB         float64        `json:"peak_rss_mb"`
-	Writes            map[string]int `json:"writes"`
-	Time              time.Time      `json:"time"`
+	ControlPlaneCPUSeconds float64        `json:"control_plane_cpu_seconds"`
+	PeakRSSMB              float64        `json:"peak_rss_mb"`
+	Writes                 map[string]int `json:"writes"`
+	Time                   time.Time      `json:"time"`
 }
 
 func main() {
