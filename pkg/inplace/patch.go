@@ -62,8 +62,11 @@ type jsonPatchOp struct {
 
 // escape encodes a map key as a JSON-pointer token.
 func escape(key string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+	return pointerEscaper.Replace(key)
 }
+
+// pointerEscaper escapes a JSON pointer token (RFC 6901); built once, not per key.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // SpecPatch returns the JSON patch that applies spec to pod: it checks the pod still has the
 // revision label value and container images it was planned against (the API server rejects the

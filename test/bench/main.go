@@ -61,6 +61,7 @@ func main() {
 	profileDir := flag.String("profile", "", "write kruise-manager's CPU and allocation profiles of each scenario to this folder")
 	spreadOnly := flag.Bool("spread-only", false, "measure only the pod creations under a WorkloadSpread (and without one)")
 	cloneSetOnly := flag.Bool("cloneset-only", false, "measure only the CloneSet's scale-up and in-place rollouts (for profiling the core)")
+	flag.DurationVar(&cpuWindow, "cpu-window", cpuWindow, "with -profile: the CPU profile covers this much of each scenario's start")
 	many := flag.String("many", "", "COUNTxSIZE: measure only COUNT CloneSets of SIZE pods rolled in place together against one CloneSet of COUNT×SIZE pods")
 	flag.Parse()
 	// The bench's clients log errors only (API server warnings go to warnings).

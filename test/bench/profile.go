@@ -12,7 +12,7 @@ import (
 )
 
 // profiler fetches kruise-manager's profiles during a scenario (-profile DIR): a CPU profile of the
-// first cpuWindow of the scenario, the allocation profile before and after it (compare them with
+// first cpuWindow of the scenario (-cpu-window), the allocation profile before and after it (compare them with
 // `go tool pprof -diff_base before after`), and the heap profile in text with the runtime's memory
 // statistics at its end (where the resident memory goes).
 type profiler struct {
@@ -20,7 +20,7 @@ type profiler struct {
 	port int
 }
 
-const cpuWindow = 15 * time.Second
+var cpuWindow = 15 * time.Second
 
 func newProfiler(dir string, sb *sandbox.Sandbox) *profiler {
 	if dir == "" || sb.Ports.KruisePprof == 0 {

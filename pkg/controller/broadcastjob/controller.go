@@ -74,7 +74,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("broadcastjob").
 		For(&v1beta1.BroadcastJob{}).
-		Owns(&corev1.Pod{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		Watches(&corev1.Pod{}, podcontrol.ToController(gvk.GroupKind()), builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 			return podChanged(e.ObjectOld.(*corev1.Pod), e.ObjectNew.(*corev1.Pod))
 		}})).
 		Watches(&corev1.Node{}, handler.Funcs{

@@ -102,7 +102,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.CloneSet{}).
-		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, podcontrol.ToController(gvk.GroupKind())).
 		Owns(&appsv1.ControllerRevision{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.orphanOwners), builder.WithPredicates(podcontrol.OrphanPods)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).

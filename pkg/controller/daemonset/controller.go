@@ -88,7 +88,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("advanced-daemonset").
 		For(&v1beta1.DaemonSet{}).
-		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, podcontrol.ToController(gvk.GroupKind())).
 		Owns(&appsv1.ControllerRevision{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.orphanOwners), builder.WithPredicates(podcontrol.OrphanPods)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allSets), builder.WithPredicates(nodeChanges)).

@@ -105,10 +105,11 @@ func statesKey(states []v1alpha1.NodePodProbeContainerProbeState) string {
 	return k
 }
 
-// markersIn lists the PodProbeMarkers of namespace from the cache.
+// markersIn lists the PodProbeMarkers of namespace from the cache, without deep copies (three
+// pod event handlers call it for every pod event): callers only read them.
 func markersIn(ctx context.Context, c client.Reader, namespace string) ([]*v1alpha1.PodProbeMarker, error) {
 	list := &v1alpha1.PodProbeMarkerList{}
-	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	out := make([]*v1alpha1.PodProbeMarker, len(list.Items))

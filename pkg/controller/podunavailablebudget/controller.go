@@ -76,7 +76,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 // budgetsIn enqueues the budgets of an object's namespace.
 func (r *Reconciler) budgetsIn(ctx context.Context, o client.Object) []reconcile.Request {
 	list := &policyv1alpha1.PodUnavailableBudgetList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+	// Only names are read: no deep copies on every pod event.
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))

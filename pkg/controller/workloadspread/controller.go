@@ -80,7 +80,8 @@ func (r *Reconciler) spreadsIn(ctx context.Context, o client.Object) []reconcile
 		}
 	}
 	list := &appsv1alpha1.WorkloadSpreadList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+	// Only names are read: no deep copies on every pod event.
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
