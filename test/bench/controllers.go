@@ -31,11 +31,7 @@ func podSpec(img string) corev1.PodSpec {
 // reference (writer: kube-controller-manager's deployment and replicaset controllers); cloneSetOnly: the
 // CloneSet's scenarios only.
 func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, cloneSetOnly bool, prof *profiler) ([]result, error) {
-	c, err := benchClient(sb)
-	if err != nil {
-		return nil, err
-	}
-	mgrPID, err := processPID(sb, "kruise-manager")
+	c, mgrPID, err := managerBench(sb)
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +159,16 @@ func benchClient(sb *sandbox.Sandbox) (client.Client, error) {
 		return nil, err
 	}
 	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// managerBench is the bench's client and kruise-manager's PID (the measured writer).
+func managerBench(sb *sandbox.Sandbox) (client.Client, int, error) {
+	c, err := benchClient(sb)
+	if err != nil {
+		return nil, 0, err
+	}
+	pid, err := processPID(sb, "kruise-manager")
+	return c, pid, err
 }
 
 func namespace(ctx context.Context, c client.Client, prefix string) (string, error) {

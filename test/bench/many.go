@@ -21,11 +21,7 @@ const manyMaxRatio = 1.3
 // pods each, created together and rolled in place together. The rollouts' wall times compare the
 // controller's fairness across objects (workers, queue) with its throughput on one object.
 func runMany(ctx context.Context, sb *sandbox.Sandbox, count, size int, prof *profiler) ([]result, error) {
-	c, err := benchClient(sb)
-	if err != nil {
-		return nil, err
-	}
-	mgrPID, err := processPID(sb, "kruise-manager")
+	c, mgrPID, err := managerBench(sb)
 	if err != nil {
 		return nil, err
 	}
