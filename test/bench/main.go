@@ -108,6 +108,7 @@ func withSandbox(nodes int, fn func(*sandbox.Sandbox) error) error {
 	return fn(sb)
 }
 
+// runIn runs run's scenarios on sb and prints their figures.
 func runIn(sb *sandbox.Sandbox, n, nodes int, floor, spreadOnly, cloneSetOnly bool, jsonOut, profileDir string) error {
 	var err error
 	ctx := context.Background()
