@@ -182,7 +182,7 @@ func runManyIn(count, size, nodes int, jsonOut, profileDir string) error {
 			results[i].Nodes, results[i].Time = nodes, time.Now().UTC()
 		}
 		printTable(results)
-		printManyRatio(results)
+		fmt.Printf("many CloneSets' in-place rollout / one CloneSet's: %.2f (issue 22's bar: %.1f)\n", manyRatio(results), manyMaxRatio)
 		if jsonOut != "" {
 			return appendJSON(jsonOut, results)
 		}
