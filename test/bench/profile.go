@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/kruise-ng/kruise/pkg/sandbox"
@@ -14,7 +16,9 @@ import (
 // profiler fetches kruise-manager's profiles during a scenario (-profile DIR): a CPU profile of the
 // first cpuWindow of the scenario (-cpu-window), the allocation profile before and after it (compare them with
 // `go tool pprof -diff_base before after`), and the heap profile in text with the runtime's memory
-// statistics at its end (where the resident memory goes).
+// statistics at its end (where the resident memory goes); and, sampled every peakEvery, the heap profile taken
+// when the live heap was largest (the heap the runtime saw at its last collection, the GC's next goal is twice
+// that) with the goroutines at that moment: what holds the peak, and who was busy.
 type profiler struct {
 	dir  string
 	port int
@@ -41,7 +45,13 @@ func (p *profiler) start(scenario string) func() error {
 	go func() {
 		cpu <- p.fetch(fmt.Sprintf("profile?seconds=%d", int(cpuWindow.Seconds())), filepath.Join(p.dir, scenario+".cpu.pprof"))
 	}()
+	done, peak := make(chan struct{}), make(chan error, 1)
+	go func() { peak <- p.samplePeak(scenario, done) }()
 	return func() error {
+		close(done)
+		if err := <-peak; err != nil {
+			return err
+		}
 		if err := p.fetch("allocs", filepath.Join(p.dir, scenario+".allocs-after.pprof")); err != nil {
 			return err
 		}
@@ -50,6 +60,64 @@ func (p *profiler) start(scenario string) func() error {
 		}
 		return <-cpu
 	}
+}
+
+var peakEvery = 2 * time.Second
+
+// samplePeak keeps, until done, the heap profile with the largest GC goal and the goroutines seen with it.
+func (p *profiler) samplePeak(scenario string, done <-chan struct{}) error {
+	var best uint64
+	tick := time.NewTicker(peakEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-tick.C:
+		}
+		heap, err := p.get("heap?debug=1")
+		if err != nil {
+			return err
+		}
+		goal := nextGC(heap)
+		if goal <= best {
+			continue
+		}
+		best = goal
+		goroutines, err := p.get("goroutine?debug=1")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(p.dir, scenario+".heap-peak.txt"), heap, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(p.dir, scenario+".goroutines-peak.txt"), goroutines, 0o644); err != nil {
+			return err
+		}
+	}
+}
+
+// nextGC is the "# NextGC = N" line of a heap profile in text.
+func nextGC(heap []byte) uint64 {
+	_, rest, ok := bytes.Cut(heap, []byte("# NextGC = "))
+	if !ok {
+		return 0
+	}
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	n, _ := strconv.ParseUint(string(line), 10, 64)
+	return n
+}
+
+func (p *profiler) get(what string) ([]byte, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/%s", p.port, what))
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("profile %s: %s", what, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
 }
 
 func (p *profiler) fetch(what, path string) error {

@@ -31,6 +31,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/holders"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
 )
 
@@ -108,8 +109,10 @@ type Reconciler struct {
 
 // Reconcile sets the pod's KruisePodReady condition to its Desired holders.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// The cache's own pod, not a copy (one per pod event of every rollout): read-only here, and the
+	// write below goes to its identity alone.
 	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, req.NamespacedName, pod); err != nil {
+	if err := r.Client.Get(ctx, req.NamespacedName, pod, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !HasGate(pod) || pod.DeletionTimestamp != nil {
@@ -137,7 +140,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.Client.Status().Patch(ctx, engine.Ref(pod), client.RawPatch(types.StrategicMergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("set %s of pod %s (holders %s): %w", appspub.KruisePodReadyConditionType, pod.Name, holders.Format(want), err)
 	}
 	return ctrl.Result{}, nil

@@ -60,7 +60,8 @@ type Engine interface {
 	// change, and returns the pod as it now stands, for Update: a workload updating many pods
 	// unreadies them all before it updates any, so each kubelet sees its gate while the others are
 	// written and Update's wait for it is short. A pod held already is returned as it is. With a
-	// Budget (WithBudget), the budget is asked first; a refusal is a *BudgetError.
+	// Budget (WithBudget), the budget is asked first; a refusal is a *BudgetError. The pod returned
+	// shares everything but its conditions with pod: like pods read from the cache, it is read-only.
 	Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error)
 	// UpdateContainers sets the images of containers the pod's workload does not own (a
 	// SidecarSet's sidecars) and the caller's annotations in one JSON patch that checks each
@@ -236,7 +237,10 @@ func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, reason string) (*
 	if err := e.setGate(ctx, pod, corev1.ConditionFalse, StartReason, reason); err != nil {
 		return nil, err
 	}
-	held := pod.DeepCopy()
+	// A shallow copy with its own conditions: a workload holding every pod of a rollout at once
+	// (maxUnavailable 100% of 10,000) keeps a condition list each, not a copy of each pod.
+	held := *pod
+	held.Status.Conditions = slices.Clone(pod.Status.Conditions)
 	now := metav1.NewTime(e.clock.Now())
 	for _, typ := range []corev1.PodConditionType{appspub.InPlaceUpdateReady, corev1.PodReady} {
 		c := corev1.PodCondition{Type: typ, Status: corev1.ConditionFalse, Reason: StartReason, Message: reason, LastTransitionTime: now}
@@ -246,7 +250,7 @@ func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, reason string) (*
 			held.Status.Conditions = append(held.Status.Conditions, c)
 		}
 	}
-	return held, nil
+	return &held, nil
 }
 
 // resume applies the pod's deferred update (its grace period is over), keeping the pod NotReady.

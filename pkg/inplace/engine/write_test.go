@@ -53,3 +53,38 @@ func TestPodWriter(t *testing.T) {
 		t.Errorf("requests %q, want %q", got, want)
 	}
 }
+
+// Unready writes the gate and returns the pod as it now stands, with conditions of its own: the pod
+// it was given (the cache's) keeps its conditions, and the rest is shared, not copied.
+func TestUnreadyLeavesThePodAlone(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}`)
+	}))
+	defer srv.Close()
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := New(nil, nil, inplace.Options{}, WithPodWriter(cs.CoreV1().RESTClient()))
+	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Labels: map[string]string{"a": "b"}},
+		Status: corev1.PodStatus{Conditions: ready}}
+	held, err := e.Unready(context.Background(), pod, "rollout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !GateFalse(held) || len(held.Status.Conditions) != 2 {
+		t.Errorf("held conditions %+v, want the gate and Ready False", held.Status.Conditions)
+	}
+	for _, c := range held.Status.Conditions {
+		if c.Status != corev1.ConditionFalse {
+			t.Errorf("held condition %s=%s, want False", c.Type, c.Status)
+		}
+	}
+	if len(pod.Status.Conditions) != 1 || pod.Status.Conditions[0].Status != corev1.ConditionTrue || GateFalse(pod) {
+		t.Errorf("the pod given changed: %+v", pod.Status.Conditions)
+	}
+	if held == pod || held.Labels["a"] != "b" {
+		t.Errorf("held is the pod itself or lost its metadata: %+v", held.ObjectMeta)
+	}
+}
