@@ -230,7 +230,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	// CloneSet pods carry pod-template-hash, and with CloneSetShortHash the revision's hash alone.
 	cloneSetInPlace := inPlace
 	cloneSetInPlace.PodTemplateHash, cloneSetInPlace.ShortRevisionHash = true, gates.Enabled(CloneSetShortHash)
-	if err := podcontrol.IndexPods(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := podcontrol.IndexOwned(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("index pods by controller: %w", err)
 	}
 	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"), OwnerIndexed: true,
@@ -277,7 +277,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := cronJobs.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the AdvancedCronJob controller: %w", err)
 	}
-	unitedDeployments := &uniteddeployment.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("uniteddeployment-controller")}
+	unitedDeployments := &uniteddeployment.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("uniteddeployment-controller"), OwnerIndexed: true}
 	if err := unitedDeployments.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the UnitedDeployment controller: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	appsv1 "k8s.io/api/apps/v1"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,17 +27,27 @@ import (
 // selector and have no controller are adopted; pods it controls whose labels stop matching are
 // released (their controller reference removed; they keep running).
 
-// ControllerIndex indexes pods by the UID of their controller, whatever its kind (IndexPods).
+// ControllerIndex indexes pods and ControllerRevisions by the UID of their controller, whatever its
+// kind (IndexOwned).
 const ControllerIndex = "pod.controller.uid"
 
-// IndexPods registers ControllerIndex with the manager's cache; call it once per manager.
-func IndexPods(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &corev1.Pod{}, ControllerIndex, func(obj client.Object) []string {
-		if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
-			return []string{string(ref.UID)}
+// IndexOwned registers ControllerIndex for pods and ControllerRevisions with the manager's cache;
+// call it once per manager. A workload then reads its own revisions, not every revision its
+// selector matches in the namespace (200 CloneSets with one selector: 400 per reconcile).
+func IndexOwned(ctx context.Context, indexer client.FieldIndexer) error {
+	for _, obj := range []client.Object{&corev1.Pod{}, &appsv1.ControllerRevision{}} {
+		if err := indexer.IndexField(ctx, obj, ControllerIndex, controllerUID); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
+}
+
+func controllerUID(obj client.Object) []string {
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
+		return []string{string(ref.UID)}
+	}
+	return nil
 }
 
 // Adoptable reports whether a pod that matches a workload's selector may be adopted: no

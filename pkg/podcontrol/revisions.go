@@ -76,19 +76,27 @@ type Revisions struct {
 
 // ObserveRevisions reads the revisions owner (of kind gvk) controls among those of its namespace
 // that match sel, and decides which records in (revision.Select, with the owner's
-// status.collisionCount).
-func ObserveRevisions(ctx context.Context, c client.Reader, owner client.Object, gvk schema.GroupVersionKind, sel labels.Selector,
+// status.collisionCount). indexed says c is the manager's cache with ControllerIndex (IndexOwned):
+// the owner's revisions are then found by the index and read without copies (the cache's own
+// objects: read-only, as Select and the workloads treat them), else by a List of sel.
+func ObserveRevisions(ctx context.Context, c client.Reader, indexed bool, owner client.Object, gvk schema.GroupVersionKind, sel labels.Selector,
 	in revision.Input, collisionCount *int32) (Revisions, error) {
 	var list appsv1.ControllerRevisionList
-	if err := c.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	opts := []client.ListOption{client.InNamespace(owner.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}}
+	if indexed {
+		opts = []client.ListOption{client.InNamespace(owner.GetNamespace()),
+			client.MatchingFields{ControllerIndex: string(owner.GetUID())}, client.UnsafeDisableDeepCopy}
+	}
+	if err := c.List(ctx, &list, opts...); err != nil {
 		return Revisions{}, fmt.Errorf("list revisions: %w", err)
 	}
 	out := Revisions{ByName: map[string]*appsv1.ControllerRevision{}}
 	var revs []*appsv1.ControllerRevision
 	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], owner) {
-			revs = append(revs, &list.Items[i])
-			out.ByName[list.Items[i].Name] = &list.Items[i]
+		rev := &list.Items[i]
+		if metav1.IsControlledBy(rev, owner) && (!indexed || sel.Matches(labels.Set(rev.Labels))) {
+			revs = append(revs, rev)
+			out.ByName[rev.Name] = rev
 		}
 	}
 	dec, err := revision.Select(revs, owner, gvk, in, collisionCount)

@@ -183,8 +183,14 @@ func patch(ctx context.Context, c client.Client, obj client.Object, p string) er
 	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(p)))
 }
 
-// rolloutTimeout bounds any one wait: a stuck scenario fails rather than hangs.
-const rolloutTimeout = 10 * time.Minute
+// rolloutTimeout bounds any one wait: a stuck scenario fails rather than hangs (scaleTimeout).
+var rolloutTimeout = 10 * time.Minute
+
+// scaleTimeout gives a scenario of n pods 120 ms per pod when that is more than ten minutes: a
+// 10,000-pod rollout takes nine and a half on a machine of two cores, most of it the API server's.
+func scaleTimeout(n int) {
+	rolloutTimeout = max(rolloutTimeout, time.Duration(n)*120*time.Millisecond)
+}
 
 // poll calls done every 50 ms until it holds.
 func poll(ctx context.Context, what string, done func() (bool, error)) error {

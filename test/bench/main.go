@@ -72,12 +72,14 @@ func main() {
 			fmt.Fprintf(os.Stderr, "bench: -many wants COUNTxSIZE, e.g. 200x25, got %q\n", *many)
 			os.Exit(2)
 		}
+		scaleTimeout(count * size)
 		if err := runManyIn(count, size, *nodes, *jsonOut, *profileDir); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			os.Exit(1)
 		}
 		return
 	}
+	scaleTimeout(*n)
 	if err := run(*n, *nodes, *floor, *spreadOnly, *cloneSetOnly, *jsonOut, *profileDir); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,12 +17,13 @@ import (
 // profiler fetches kruise-manager's profiles during a scenario (-profile DIR): a CPU profile of the
 // first cpuWindow of the scenario (-cpu-window), the allocation profile before and after it (compare them with
 // `go tool pprof -diff_base before after`), and the heap profile in text with the runtime's memory
-// statistics at its end (where the resident memory goes); and, sampled every peakEvery, the heap profile taken
-// when the live heap was largest (the heap the runtime saw at its last collection, the GC's next goal is twice
-// that) with the goroutines at that moment: what holds the peak, and who was busy.
+// statistics at its end (where the resident memory goes); and the heap profile taken when the live heap was
+// largest, with the goroutines at that moment: what holds the peak, and who was busy. The GC's goal (twice the
+// heap live at the last collection) is read from the manager's metrics every peakEvery, and the profiles are
+// fetched only when it grew by a twentieth: symbolizing a heap profile costs the manager CPU the scenario counts.
 type profiler struct {
-	dir  string
-	port int
+	dir              string
+	port, metricPort int
 }
 
 var cpuWindow = 15 * time.Second
@@ -30,7 +32,7 @@ func newProfiler(dir string, sb *sandbox.Sandbox) *profiler {
 	if dir == "" || sb.Ports.KruisePprof == 0 {
 		return nil
 	}
-	return &profiler{dir: dir, port: sb.Ports.KruisePprof}
+	return &profiler{dir: dir, port: sb.Ports.KruisePprof, metricPort: sb.Ports.KruiseMetrics}
 }
 
 // start begins profiling scenario; the returned function waits for the profiles to be written.
@@ -62,11 +64,11 @@ func (p *profiler) start(scenario string) func() error {
 	}
 }
 
-var peakEvery = 2 * time.Second
+var peakEvery = time.Second
 
 // samplePeak keeps, until done, the heap profile with the largest GC goal and the goroutines seen with it.
 func (p *profiler) samplePeak(scenario string, done <-chan struct{}) error {
-	var best uint64
+	var best float64
 	tick := time.NewTicker(peakEvery)
 	defer tick.Stop()
 	for {
@@ -75,37 +77,43 @@ func (p *profiler) samplePeak(scenario string, done <-chan struct{}) error {
 			return nil
 		case <-tick.C:
 		}
-		heap, err := p.get("heap?debug=1")
+		goal, err := p.gcGoal()
 		if err != nil {
 			return err
 		}
-		goal := nextGC(heap)
-		if goal <= best {
+		if goal <= best*1.05 {
 			continue
 		}
 		best = goal
-		goroutines, err := p.get("goroutine?debug=1")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(p.dir, scenario+".heap-peak.txt"), heap, 0o644); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(p.dir, scenario+".goroutines-peak.txt"), goroutines, 0o644); err != nil {
-			return err
+		for what, name := range map[string]string{"heap?debug=1": ".heap-peak.txt", "goroutine?debug=1": ".goroutines-peak.txt"} {
+			body, err := p.get(what)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(p.dir, scenario+name), body, 0o644); err != nil {
+				return err
+			}
 		}
 	}
 }
 
-// nextGC is the "# NextGC = N" line of a heap profile in text.
-func nextGC(heap []byte) uint64 {
-	_, rest, ok := bytes.Cut(heap, []byte("# NextGC = "))
+// gcGoal is the manager's go_memstats_next_gc_bytes.
+func (p *profiler) gcGoal() (float64, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metricPort))
+	if err != nil {
+		return 0, fmt.Errorf("metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	_, rest, ok := bytes.Cut(body, []byte("\ngo_memstats_next_gc_bytes "))
 	if !ok {
-		return 0
+		return 0, errors.New("metrics: no go_memstats_next_gc_bytes")
 	}
 	line, _, _ := bytes.Cut(rest, []byte("\n"))
-	n, _ := strconv.ParseUint(string(line), 10, 64)
-	return n
+	return strconv.ParseFloat(string(line), 64)
 }
 
 func (p *profiler) get(what string) ([]byte, error) {

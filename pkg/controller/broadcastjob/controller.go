@@ -44,7 +44,7 @@ type Reconciler struct {
 	// APIReader lists a job's pods around the cache when the cache has not shown the controller's
 	// writes within expectationTimeout. SetupWithManager defaults it to the manager's.
 	APIReader client.Reader
-	// OwnerIndexed says the cache indexes pods by controller (podcontrol.IndexPods); without it
+	// OwnerIndexed says the cache indexes pods by controller (podcontrol.IndexOwned); without it
 	// the job's pods are found by their ControllerUIDLabel.
 	OwnerIndexed bool
 

@@ -65,8 +65,9 @@ type Reconciler struct {
 	// change made together with a volumeClaimTemplates change recreates pods instead of updating
 	// them in place. Without it, claim templates apply to new pods only.
 	RecreateOnClaimChange bool
-	// OwnerIndexed says the client's cache indexes pods by controller (podcontrol.IndexPods), so
-	// that pods relabelled out of the selector are found and released.
+	// OwnerIndexed says the client's cache indexes pods and revisions by controller
+	// (podcontrol.IndexOwned), so that pods relabelled out of the selector are found and released,
+	// and the revisions are read by their owner.
 	OwnerIndexed bool
 	// PreparingUpdateAsUpdate is the feature gate PreparingUpdateAsUpdate (Options.PreparingUpdateAsUpdate).
 	PreparingUpdateAsUpdate bool

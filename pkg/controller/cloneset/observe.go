@@ -68,7 +68,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bo
 		return nil, err
 	}
 	in := revision.Input{Template: &cs.Spec.Template, VolumeClaimTemplates: cs.Spec.VolumeClaimTemplates, RecordClaimTemplates: true}
-	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, cs, gvk, sel, in, cs.Status.CollisionCount)
+	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, r.OwnerIndexed, cs, gvk, sel, in, cs.Status.CollisionCount)
 	if err != nil {
 		return nil, err
 	}

@@ -54,8 +54,9 @@ type Reconciler struct {
 	// Engine carries out in-place updates (pkg/inplace/engine); its options must label pods with
 	// the revision's hash (inplace.Options.ShortRevisionHash), as DaemonSet pods are labelled.
 	Engine engine.Engine
-	// OwnerIndexed says the client's cache indexes pods by controller (podcontrol.IndexPods), so
-	// that pods relabelled out of the selector are found and released.
+	// OwnerIndexed says the client's cache indexes pods and revisions by controller
+	// (podcontrol.IndexOwned), so that pods relabelled out of the selector are found and released,
+	// and the revisions are read by their owner.
 	OwnerIndexed bool
 	// PreDownload is the feature gate PreDownloadImageForDaemonSetUpdate: an update revision with
 	// new images gets ImagePullJobs that pull them onto the nodes of the pods still to update.

@@ -49,7 +49,7 @@ func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, live bo
 	if err != nil {
 		return nil, fmt.Errorf("selector: %w", err)
 	}
-	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, ds, gvk, sel,
+	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, r.OwnerIndexed, ds, gvk, sel,
 		revision.Input{Template: &ds.Spec.Template, HashLabel: revision.DaemonHashLabel}, ds.Status.CollisionCount)
 	if err != nil {
 		return nil, err

@@ -126,10 +126,11 @@ func (r *Nodes) ofPod(ctx context.Context, o client.Object) []reconcile.Request 
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: pod.Spec.NodeName}}}
 }
 
-// lists reports whether pod is in its node's NodePodProbe.
+// lists reports whether pod is in its node's NodePodProbe (the cache's own, read without a copy:
+// every pod event of a namespace without markers asks).
 func (r *Nodes) lists(ctx context.Context, pod *corev1.Pod) bool {
 	npp := &v1alpha1.NodePodProbe{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, npp); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, npp, client.UnsafeDisableDeepCopy); err != nil {
 		return false
 	}
 	for _, pp := range npp.Spec.PodProbes {

@@ -58,8 +58,9 @@ type Reconciler struct {
 	StartOrdinal bool
 	// PodIndexLabel is the feature gate PodIndexLabel: pods carry apps.kubernetes.io/pod-index.
 	PodIndexLabel bool
-	// OwnerIndexed says the client's cache indexes pods by controller (podcontrol.IndexPods), so
-	// that pods relabelled out of the selector are found and released.
+	// OwnerIndexed says the client's cache indexes pods and revisions by controller
+	// (podcontrol.IndexOwned), so that pods relabelled out of the selector are found and released,
+	// and the revisions are read by their owner.
 	OwnerIndexed bool
 	// PreDownload is the feature gate PreDownloadImageForInPlaceUpdate: an update revision with new
 	// images gets ImagePullJobs that pull them onto the nodes of the pods still to update.

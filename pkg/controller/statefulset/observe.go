@@ -66,7 +66,7 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, live
 	if err != nil {
 		return nil, err
 	}
-	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, set, gvk, sel, revision.Input{Template: &set.Spec.Template}, set.Status.CollisionCount)
+	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, r.OwnerIndexed, set, gvk, sel, revision.Input{Template: &set.Spec.Template}, set.Status.CollisionCount)
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,8 @@ type Reconciler struct {
 	// APIReader lists subset workloads around the cache before any is created, so a workload the
 	// cache does not show yet is never created twice. SetupWithManager defaults it.
 	APIReader client.Reader
+	// OwnerIndexed says the client's cache indexes revisions by controller (podcontrol.IndexOwned).
+	OwnerIndexed bool
 }
 
 var gvk = appsv1alpha1.GroupVersion.WithKind("UnitedDeployment")
@@ -122,7 +124,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // observe reads ud's revisions (deciding the update revision), its subset workloads (through
 // reader) and its pods. It writes nothing.
 func (r *Reconciler) observe(ctx context.Context, ud *appsv1alpha1.UnitedDeployment, reader client.Reader) (Snapshot, podcontrol.Revisions, error) {
-	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, ud, gvk, labels.Everything(),
+	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, r.OwnerIndexed, ud, gvk, labels.Everything(),
 		revision.Input{Object: &ud.Spec.Template}, ud.Status.CollisionCount)
 	if err != nil {
 		return Snapshot{}, revs, err

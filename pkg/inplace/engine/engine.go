@@ -341,8 +341,9 @@ func (e *engine) awaitNotReady(ctx context.Context, pod *corev1.Pod) error {
 		return nil
 	}
 	err := wait.PollUntilContextTimeout(ctx, notReadyPoll, NotReadyWait, false, func(ctx context.Context) (bool, error) {
+		// The cache's own pod, not a copy per poll: only its conditions are read.
 		cur := &corev1.Pod{}
-		if err := e.client.Get(ctx, client.ObjectKeyFromObject(pod), cur); err != nil {
+		if err := e.client.Get(ctx, client.ObjectKeyFromObject(pod), cur, client.UnsafeDisableDeepCopy); err != nil {
 			// Gone: the spec patch says so. Any other failed read (a client rate limiter that
 			// would outlast the wait, a blip) is no answer: ask again until the wait ends.
 			return apierrors.IsNotFound(err), nil
