@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kruise-ng/kruise/pkg/daemon"
+	"github.com/kruise-ng/kruise/pkg/memlimit"
 	"github.com/kruise-ng/kruise/pkg/version"
 )
 
@@ -18,6 +19,7 @@ func main() {
 	fs := flag.NewFlagSet("kruise-daemon", flag.ContinueOnError)
 	opts.BindFlags(fs, os.Getenv("NODE_NAME"))
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	memoryRatio := fs.Float64("memory-limit-ratio", 0.9, "soft memory limit of the Go runtime as a fraction of the container's memory limit (0: none; GOMEMLIMIT, when set, wins)")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else in-cluster configuration)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
@@ -38,6 +40,12 @@ func main() {
 	log := zap.New(zap.UseFlagOptions(&zapOpts))
 	ctrl.SetLogger(log)
 	log.Info(version.String("kruise-daemon"))
+	if soft, err := memlimit.Set(memlimit.CgroupRoot, *memoryRatio); err != nil {
+		fmt.Fprintf(os.Stderr, "kruise-daemon: --memory-limit-ratio: %v\n", err)
+		os.Exit(2)
+	} else if soft > 0 {
+		log.Info("soft memory limit from the container's", "bytes", soft, "ratio", *memoryRatio)
+	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kruise-daemon: no Kubernetes client configuration: %v\n", err)

@@ -106,6 +106,7 @@ func (e *Expectations) Drop(key, pod string) {
 	defer e.mu.Unlock()
 	delete(e.pending[key], pod)
 	delete(e.opens[key], pod)
+	e.dropEmpty(key)
 }
 
 // Forget drops everything recorded for key.
@@ -144,6 +145,7 @@ func (e *Expectations) Pending(key string, cached map[string]*corev1.Pod, now ti
 			delete(e.pending[key], name)
 		}
 	}
+	e.dropEmpty(key)
 	return len(e.pending[key]) > 0, nil
 }
 
@@ -170,7 +172,19 @@ func (e *Expectations) settle(key string, pods map[string]*corev1.Pod, now time.
 			delete(e.opens[key], name)
 		}
 	}
+	e.dropEmpty(key)
 	return wait, stale
+}
+
+// dropEmpty removes key's maps once they are empty: a map keeps the room it grew to (a 10,000-pod
+// scale-up's, 3 MB) until it is dropped.
+func (e *Expectations) dropEmpty(key string) {
+	if m, ok := e.pending[key]; ok && len(m) == 0 {
+		delete(e.pending, key)
+	}
+	if m, ok := e.opens[key]; ok && len(m) == 0 {
+		delete(e.opens, key)
+	}
 }
 
 // met reports whether pod (seen: whether it exists at all) shows the write.
