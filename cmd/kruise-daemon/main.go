@@ -40,7 +40,7 @@ func main() {
 	log := zap.New(zap.UseFlagOptions(&zapOpts))
 	ctrl.SetLogger(log)
 	log.Info(version.String("kruise-daemon"))
-	if soft, err := memlimit.Set(memlimit.CgroupRoot, *memoryRatio); err != nil {
+	if soft, err := memlimit.Set(memlimit.CgroupRoot, memlimit.SelfCgroup, *memoryRatio); err != nil {
 		fmt.Fprintf(os.Stderr, "kruise-daemon: --memory-limit-ratio: %v\n", err)
 		os.Exit(2)
 	} else if soft > 0 {

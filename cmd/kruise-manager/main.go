@@ -40,7 +40,7 @@ func main() {
 	}
 	ctrl.SetLogger(manager.LazyValues(zap.New(zap.UseFlagOptions(&zapOpts))))
 	ctrl.Log.Info(version.String("kruise-manager"))
-	if soft, err := memlimit.Set(memlimit.CgroupRoot, *memoryRatio); err != nil {
+	if soft, err := memlimit.Set(memlimit.CgroupRoot, memlimit.SelfCgroup, *memoryRatio); err != nil {
 		fmt.Fprintf(os.Stderr, "kruise-manager: --memory-limit-ratio: %v\n", err)
 		os.Exit(2)
 	} else if soft > 0 {
