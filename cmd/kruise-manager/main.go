@@ -20,7 +20,7 @@ func main() {
 	fs := flag.NewFlagSet("kruise-manager", flag.ContinueOnError)
 	opts.BindFlags(fs)
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	memoryRatio := fs.Float64("memory-limit-ratio", 0.9, "soft memory limit of the Go runtime as a fraction of the container's memory limit (0: none; GOMEMLIMIT, when set, wins)")
+	memoryRatio := fs.Float64("memory-limit-ratio", 0.9, "soft memory limit of the Go runtime as a fraction of the memory limit of the process's cgroup, its container's (0: none; GOMEMLIMIT, when set, wins)")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else in-cluster configuration)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
@@ -44,7 +44,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "kruise-manager: --memory-limit-ratio: %v\n", err)
 		os.Exit(2)
 	} else if soft > 0 {
-		ctrl.Log.Info("soft memory limit from the container's", "bytes", soft, "ratio", *memoryRatio)
+		ctrl.Log.Info("soft memory limit from the cgroup's", "bytes", soft, "ratio", *memoryRatio)
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

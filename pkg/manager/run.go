@@ -231,7 +231,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	cloneSetInPlace := inPlace
 	cloneSetInPlace.PodTemplateHash, cloneSetInPlace.ShortRevisionHash = true, gates.Enabled(CloneSetShortHash)
 	if err := podcontrol.IndexOwned(ctx, mgr.GetFieldIndexer()); err != nil {
-		return fmt.Errorf("index pods by controller: %w", err)
+		return fmt.Errorf("index pods and revisions by controller: %w", err)
 	}
 	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"), OwnerIndexed: true,
 		Engine: engine.New(mgr.GetClient(), nil, cloneSetInPlace, withBudget, podWriter), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
