@@ -24,12 +24,12 @@ const (
 	SelfCgroup = "/proc/self/cgroup"
 )
 
-// ContainerLimit is the memory limit, in bytes, of the process's cgroup whose hierarchies are
+// CgroupLimit is the memory limit, in bytes, of the process's cgroup whose hierarchies are
 // mounted at root and listed in self (the content of /proc/self/cgroup): the lowest limit of
 // the cgroup and its ancestors, from memory.max (cgroup v2) or memory.limit_in_bytes (v1, under
 // root/memory). Inside a container the cgroup is usually root itself. ok is false when no limit
 // is set ("max", or v1's page-rounded maximum).
-func ContainerLimit(root string, self []byte) (limit int64, ok bool, err error) {
+func CgroupLimit(root string, self []byte) (limit int64, ok bool, err error) {
 	v2, v1 := "/", "/"
 	for _, line := range strings.Split(string(self), "\n") {
 		parts := strings.SplitN(line, ":", 3)
@@ -99,7 +99,7 @@ func readLimit(file string) (limit int64, found bool, err error) {
 	return n, true, nil
 }
 
-// Set sets the runtime's soft memory limit to ratio of the process's cgroup limit (ContainerLimit
+// Set sets the runtime's soft memory limit to ratio of the process's cgroup limit (CgroupLimit
 // of root and the file self), unless GOMEMLIMIT is set or ratio is 0. It returns the limit set (0:
 // none).
 func Set(root, self string, ratio float64) (int64, error) {
@@ -113,7 +113,7 @@ func Set(root, self string, ratio float64) (int64, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return 0, err
 	}
-	limit, ok, err := ContainerLimit(root, cgroups)
+	limit, ok, err := CgroupLimit(root, cgroups)
 	if err != nil || !ok {
 		return 0, err
 	}

@@ -19,7 +19,7 @@ func write(t *testing.T, root, file, content string) {
 	}
 }
 
-func TestContainerLimit(t *testing.T) {
+func TestCgroupLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		files map[string]string
@@ -46,9 +46,9 @@ func TestContainerLimit(t *testing.T) {
 			for f, c := range tc.files {
 				write(t, root, f, c)
 			}
-			got, ok, err := ContainerLimit(root, []byte(tc.self))
+			got, ok, err := CgroupLimit(root, []byte(tc.self))
 			if err != nil || got != tc.want || ok != tc.ok {
-				t.Errorf("ContainerLimit = %d, %v, %v; want %d, %v", got, ok, err, tc.want, tc.ok)
+				t.Errorf("CgroupLimit = %d, %v, %v; want %d, %v", got, ok, err, tc.want, tc.ok)
 			}
 		})
 	}

@@ -18,9 +18,8 @@ import (
 // labels match.
 type bucketCounts map[float64]float64
 
-// managerHistogram reads the histogram name from kruise-manager's metrics on port, summing the
-// series whose label key has value (all series when key is empty).
-func managerHistogram(ctx context.Context, port int, name, key, value string) (bucketCounts, error) {
+// managerMetrics reads kruise-manager's metrics on port, by family name.
+func managerMetrics(ctx context.Context, port int) (map[string]*dto.MetricFamily, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), nil)
 	if err != nil {
 		return nil, err
@@ -35,7 +34,13 @@ func managerHistogram(ctx context.Context, port int, name, key, value string) (b
 		return nil, err
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	return parser.TextToMetricFamilies(bytes.NewReader(raw))
+}
+
+// managerHistogram reads the histogram name from kruise-manager's metrics on port, summing the
+// series whose label key has value (all series when key is empty).
+func managerHistogram(ctx context.Context, port int, name, key, value string) (bucketCounts, error) {
+	families, err := managerMetrics(ctx, port)
 	if err != nil {
 		return nil, err
 	}

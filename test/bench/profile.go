@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/kruise-ng/kruise/pkg/sandbox"
@@ -86,11 +85,7 @@ func (p *profiler) samplePeak(scenario string, done <-chan struct{}) error {
 		}
 		best = goal
 		for what, name := range map[string]string{"heap?debug=1": ".heap-peak.txt", "goroutine?debug=1": ".goroutines-peak.txt"} {
-			body, err := p.get(what)
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(p.dir, scenario+name), body, 0o644); err != nil {
+			if err := p.fetch(what, filepath.Join(p.dir, scenario+name)); err != nil {
 				return err
 			}
 		}
@@ -99,21 +94,15 @@ func (p *profiler) samplePeak(scenario string, done <-chan struct{}) error {
 
 // gcGoal is the manager's go_memstats_next_gc_bytes.
 func (p *profiler) gcGoal() (float64, error) {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metricPort))
+	families, err := managerMetrics(context.Background(), p.metricPort)
 	if err != nil {
 		return 0, fmt.Errorf("metrics: %w", err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, err
-	}
-	_, rest, ok := bytes.Cut(body, []byte("\ngo_memstats_next_gc_bytes "))
-	if !ok {
+	f := families["go_memstats_next_gc_bytes"]
+	if f == nil || len(f.GetMetric()) == 0 {
 		return 0, errors.New("metrics: no go_memstats_next_gc_bytes")
 	}
-	line, _, _ := bytes.Cut(rest, []byte("\n"))
-	return strconv.ParseFloat(string(line), 64)
+	return f.GetMetric()[0].GetGauge().GetValue(), nil
 }
 
 func (p *profiler) get(what string) ([]byte, error) {
@@ -132,21 +121,9 @@ func (p *profiler) fetch(what, path string) error {
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return err
 	}
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/%s", p.port, what))
-	if err != nil {
-		return fmt.Errorf("profile %s: %w", what, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("profile %s: %s", what, resp.Status)
-	}
-	f, err := os.Create(path)
+	body, err := p.get(what)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return os.WriteFile(path, body, 0o644)
 }
