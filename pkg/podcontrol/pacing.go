@@ -93,3 +93,60 @@ func (q *Requeue) After(d time.Duration) {
 
 // Result is the reconcile result that runs again then.
 func (q Requeue) Result() ctrl.Result { return ctrl.Result{RequeueAfter: time.Duration(q)} }
+
+// MaxUpdatesPerReconcile bounds the pods one reconcile of a workload updates or recreates; a plan
+// with more stops there and asks to run again at once, planning the rest from a fresh snapshot.
+// A reconcile holds the version of every pod it planned from until it returns while the writes it
+// makes put new versions in the cache: planning all 10,000 pods of a maxUnavailable 100% rollout at
+// once kept two versions of each in memory for minutes, and kept the workload from seeing a spec
+// change for as long.
+const MaxUpdatesPerReconcile = 500
+
+// ThinkRatio is the least time between two reconciles of one workload as a multiple of the last
+// one's think time (observing, planning and computing its status: the part that grows with the
+// pods, not the writes' round trips), MaxThinkGap the most. Every pod event reconciles its
+// workload; with thousands of pods in flight the events come faster than a reconcile of all of them
+// takes, and reconciling back to back cost 20 ms of CPU per pod at 10,000 pods against 7 at 500.
+// Spaced so, a workload's reconciles take at most a tenth of a core, and a small workload (think
+// time under a millisecond) is not held back at all in practice. The batch period plays the same
+// part as kube-controller-manager's --endpoint-updates-batch-period.
+const (
+	ThinkRatio  = 9
+	MaxThinkGap = time.Second
+)
+
+// ReconcilePacer spaces the reconciles of each workload by ThinkRatio times the think time of the
+// last one. The zero ReconcilePacer is ready to use.
+type ReconcilePacer struct {
+	mu   sync.Mutex
+	next map[string]time.Time
+}
+
+// Hold returns how long the reconcile of the workload key must wait (0: run now).
+func (p *ReconcilePacer) Hold(key string, now time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return max(p.next[key].Sub(now), 0)
+}
+
+// Done records that a reconcile of key ended at now after thinking for think.
+func (p *ReconcilePacer) Done(key string, think time.Duration, now time.Time) {
+	gap := min(think*ThinkRatio, MaxThinkGap)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if gap <= 0 {
+		delete(p.next, key)
+		return
+	}
+	if p.next == nil {
+		p.next = map[string]time.Time{}
+	}
+	p.next[key] = now.Add(gap)
+}
+
+// Forget drops what was recorded of a deleted workload.
+func (p *ReconcilePacer) Forget(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.next, key)
+}

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/kruise-ng/kruise/pkg/sandbox"
@@ -20,6 +23,7 @@ import (
 // largest, with the goroutines at that moment: what holds the peak, and who was busy. The GC's goal (twice the
 // heap live at the last collection) is read from the manager's metrics every peakEvery, and the profiles are
 // fetched only when it grew by a twentieth: symbolizing a heap profile costs the manager CPU the scenario counts.
+// It also writes how many reconciles each controller ran during the scenario, by result.
 type profiler struct {
 	dir              string
 	port, metricPort int
@@ -42,6 +46,10 @@ func (p *profiler) start(scenario string) func() error {
 	if err := p.fetch("allocs", filepath.Join(p.dir, scenario+".allocs-before.pprof")); err != nil {
 		return func() error { return err }
 	}
+	before, err := p.reconciles()
+	if err != nil {
+		return func() error { return err }
+	}
 	cpu := make(chan error, 1)
 	go func() {
 		cpu <- p.fetch(fmt.Sprintf("profile?seconds=%d", int(cpuWindow.Seconds())), filepath.Join(p.dir, scenario+".cpu.pprof"))
@@ -54,6 +62,13 @@ func (p *profiler) start(scenario string) func() error {
 			return err
 		}
 		if err := p.fetch("allocs", filepath.Join(p.dir, scenario+".allocs-after.pprof")); err != nil {
+			return err
+		}
+		after, err := p.reconciles()
+		if err != nil {
+			return err
+		}
+		if err := writeReconciles(filepath.Join(p.dir, scenario+".reconciles.txt"), before, after); err != nil {
 			return err
 		}
 		if err := p.fetch("heap?debug=1", filepath.Join(p.dir, scenario+".heap.txt")); err != nil {
@@ -103,6 +118,40 @@ func (p *profiler) gcGoal() (float64, error) {
 		return 0, errors.New("metrics: no go_memstats_next_gc_bytes")
 	}
 	return f.GetMetric()[0].GetGauge().GetValue(), nil
+}
+
+// reconciles are the manager's controller_runtime_reconcile_total by controller and result.
+func (p *profiler) reconciles() (map[string]float64, error) {
+	families, err := managerMetrics(context.Background(), p.metricPort)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	out := map[string]float64{}
+	for _, m := range families["controller_runtime_reconcile_total"].GetMetric() {
+		var controller, result string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "controller":
+				controller = l.GetValue()
+			case "result":
+				result = l.GetValue()
+			}
+		}
+		out[controller+" "+result] += m.GetCounter().GetValue()
+	}
+	return out, nil
+}
+
+// writeReconciles writes the reconciles each controller ran between before and after, by result.
+func writeReconciles(path string, before, after map[string]float64) error {
+	keys := slices.Sorted(maps.Keys(after))
+	var b strings.Builder
+	for _, k := range keys {
+		if d := after[k] - before[k]; d > 0 {
+			fmt.Fprintf(&b, "%s %.0f\n", k, d)
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 func (p *profiler) get(what string) ([]byte, error) {

@@ -74,6 +74,7 @@ type Reconciler struct {
 
 	waits  podcontrol.WaitReporter
 	status podcontrol.StatusPacer
+	pacer  podcontrol.ReconcilePacer
 	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
 	// nil: Client lists them.
 	podIndex *podcontrol.PodIndex
@@ -122,12 +123,16 @@ const expectationTimeout = 30 * time.Second
 
 // Reconcile brings one CloneSet one step closer to its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if hold := r.pacer.Hold(req.String(), r.Clock.Now()); hold > 0 {
+		return ctrl.Result{RequeueAfter: hold}, nil
+	}
 	cs := &v1alpha1.CloneSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cs); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Expectations.Forget(req.String())
 			r.waits.Forget(req.String())
 			r.status.Forget(req.String())
+			r.pacer.Forget(req.String())
 			workload(req.Namespace, req.Name).Forget()
 			r.rolloutStarts.Delete(req.String())
 			return ctrl.Result{}, nil
@@ -138,6 +143,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
 	}
 	now := r.Clock.Now()
+	var think time.Duration // observe, plan and status: what grows with the pods
+	defer func() { r.pacer.Done(req.String(), think, r.Clock.Now()) }()
 	obs, err := r.observe(ctx, cs, false)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("observe cloneset %s: %w", req, err)
@@ -156,9 +163,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("check cloneset %s's pod writes against the API server: %w", req, err)
 	}
 	if wait {
+		think = r.Clock.Since(now)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	plan := Compute(obs.snap, now, Options{PartitionRollback: r.PartitionRollback, PreparingUpdateAsUpdate: r.PreparingUpdateAsUpdate})
+	think = r.Clock.Since(now)
 	errs := r.apply(ctx, cs, obs, plan)
 	var preDownloadErr error
 	if r.PreDownload {
@@ -167,6 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	r.waits.Report(r.Recorder, cs, req.String(), refusalMessage(cs, plan.Refusals), plan.Notes)
+	statusStart := r.Clock.Now()
 	status := ComputeStatus(obs.snap, now, cs.Status, cs.Generation, errs)
 	status.CollisionCount = obs.collisionCount
 	requeue := plan.RequeueAfter(now)
@@ -177,6 +187,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.reportProgress(cs, &status)
 	r.reportMetrics(cs, obs, status, now)
+	think += r.Clock.Since(statusStart)
 	if !equality.Semantic.DeepEqual(cs.Status, status) {
 		if wait := r.status.Wait(req.String(), significant(&cs.Status, &status, ptr.Deref(cs.Spec.Replicas, 1)), now); wait > 0 {
 			if requeue == 0 || wait < requeue {

@@ -12,6 +12,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 type want struct {
@@ -359,5 +360,46 @@ func TestPlanPreparingUpdateAsUpdate(t *testing.T) {
 	}
 	if p := Compute(s, t0, Options{PreparingUpdateAsUpdate: true}); p.creates("v1") != 1 || p.creates("v2") != 0 {
 		t.Errorf("with the gate: creates v1 %d v2 %d; want the new pod at v1 (the held pod counts as updated)", p.creates("v1"), p.creates("v2"))
+	}
+}
+
+// A rollout wider than podcontrol.MaxUpdatesPerReconcile updates that many pods, first in the
+// update order, and asks to run again at once for the rest; the rest are planned from the next
+// snapshot, where the first are unavailable.
+func TestPlanUpdatesAtMostMaxPerReconcile(t *testing.T) {
+	n := podcontrol.MaxUpdatesPerReconcile + 100
+	inPlace := updateType(v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+	s := cs(int32(n), inPlace, maxUnavailable("100%"), pods("a", "v1", n))
+	p := Compute(s, t0, Options{})
+	if len(p.Updates) != podcontrol.MaxUpdatesPerReconcile {
+		t.Fatalf("%d updates, want %d", len(p.Updates), podcontrol.MaxUpdatesPerReconcile)
+	}
+	if d := p.RequeueAfter(t0); d <= 0 || d > time.Millisecond {
+		t.Fatalf("RequeueAfter = %v, want at once", d)
+	}
+	if len(p.Creates)+len(p.Deletes) != 0 {
+		t.Fatalf("creates %d, deletes %d with the rest of the updates held back", len(p.Creates), len(p.Deletes))
+	}
+	planned := map[string]bool{}
+	for _, u := range p.Updates {
+		planned[u.Pod] = true
+	}
+	for i := range s.Pods {
+		if planned[s.Pods[i].Name] {
+			s.Pods[i].Revision, s.Pods[i].Ready, s.Pods[i].ReadySince = "v2", false, time.Time{}
+		}
+	}
+	next := Compute(s, t0, Options{})
+	if len(next.Updates) != 100 || !next.NextDeadline.IsZero() {
+		t.Fatalf("next reconcile: %d updates, deadline %v; want the 100 left and no requeue", len(next.Updates), next.NextDeadline)
+	}
+	for _, u := range next.Updates {
+		if planned[u.Pod] {
+			t.Fatalf("pod %s updated twice", u.Pod)
+		}
+	}
+	// Below the bound nothing changes: every pod of the budget in one plan.
+	if p := Compute(cs(100, inPlace, maxUnavailable("100%"), pods("a", "v1", 100)), t0, Options{}); len(p.Updates) != 100 || !p.NextDeadline.IsZero() {
+		t.Fatalf("100 pods: %d updates, deadline %v", len(p.Updates), p.NextDeadline)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/updateorder"
 )
 
@@ -36,7 +37,7 @@ func (pl *planner) planUpdates() {
 	pl.sortForUpdate(candidates)
 	waiting := 0
 	for _, p := range candidates {
-		if need == 0 {
+		if need == 0 || pl.full() {
 			break
 		}
 		if pl.avail[p.Name] && pl.budget() <= 0 {
@@ -123,7 +124,7 @@ func (pl *planner) planRollback() {
 	pl.sortForUpdate(candidates)
 	waiting := 0
 	for _, p := range candidates {
-		if excess == 0 {
+		if excess == 0 || pl.full() {
 			break
 		}
 		if pl.avail[p.Name] && pl.budget() <= 0 {
@@ -140,6 +141,16 @@ func (pl *planner) planRollback() {
 	if waiting > 0 && excess > 0 {
 		pl.budgetNote(min(waiting, excess), "rollbacks")
 	}
+}
+
+// full reports whether the plan moves podcontrol.MaxUpdatesPerReconcile pods already; it then
+// asks to run again at once for the rest.
+func (pl *planner) full() bool {
+	if len(pl.plan.Updates)+len(pl.plan.Lifecycle) < podcontrol.MaxUpdatesPerReconcile {
+		return false
+	}
+	pl.deadline(pl.now)
+	return true
 }
 
 // sortForUpdate orders pods, first to update first, as OpenKruise v1.9.0 orders the pods waiting
