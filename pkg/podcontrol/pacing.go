@@ -94,8 +94,9 @@ func (q *Requeue) After(d time.Duration) {
 // Result is the reconcile result that runs again then.
 func (q Requeue) Result() ctrl.Result { return ctrl.Result{RequeueAfter: time.Duration(q)} }
 
-// MaxUpdatesPerReconcile bounds the pods one reconcile of a workload updates or recreates; a plan
-// with more stops there and asks to run again at once, planning the rest from a fresh snapshot.
+// MaxUpdatesPerReconcile bounds the pods one reconcile of a workload updates or recreates (the
+// CloneSet's planner): a plan with more stops there and asks to run again at once, planning the
+// rest from a fresh snapshot.
 // A reconcile holds the version of every pod it planned from until it returns while the writes it
 // makes put new versions in the cache: planning all 10,000 pods of a maxUnavailable 100% rollout at
 // once kept two versions of each in memory for minutes, and kept the workload from seeing a spec

@@ -70,6 +70,7 @@ type Reconciler struct {
 	backoff *flowcontrol.Backoff
 	waits   podcontrol.WaitReporter
 	status  podcontrol.StatusPacer
+	pacer  podcontrol.ReconcilePacer
 	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
 	// nil: Client lists them.
 	podIndex *podcontrol.PodIndex
@@ -131,12 +132,16 @@ const expectationTimeout = 30 * time.Second
 // Reconcile brings one Advanced DaemonSet one step closer to its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	r.defaults()
+	if hold := r.pacer.Hold(req.String(), r.Clock.Now()); hold > 0 {
+		return ctrl.Result{RequeueAfter: hold}, nil
+	}
 	ds := &v1beta1.DaemonSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ds); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Expectations.Forget(req.String())
 			r.waits.Forget(req.String())
 			r.status.Forget(req.String())
+			r.pacer.Forget(req.String())
 			workload(req.Namespace, req.Name).Forget()
 			return ctrl.Result{}, nil
 		}
@@ -146,6 +151,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
 	}
 	now := r.Clock.Now()
+	var think time.Duration // observe and plan: what grows with the pods (podcontrol.ReconcilePacer)
+	defer func() { r.pacer.Done(req.String(), think, r.Clock.Now()) }()
 	obs, err := r.observe(ctx, ds, false)
 	if err != nil {
 		r.control().Event(r.owner(ds), corev1.EventTypeWarning, "InvalidSpec", "%v", err)
@@ -162,9 +169,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("check daemonset %s's pod writes against the API server: %w", req, err)
 	}
 	if wait {
+		think = r.Clock.Since(now)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	plan := Compute(obs.snap, now)
+	think = r.Clock.Since(now)
 	errs := r.apply(ctx, ds, obs, plan)
 	var preDownloadErr error
 	if r.PreDownload {

@@ -68,6 +68,7 @@ type Reconciler struct {
 
 	waits  podcontrol.WaitReporter
 	status podcontrol.StatusPacer
+	pacer  podcontrol.ReconcilePacer
 	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
 	// nil: Client lists them.
 	podIndex *podcontrol.PodIndex
@@ -109,12 +110,16 @@ const expectationTimeout = 30 * time.Second
 
 // Reconcile brings one Advanced StatefulSet one step closer to its spec.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if hold := r.pacer.Hold(req.String(), r.Clock.Now()); hold > 0 {
+		return ctrl.Result{RequeueAfter: hold}, nil
+	}
 	set := &v1beta1.StatefulSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, set); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Expectations.Forget(req.String())
 			r.waits.Forget(req.String())
 			r.status.Forget(req.String())
+			r.pacer.Forget(req.String())
 			workload(req.Namespace, req.Name).Forget()
 			return ctrl.Result{}, nil
 		}
@@ -124,6 +129,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
 	}
 	now := r.Clock.Now()
+	var think time.Duration // observe and plan: what grows with the pods (podcontrol.ReconcilePacer)
+	defer func() { r.pacer.Done(req.String(), think, r.Clock.Now()) }()
 	obs, err := r.observe(ctx, set, false)
 	if err != nil {
 		r.control().Event(r.owner(set), corev1.EventTypeWarning, "InvalidSpec", "%v", err)
@@ -140,9 +147,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("check statefulset %s's pod writes against the API server: %w", req, err)
 	}
 	if wait {
+		think = r.Clock.Since(now)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	plan := Compute(obs.snap, now)
+	think = r.Clock.Since(now)
 	errs := r.apply(ctx, set, obs, plan)
 	var preDownloadErr error
 	if r.PreDownload {
