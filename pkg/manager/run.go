@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("prepare webhook certificates: %w", err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme,
+		Scheme:                  scheme,
 		Cache:                   cacheOptions(),
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		PprofBindAddress:        o.PprofAddr,

@@ -39,6 +39,7 @@ func (pl *planner) hold(p *PodFacts, held bool, state appspub.LifecycleStateType
 		pl.plan.Lifecycle = append(pl.plan.Lifecycle, *m)
 	}
 	acted[p.Name] = true
+	pl.changed() // acted may be held
 	delete(pl.avail, p.Name)
 	return true
 }

@@ -21,7 +21,7 @@ func (pl *planner) planScaleIn() {
 	if excess <= 0 {
 		return
 	}
-	alive := pl.alive()
+	alive := slices.Clone(pl.alive())
 	pl.sortForDeletion(alive)
 	for _, p := range alive {
 		if excess == 0 {

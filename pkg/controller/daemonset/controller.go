@@ -70,7 +70,7 @@ type Reconciler struct {
 	backoff *flowcontrol.Backoff
 	waits   podcontrol.WaitReporter
 	status  podcontrol.StatusPacer
-	pacer  podcontrol.ReconcilePacer
+	pacer   podcontrol.ReconcilePacer
 	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
 	// nil: Client lists them.
 	podIndex *podcontrol.PodIndex
