@@ -73,7 +73,8 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bo
 		return nil, err
 	}
 	dec := revs.Decision
-	obs := &observation{pods: map[string]*corev1.Pod{}, revisions: revs.ByName, updateRevision: dec.Update, newRevision: revs.Pending()}
+	obs := &observation{pods: make(map[string]*corev1.Pod, len(read.Matching)), revisions: revs.ByName, updateRevision: dec.Update,
+		newRevision: revs.Pending()}
 	cc := dec.CollisionCount
 	obs.collisionCount = &cc
 	current := cs.Status.CurrentRevision
@@ -88,7 +89,8 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bo
 					"spec.volumeClaimTemplates changed with the template (RecreatePodWhenChangeVCTInCloneSetGate): pods need new claims"}}, true
 			}
 			return inplace.Decision{}, false
-		})}
+		}),
+		Pods: make([]PodFacts, 0, len(read.Matching))}
 	if rev := obs.revisions[current]; r.PartitionRollback && rev != nil && current != dec.Update.Name {
 		if old, err := revision.TemplateOf(rev); err == nil {
 			d := r.Engine.CanUpdateInPlace(newTemplate, old, current)
