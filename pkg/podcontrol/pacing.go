@@ -97,6 +97,7 @@ func (q Requeue) Result() ctrl.Result { return ctrl.Result{RequeueAfter: time.Du
 // MaxUpdatesPerReconcile bounds the pods one reconcile of a workload updates or recreates (the
 // CloneSet's planner): a plan with more stops there and asks to run again at once, planning the
 // rest from a fresh snapshot.
+//
 // A reconcile holds the version of every pod it planned from until it returns while the writes it
 // makes put new versions in the cache: planning all 10,000 pods of a maxUnavailable 100% rollout at
 // once kept two versions of each in memory for minutes, and kept the workload from seeing a spec
