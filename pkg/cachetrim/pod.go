@@ -142,10 +142,8 @@ func (p *Pool) status(st *corev1.PodStatus) {
 		for i := range list {
 			cs := &list[i]
 			cs.Name, cs.Image, cs.ImageID = p.Intern(cs.Name), p.Intern(cs.Image), p.Intern(cs.ImageID)
-			if r := cs.State.Running; r == nil {
-				if w := cs.State.Waiting; w != nil {
-					w.Reason = p.Intern(w.Reason)
-				}
+			if w := cs.State.Waiting; w != nil {
+				w.Reason = p.Intern(w.Reason)
 			}
 		}
 	}
