@@ -37,7 +37,11 @@ func (pl *planner) planUpdates() {
 	pl.sortForUpdate(candidates)
 	waiting := 0
 	for _, p := range candidates {
-		if need == 0 || pl.full() {
+		if need == 0 {
+			break
+		}
+		if pl.full() {
+			pl.deadline(pl.now) // the rest at once, from a fresh snapshot
 			break
 		}
 		if pl.avail[p.Name] && pl.budget() <= 0 {
@@ -124,7 +128,11 @@ func (pl *planner) planRollback() {
 	pl.sortForUpdate(candidates)
 	waiting := 0
 	for _, p := range candidates {
-		if excess == 0 || pl.full() {
+		if excess == 0 {
+			break
+		}
+		if pl.full() {
+			pl.deadline(pl.now) // the rest at once, from a fresh snapshot
 			break
 		}
 		if pl.avail[p.Name] && pl.budget() <= 0 {
@@ -143,14 +151,9 @@ func (pl *planner) planRollback() {
 	}
 }
 
-// full reports whether the plan moves podcontrol.MaxUpdatesPerReconcile pods already; it then
-// asks to run again at once for the rest.
+// full reports whether the plan moves podcontrol.MaxUpdatesPerReconcile pods already.
 func (pl *planner) full() bool {
-	if len(pl.plan.Updates)+len(pl.plan.Lifecycle) < podcontrol.MaxUpdatesPerReconcile {
-		return false
-	}
-	pl.deadline(pl.now)
-	return true
+	return len(pl.plan.Updates)+len(pl.plan.Lifecycle) >= podcontrol.MaxUpdatesPerReconcile
 }
 
 // sortForUpdate orders pods, first to update first, as OpenKruise v1.9.0 orders the pods waiting
