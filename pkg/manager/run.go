@@ -168,9 +168,16 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	defaulting.Register(mgr.GetWebhookServer(), scheme, mgr.GetAPIReader(), defaulting.Options{TemplateDefaults: !gates.Enabled(TemplateNoDefaults),
 		HostNetworkHostPorts: gates.Enabled(DefaultHostNetworkHostPortsInPodTemplates), GatedOff: gatedOff})
+	// The admissions of the objects that get webhook entries of their own register them before
+	// the API server stores the objects (registration.Admission), confirmed by the probe entries.
+	registration.ServeProbe(mgr.GetWebhookServer())
+	admissions := registration.Admission{Client: mgr.GetClient(), Cache: mgr.GetClient(), Live: mgr.GetAPIReader(), Namespace: o.Namespace}
+	podSource := registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName}
+	injectionGate := &sidecarinjection.Gate{Reader: mgr.GetClient(), Admission: admissions, Configuration: install.SidecarInjectionConfiguration,
+		Source: podSource, ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
 	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, mgr.GetClient(),
 		validating.SidecarSetOptions{Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace,
-			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed)}, mgr.GetClient(),
+			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed), Gate: injectionGate}, mgr.GetClient(),
 		validating.ResourceDistributionOptions{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), DryRun: mgr.GetClient(), Namespace: o.Namespace})
 	if err := deletionprotection.Register(mgr.GetWebhookServer(), deletionprotection.Options{Enabled: gates.Enabled(ResourcesDeletionProtection),
 		Policy: deletionprotection.Policy{CRDCascading: gates.Enabled(DeletionProtectionForCRDCascadingGate)}, Reader: mgr.GetClient(), Config: cfg}); err != nil {
@@ -185,7 +192,6 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			policyv1alpha1.PubResizeOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate)}}
 	budgetguard.Register(mgr.GetWebhookServer(), scheme, guard)
 	ppswebhook.Register(mgr.GetWebhookServer(), scheme, &ppswebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader()})
-	podSource := registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName}
 	spreadAdmission := &workloadspreadwebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(),
 		Writer: mgr.GetClient(), Finder: finder, Recorder: mgr.GetEventRecorder("workloadspread-webhook")}
 	// The leader answers the spreads' pod admissions from memory; the other replicas pass theirs on.
@@ -287,13 +293,13 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the ContainerRecreateRequest controller: %w", err)
 	}
 	sidecarSets := &sidecarsetctl.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget, podWriter), RevisionNamespace: o.Namespace}
+		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget, podWriter), RevisionNamespace: o.Namespace,
+		ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
 	if err := sidecarSets.SetupWithManager(ctx, mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the SidecarSet controller: %w", err)
 	}
 	injection := &sidecarinjection.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-injection"),
-		Configuration:      install.SidecarInjectionConfiguration,
-		Source:             registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName},
+		Configuration: install.SidecarInjectionConfiguration, Source: podSource, Namespace: o.Namespace, Live: mgr.GetAPIReader(),
 		ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
 	if err := injection.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the SidecarSet injection registrar: %w", err)
@@ -303,7 +309,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the PodUnavailableBudget controller: %w", err)
 	}
 	protection := &budgetguard.Registrar{Client: mgr.GetClient(), Finder: finder, Configuration: install.BudgetProtectionConfiguration,
-		Source: registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName}}
+		Source: podSource, Namespace: o.Namespace}
 	if err := protection.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the PodUnavailableBudget webhook registrar: %w", err)
 	}
@@ -312,7 +318,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	persistence := &ppswebhook.Registrar{Client: mgr.GetClient(), Configuration: install.PersistentPodStateConfiguration,
 		Config: mgr.GetAPIReader(), Namespace: o.Namespace,
-		Source:             registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName},
+		Source:             podSource,
 		ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
 	if err := persistence.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the PersistentPodState webhook registrar: %w", err)
@@ -322,7 +328,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the WorkloadSpread controller: %w", err)
 	}
 	spreading := &workloadspreadwebhook.Registrar{Client: mgr.GetClient(), Finder: finder, Configuration: install.WorkloadSpreadConfiguration,
-		Source: podSource, PodWebhookPlaces: podWebhookPlaces}
+		Source: podSource, Namespace: o.Namespace, PodWebhookPlaces: podWebhookPlaces}
 	if err := spreading.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the WorkloadSpread webhook registrar: %w", err)
 	}

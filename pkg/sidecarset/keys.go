@@ -41,3 +41,15 @@ const (
 
 // defaultNamespace is the namespace of a pod that names none (OpenKruise matches it as such).
 const defaultNamespace = "default"
+
+// Kruise's own keys (not in OpenKruise), written by the injection registrar on a SidecarSet.
+const (
+	// RegisteredAnnotation is the generation whose injection webhook entry the API server has
+	// (or, when that generation injects no pod, whose absence of an entry it has): from the
+	// moment it shows a generation, every pod created that this generation selects gets its
+	// sidecars or is refused.
+	RegisteredAnnotation = "apps.kruise.io/injection-registered-generation"
+	// NotRegisteredAnnotation says why the SidecarSet's current generation has no entry (its
+	// injection is paused, it selects no pod, the entries cannot be written); absent otherwise.
+	NotRegisteredAnnotation = "apps.kruise.io/injection-not-registered"
+)

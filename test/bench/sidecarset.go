@@ -14,7 +14,7 @@ import (
 
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
-	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
+	"github.com/kruise-ng/kruise/pkg/sidecarset"
 )
 
 // sidecarImage is the fake image of the benchmark's sidecars at version v.
@@ -43,7 +43,7 @@ func createSidecarSets(ctx context.Context, c client.Client, sets ...*appsv1beta
 	}
 	for _, s := range sets {
 		if err := waitSidecarSet(ctx, c, s, func(s *appsv1beta1.SidecarSet) bool {
-			return s.Annotations[sidecarinjection.RegisteredAnnotation] == strconv.FormatInt(s.Generation, 10)
+			return s.Annotations[sidecarset.RegisteredAnnotation] == strconv.FormatInt(s.Generation, 10)
 		}); err != nil {
 			return err
 		}

@@ -59,7 +59,7 @@ func waitRegistered(t *testing.T, c client.Client, name string) *appsv1beta1.Sid
 		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
 			return false, err.Error()
 		}
-		have := got.Annotations[sidecarinjection.RegisteredAnnotation]
+		have := got.Annotations[sidecarset.RegisteredAnnotation]
 		return have == strconv.FormatInt(got.Generation, 10), fmt.Sprintf("generation %d, registered %q", got.Generation, have)
 	})
 	return got

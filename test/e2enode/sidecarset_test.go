@@ -26,7 +26,6 @@ import (
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/pkg/sandbox/images"
 	"github.com/kruise-ng/kruise/pkg/sidecarset"
-	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -83,7 +82,7 @@ func createRealSidecarSet(t *testing.T, c client.Client, s *appsv1beta1.SidecarS
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), s) })
 	return waitSidecarSet(t, c, s.Name, 30*time.Second, "injection registered", func(s *appsv1beta1.SidecarSet) bool {
-		return s.Annotations[sidecarinjection.RegisteredAnnotation] == strconv.FormatInt(s.Generation, 10)
+		return s.Annotations[sidecarset.RegisteredAnnotation] == strconv.FormatInt(s.Generation, 10)
 	})
 }
 

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"slices"
+
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -52,6 +54,8 @@ func (src *SidecarSet) ConvertTo(dstRaw conversion.Hub) error {
 		UpdatedReadyPods:   src.Status.UpdatedReadyPods,
 		LatestRevision:     src.Status.LatestRevision,
 		CollisionCount:     copyPtr(src.Status.CollisionCount),
+		NotInjectedPods:    src.Status.NotInjectedPods,
+		Conditions:         slices.Clone(src.Status.Conditions),
 	}
 
 	var betaOnly sidecarSetV1beta1Only
@@ -84,6 +88,8 @@ func (dst *SidecarSet) ConvertFrom(srcRaw conversion.Hub) error {
 		UpdatedReadyPods:   src.Status.UpdatedReadyPods,
 		LatestRevision:     src.Status.LatestRevision,
 		CollisionCount:     copyPtr(src.Status.CollisionCount),
+		NotInjectedPods:    src.Status.NotInjectedPods,
+		Conditions:         slices.Clone(src.Status.Conditions),
 	}
 
 	var alphaOnly sidecarSetV1alpha1Only

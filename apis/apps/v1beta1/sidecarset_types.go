@@ -319,7 +319,22 @@ type SidecarSetStatus struct {
 	// CollisionCount counts hash collisions of revision names, to make the next name unique.
 	// +optional
 	CollisionCount *int32 `json:"collisionCount,omitempty"`
+	// NotInjectedPods is how many pods the SidecarSet selects run without its sidecars: created
+	// before it, while its injection was paused, or in the registration window of an earlier
+	// version; recreate them to inject the sidecars. Kruise only (not in OpenKruise).
+	// +optional
+	NotInjectedPods int32 `json:"notInjectedPods,omitempty"`
+	// Conditions: InjectionRegistered says whether the API server sends the pods the current
+	// generation selects to Kruise for injection. Kruise only (not in OpenKruise).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// SidecarSetInjectionRegistered is the condition type that says whether the injection webhook
+// entry of the SidecarSet's current generation is in place.
+const SidecarSetInjectionRegistered = "InjectionRegistered"
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -328,6 +343,8 @@ type SidecarSetStatus struct {
 // +kubebuilder:printcolumn:name="MATCHED",type="integer",JSONPath=".status.matchedPods",description="Pods that carry the sidecars."
 // +kubebuilder:printcolumn:name="UPDATED",type="integer",JSONPath=".status.updatedPods",description="Pods that run the latest sidecars."
 // +kubebuilder:printcolumn:name="READY",type="integer",JSONPath=".status.readyPods",description="Pods that carry the sidecars and are ready."
+// +kubebuilder:printcolumn:name="REGISTERED",type="string",JSONPath=".status.conditions[?(@.type=='InjectionRegistered')].status",description="Whether the pods it selects are sent to Kruise for injection."
+// +kubebuilder:printcolumn:name="NOT-INJECTED",type="integer",JSONPath=".status.notInjectedPods",description="Pods it selects that run without its sidecars."
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp",description="Time since the object was created."
 
 // SidecarSet injects sidecar containers into the pods it selects when they are created, and updates

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -55,9 +57,13 @@ type Reconciler struct {
 	// RevisionNamespace holds the SidecarSets' ControllerRevisions: the manager's namespace, as in
 	// OpenKruise.
 	RevisionNamespace string
+	// ExcludedNamespaces are those whose pods the injection entries never send to Kruise: their
+	// pods are not counted as not injected.
+	ExcludedNamespaces []string
 
 	expectations *podcontrol.Expectations
 	status       podcontrol.StatusPacer
+	notInjected  notInjected
 }
 
 // significant says a status change is written at once (podcontrol.StatusInterval): a new
@@ -65,7 +71,7 @@ type Reconciler struct {
 // and ready); counters that move during a rollout or a scale-up wait.
 func significant(old, new *v1beta1.SidecarSetStatus) bool {
 	return old.ObservedGeneration != new.ObservedGeneration || old.LatestRevision != new.LatestRevision ||
-		!equality.Semantic.DeepEqual(old.CollisionCount, new.CollisionCount) ||
+		!equality.Semantic.DeepEqual(old.CollisionCount, new.CollisionCount) || conditionsChanged(old.Conditions, new.Conditions) ||
 		(new.UpdatedReadyPods == new.MatchedPods && new.ReadyPods == new.MatchedPods)
 }
 
@@ -114,6 +120,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		}), builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 			return podChanged(e.ObjectOld.(*corev1.Pod), e.ObjectNew.(*corev1.Pod))
 		}})).
+		Watches(&corev1.Pod{}, r.enqueueNotInjected()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
@@ -129,6 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.expectations.Forget(req.Name)
 			r.status.Forget(req.Name)
+			r.notInjected.forget(req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -144,6 +152,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	plan := Compute(set, pods, latest.Name, cc)
+	missing, scanWait, err := r.countNotInjected(ctx, set, r.Clock.Now())
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan.Status.NotInjectedPods = missing
+	plan.Status.Conditions = withRegistration(set, set.Status.Conditions, metav1.NewTime(r.Clock.Now()))
 	var statusWait time.Duration
 	if !equality.Semantic.DeepEqual(set.Status, plan.Status) {
 		now := r.Clock.Now()
@@ -171,8 +185,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	// The held-back counters are written then, if no event comes first.
-	return ctrl.Result{RequeueAfter: statusWait}, nil
+	// The held-back counters are written then, if no event comes first; the pods without the
+	// sidecars are counted again then.
+	return ctrl.Result{RequeueAfter: minWait(statusWait, scanWait)}, nil
 }
 
 // podKey keys a pod of a SidecarSet, whose pods span namespaces.
@@ -190,4 +205,26 @@ func (r *Reconciler) revisionsOf(ctx context.Context, set *v1beta1.SidecarSet) (
 		out = append(out, &list.Items[i])
 	}
 	return out, nil
+}
+
+// conditionsChanged says a condition's status or reason differs.
+func conditionsChanged(old, new []metav1.Condition) bool {
+	if len(old) != len(new) {
+		return true
+	}
+	for _, c := range new {
+		o := meta.FindStatusCondition(old, c.Type)
+		if o == nil || o.Status != c.Status || o.Reason != c.Reason || o.ObservedGeneration != c.ObservedGeneration {
+			return true
+		}
+	}
+	return false
+}
+
+// minWait is the sooner of two requeue delays, 0 meaning none.
+func minWait(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }

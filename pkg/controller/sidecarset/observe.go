@@ -45,16 +45,9 @@ func (r *Reconciler) livePods(ctx context.Context, set *v1beta1.SidecarSet) (map
 }
 
 func (r *Reconciler) matching(ctx context.Context, set *v1beta1.SidecarSet, items []corev1.Pod) ([]*corev1.Pod, error) {
-	var nsLabels map[string]map[string]string
-	if set.Spec.NamespaceSelector != nil {
-		nss := &corev1.NamespaceList{}
-		if err := r.Client.List(ctx, nss); err != nil {
-			return nil, fmt.Errorf("list namespaces: %w", err)
-		}
-		nsLabels = make(map[string]map[string]string, len(nss.Items))
-		for i := range nss.Items {
-			nsLabels[nss.Items[i].Name] = nss.Items[i].Labels
-		}
+	nsLabels, err := r.namespaceLabels(ctx, set)
+	if err != nil {
+		return nil, err
 	}
 	var out []*corev1.Pod
 	for i := range items {
@@ -69,6 +62,23 @@ func (r *Reconciler) matching(ctx context.Context, set *v1beta1.SidecarSet, item
 		if ok && sidecarset.Injected(pod, set) {
 			out = append(out, pod)
 		}
+	}
+	return out, nil
+}
+
+// namespaceLabels are the labels of every namespace by name, when set has a namespaceSelector
+// (nil otherwise: no match reads them).
+func (r *Reconciler) namespaceLabels(ctx context.Context, set *v1beta1.SidecarSet) (map[string]map[string]string, error) {
+	if set.Spec.NamespaceSelector == nil {
+		return nil, nil
+	}
+	nss := &corev1.NamespaceList{}
+	if err := r.Client.List(ctx, nss, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	out := make(map[string]map[string]string, len(nss.Items))
+	for i := range nss.Items {
+		out[nss.Items[i].Name] = nss.Items[i].Labels
 	}
 	return out, nil
 }

@@ -25,6 +25,8 @@ type Registrar struct {
 	// Configuration is the ValidatingWebhookConfiguration of the entries (installed empty).
 	Configuration string
 	Source        registration.Source
+	// Namespace is the manager's (the probe entry's).
+	Namespace string
 }
 
 // resync re-reads the budgets' targetRef workloads, whose selectors the entries copy.
@@ -50,8 +52,10 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		return reconcile.Result{}, err
 	}
 	budgets := make([]Budget, 0, len(list.Items))
+	seen := make(map[string]int64, len(list.Items))
 	for i := range list.Items {
 		pub := &list.Items[i]
+		seen[pub.Namespace+"/"+pub.Name] = pub.Generation
 		sel, err := Selector(ctx, r.Finder, pub)
 		if err != nil {
 			return reconcile.Result{}, err
@@ -59,7 +63,9 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		budgets = append(budgets, Budget{Namespace: pub.Namespace, Name: pub.Name, Pods: sel})
 	}
 	want := Entries(budgets, *base, 0)
-	if _, err := registration.Validating(ctx, r.Client, r.Configuration, want, "no budget is enforced"); err != nil {
+	if _, err := registration.SyncValidating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no budget is enforced",
+		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
+		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok }}, want); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: resync}, nil

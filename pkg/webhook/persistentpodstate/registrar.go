@@ -56,15 +56,19 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		return reconcile.Result{}, err
 	}
 	states := make([]*v1alpha1.PersistentPodState, 0, len(list.Items))
+	seen := make(map[string]int64, len(list.Items))
 	for i := range list.Items {
 		states = append(states, &list.Items[i])
+		seen[list.Items[i].Namespace+"/"+list.Items[i].Name] = list.Items[i].Generation
 	}
 	custom, err := workloadfinder.CustomWorkloads(ctx, r.Config, r.Namespace, workloadfinder.PersistentPodStateWhitelist)
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("read the custom workload whitelist: %w", err)
 	}
 	want, _ := Entries(states, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces, CustomWorkloads: custom})
-	if _, err := registration.Mutating(ctx, r.Client, r.Configuration, want, "no recorded topology is injected"); err != nil {
+	if _, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no recorded topology is injected",
+		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
+		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok }}, want); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, nil

@@ -12,12 +12,9 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -77,16 +74,6 @@ func Name(object, suffix string) string {
 	return "h" + hex.EncodeToString(sum[:16]) + suffix
 }
 
-// Same reports whether registered entries equal wanted ones (sorted by name), ignoring order.
-func Same[W any](have, want []W, name func(*W) string) bool {
-	if len(have) != len(want) {
-		return false
-	}
-	h := append([]W(nil), have...)
-	sort.Slice(h, func(i, j int) bool { return name(&h[i]) < name(&h[j]) })
-	return equality.Semantic.DeepEqual(h, want)
-}
-
 type suffixKey struct{}
 
 // Serve serves handle on srv for every path under prefix; handle finds the rest of the path (the
@@ -132,46 +119,3 @@ func Named(names ...string) builder.Predicates {
 	}))
 }
 
-// Mutating writes want as the webhooks of the MutatingWebhookConfiguration named configuration
-// when they differ from what is registered, and says whether it wrote. The configuration is
-// installed empty; without it the error says that what (e.g. "no SidecarSet is injected").
-func Mutating(ctx context.Context, c client.Client, configuration string, want []admissionregistrationv1.MutatingWebhook, without string) (bool, error) {
-	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	return write(ctx, c, cfg, "MutatingWebhookConfiguration", configuration, without, func() bool {
-		if Same(cfg.Webhooks, want, func(w *admissionregistrationv1.MutatingWebhook) string { return w.Name }) {
-			return false
-		}
-		cfg.Webhooks = want
-		return true
-	})
-}
-
-// Validating is Mutating for a ValidatingWebhookConfiguration.
-func Validating(ctx context.Context, c client.Client, configuration string, want []admissionregistrationv1.ValidatingWebhook, without string) (bool, error) {
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	return write(ctx, c, cfg, "ValidatingWebhookConfiguration", configuration, without, func() bool {
-		if Same(cfg.Webhooks, want, func(w *admissionregistrationv1.ValidatingWebhook) string { return w.Name }) {
-			return false
-		}
-		cfg.Webhooks = want
-		return true
-	})
-}
-
-// write reads the configuration (of kind) named name into cfg and updates it when set (which sets
-// the wanted webhooks) says it changed.
-func write(ctx context.Context, c client.Client, cfg client.Object, kind, name, without string, set func() bool) (bool, error) {
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, cfg); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("%s %s is missing (the install creates it): %s", kind, name, without)
-		}
-		return false, err
-	}
-	if !set() {
-		return false, nil
-	}
-	if err := c.Update(ctx, cfg); err != nil {
-		return false, fmt.Errorf("register the webhooks of %s %s: %w", kind, name, err)
-	}
-	return true, nil
-}

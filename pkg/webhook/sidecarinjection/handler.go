@@ -33,9 +33,10 @@ const PathPrefix = "/mutate-pod-sidecarset/"
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=list;watch
 
 // Handler injects the sidecars of every SidecarSet that selects a pod being created
-// (sidecarset.Inject). The SidecarSet named by the request path must be among them: when the
-// manager's cache does not know it yet, it is read from the API server, so a pod created after
-// that SidecarSet's entry was registered always gets its sidecars.
+// (sidecarset.Inject). The SidecarSet named by the request path selects the pod (its entry was
+// called for it): when the manager's cache does not know it yet, or knows an older spec that does
+// not select the pod, it is read from the API server, so a pod created after that SidecarSet's
+// create or update returned always gets its sidecars.
 type Handler struct {
 	// Reader reads SidecarSets, Namespaces and ControllerRevisions, normally from the cache.
 	Reader client.Reader
@@ -86,7 +87,14 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 // inject returns pod with the sidecars of the SidecarSets that select it and are not injected
 // yet, or nil when there are none.
 func (h *Handler) inject(ctx context.Context, pod *corev1.Pod, namespace, required string) (*corev1.Pod, error) {
-	sets, err := h.sets(ctx, required)
+	ns := &corev1.Namespace{}
+	if err := h.Reader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("read namespace %s: %w", namespace, err)
+	}
+	given := pod.Namespace
+	pod.Namespace = namespace // the object of a creation may name none; matching needs it
+	defer func() { pod.Namespace = given }()
+	sets, err := h.sets(ctx, pod, ns.Labels, required)
 	if err != nil {
 		return nil, err
 	}
@@ -100,16 +108,10 @@ func (h *Handler) inject(ctx context.Context, pod *corev1.Pod, namespace, requir
 	if len(todo) == 0 {
 		return nil, nil
 	}
-	ns := &corev1.Namespace{}
-	if err := h.Reader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("read namespace %s: %w", namespace, err)
-	}
 	revisions, err := h.revisions(ctx, todo)
 	if err != nil {
 		return nil, err
 	}
-	given := pod.Namespace
-	pod.Namespace = namespace // the object of a creation may name none; matching needs it
 	res, err := sidecarset.Inject(pod, todo, sidecarset.Options{
 		NamespaceLabels: ns.Labels,
 		Now:             metav1.NewTime(h.Clock.Now()),
@@ -131,9 +133,9 @@ func (h *Handler) inject(ctx context.Context, pod *corev1.Pod, namespace, requir
 	return res.Pod, nil
 }
 
-// sets lists the SidecarSets, with required read from the API server when the cache lacks it
-// (a SidecarSet deleted meanwhile is left out).
-func (h *Handler) sets(ctx context.Context, required string) ([]*v1beta1.SidecarSet, error) {
+// sets lists the SidecarSets, with required read from the API server when the cache lacks it or
+// has a spec of it that does not select pod (a SidecarSet deleted meanwhile is left out).
+func (h *Handler) sets(ctx context.Context, pod *corev1.Pod, namespaceLabels map[string]string, required string) ([]*v1beta1.SidecarSet, error) {
 	list := &v1beta1.SidecarSetList{}
 	if err := h.Reader.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("list SidecarSets: %w", err)
@@ -141,8 +143,14 @@ func (h *Handler) sets(ctx context.Context, required string) ([]*v1beta1.Sidecar
 	out := make([]*v1beta1.SidecarSet, 0, len(list.Items)+1)
 	found := required == ""
 	for i := range list.Items {
-		out = append(out, &list.Items[i])
-		found = found || list.Items[i].Name == required
+		s := &list.Items[i]
+		if s.Name == required {
+			if ok, _ := sidecarset.Matches(pod, s, namespaceLabels); !ok {
+				continue // an older spec than the entry's: read below
+			}
+			found = true
+		}
+		out = append(out, s)
 	}
 	if !found && h.Live != nil {
 		// A list by name, not a get: the cache's list and watch are all the manager may do.

@@ -2,9 +2,10 @@ package sidecarinjection
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -17,13 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/sidecarset"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
-
-// RegisteredAnnotation is, on a SidecarSet, the generation whose selectors the API server uses to
-// call the injection webhook: from the moment it shows a generation, every pod created that this
-// generation selects gets its sidecars or is refused.
-const RegisteredAnnotation = "apps.kruise.io/injection-registered-generation"
 
 // Events of the registrar, on the SidecarSet.
 const (
@@ -35,9 +32,11 @@ const (
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kruise-sidecarset-injection,verbs=update
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=list;watch;patch
 
-// Registrar keeps the injection entries of Configuration in line with the SidecarSets (Entries)
-// and marks each SidecarSet once the API server has its entry (RegisteredAnnotation, and an
-// event). It is the only writer of Configuration's webhooks; their endpoint and CA bundle are
+// Registrar keeps the injection entries of Configuration in line with the SidecarSets (Entries),
+// taking over those the SidecarSets' admissions added (Gate), and marks each SidecarSet with the
+// state of its current generation's entry (sidecarset.RegisteredAnnotation once the API server
+// has it, sidecarset.NotRegisteredAnnotation while it has none, with an event), from which the
+// SidecarSet controller writes the InjectionRegistered condition. It is the only writer of Configuration's webhooks; their endpoint and CA bundle are
 // copied from the pod webhook (SourceWebhook) of Source, which the certificate rotator keeps
 // current.
 type Registrar struct {
@@ -49,6 +48,11 @@ type Registrar struct {
 	Source registration.Source
 	// ExcludedNamespaces never call the entries.
 	ExcludedNamespaces []string
+	// Namespace is the manager's (the probe entry's).
+	Namespace string
+	// Live reads a SidecarSet from the API server when an entry its admission added has been
+	// pending for long (registration.Sync.Live).
+	Live client.Reader
 }
 
 // SetupWithManager runs the registrar on the leader.
@@ -72,33 +76,82 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		return reconcile.Result{}, err
 	}
 	sets := make([]*v1beta1.SidecarSet, 0, len(list.Items))
+	seen := make(map[string]int64, len(list.Items))
 	for i := range list.Items {
 		sets = append(sets, &list.Items[i])
+		seen[list.Items[i].Name] = list.Items[i].Generation
 	}
 	want, skipped := Entries(sets, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces})
-	if wrote, err := registration.Mutating(ctx, r.Client, r.Configuration, want, "no SidecarSet is injected"); err != nil || wrote {
+	synced, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration,
+		Without: "no SidecarSet is injected", Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
+		Seen: func(name string) (int64, bool) { g, ok := seen[name]; return g, ok }, Live: r.liveGeneration}, want)
+	if err != nil && !apierrors.IsConflict(err) {
+		// The SidecarSets not registered yet say why; their admissions' entries still hold.
+		return reconcile.Result{}, errors.Join(err, r.markAll(ctx, sets, func(*v1beta1.SidecarSet) (bool, string) {
+			return false, "the injection webhook entries cannot be written: " + err.Error()
+		}))
+	}
+	if err != nil || synced.Wrote {
 		return reconcile.Result{}, err // after a write, the cache shows it next and the SidecarSets are marked then
 	}
-	var errs []string
-	for _, s := range sets {
-		if err := r.mark(ctx, s, skipped[s.Name]); err != nil {
-			errs = append(errs, err.Error())
-		}
+	if err := r.markAll(ctx, sets, func(s *v1beta1.SidecarSet) (bool, string) { return true, skipped[s.Name] }); err != nil {
+		return reconcile.Result{}, err
 	}
-	if len(errs) > 0 {
-		return reconcile.Result{}, fmt.Errorf("%s", strings.Join(errs, "; "))
+	if synced.Pending > 0 {
+		return reconcile.Result{RequeueAfter: registration.PendingTTL}, nil
 	}
 	return reconcile.Result{}, nil
 }
 
-// mark records on s that its registration (an entry, or none when skipped says why) is in place.
-func (r *Registrar) mark(ctx context.Context, s *v1beta1.SidecarSet, skipped string) error {
+// liveGeneration reads SidecarSet name's stored generation from the API server.
+func (r *Registrar) liveGeneration(ctx context.Context, name string) (int64, bool, error) {
+	if r.Live == nil {
+		return 0, false, nil
+	}
+	list := &v1beta1.SidecarSetList{}
+	if err := r.Live.List(ctx, list, client.MatchingFields{"metadata.name": name}); err != nil {
+		return 0, false, err
+	}
+	if len(list.Items) == 0 {
+		return 0, false, nil
+	}
+	return list.Items[0].Generation, true, nil
+}
+
+// markAll marks every SidecarSet with state's answer for it.
+func (r *Registrar) markAll(ctx context.Context, sets []*v1beta1.SidecarSet, state func(*v1beta1.SidecarSet) (registered bool, why string)) error {
+	var errs []error
+	for _, s := range sets {
+		registered, why := state(s)
+		errs = append(errs, r.mark(ctx, s, registered, why))
+	}
+	return errors.Join(errs...)
+}
+
+// mark records on s the state of its current generation's registration: registered says the API
+// server has it (an entry, or none when why says why there is none); otherwise why says what
+// keeps it from being registered, and RegisteredAnnotation keeps the last generation registered.
+func (r *Registrar) mark(ctx context.Context, s *v1beta1.SidecarSet, registered bool, why string) error {
 	gen := strconv.FormatInt(s.Generation, 10)
-	if s.Annotations[RegisteredAnnotation] == gen {
+	have := s.Annotations[sidecarset.RegisteredAnnotation]
+	if (have == gen) == registered && s.Annotations[sidecarset.NotRegisteredAnnotation] == why {
 		return nil
 	}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, RegisteredAnnotation, gen)
-	if err := r.Client.Patch(ctx, s, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+	if !registered && have == gen {
+		return nil // registered before; a later write failing takes nothing from it
+	}
+	annotations := map[string]any{sidecarset.NotRegisteredAnnotation: nil}
+	if why != "" {
+		annotations[sidecarset.NotRegisteredAnnotation] = why
+	}
+	if registered {
+		annotations[sidecarset.RegisteredAnnotation] = gen
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Patch(ctx, s, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -107,12 +160,16 @@ func (r *Registrar) mark(ctx context.Context, s *v1beta1.SidecarSet, skipped str
 	if r.Recorder == nil {
 		return nil
 	}
-	if skipped != "" {
+	switch {
+	case !registered:
+		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, ReasonNotRegistered, ReasonNotRegistered,
+			"generation %s is not registered: %s; pods it selects are not sent to Kruise", gen, why)
+	case why != "":
 		r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, ReasonNotRegistered, ReasonNotRegistered,
-			"generation %s injects no pod: %s", gen, skipped)
-		return nil
+			"generation %s injects no pod: %s", gen, why)
+	default:
+		r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, ReasonRegistered, ReasonRegistered,
+			"generation %s is registered (webhook %s): pods it selects get their sidecars, or are refused while Kruise cannot be reached", gen, EntryName(s.Name))
 	}
-	r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, ReasonRegistered, ReasonRegistered,
-		"generation %s is registered (webhook %s): pods it selects get their sidecars from now on, or are refused while Kruise cannot be reached", gen, EntryName(s.Name))
 	return nil
 }

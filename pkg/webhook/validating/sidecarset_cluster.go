@@ -53,6 +53,14 @@ type SidecarSetOptions struct {
 	// PatchDefaultsAllowed allows every annotation key when no whitelist is configured or none of
 	// its rules applies (OpenKruise's feature gate SidecarSetPatchPodMetadataDefaultsAllowed).
 	PatchDefaultsAllowed bool
+	// Gate registers the injection of a valid SidecarSet before it is stored (nil: not done here).
+	Gate SidecarSetGate
+}
+
+// SidecarSetGate is called for a valid SidecarSet about to be stored (not for a dry run); an
+// error refuses it.
+type SidecarSetGate interface {
+	Admit(ctx context.Context, set *v1beta1.SidecarSet) error
 }
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=list;watch
@@ -102,7 +110,10 @@ func (v sidecarSetValidator[T]) ValidateCreate(ctx context.Context, obj T) (admi
 	if len(errs) == 0 {
 		errs = v.checkCluster(ctx, set, nil)
 	}
-	return nil, invalid(sidecarSetKind, set.Name, errs)
+	if len(errs) > 0 {
+		return nil, invalid(sidecarSetKind, set.Name, errs)
+	}
+	return nil, v.admit(ctx, set)
 }
 
 // ValidateUpdate rejects an invalid SidecarSet or a forbidden change.
@@ -119,7 +130,21 @@ func (v sidecarSetValidator[T]) ValidateUpdate(ctx context.Context, oldObj, newO
 	if len(errs) == 0 && sidecarSetChanged(set, old) {
 		errs = v.checkCluster(ctx, set, old)
 	}
-	return nil, invalid(sidecarSetKind, set.Name, errs)
+	if len(errs) > 0 {
+		return nil, invalid(sidecarSetKind, set.Name, errs)
+	}
+	return nil, v.admit(ctx, set)
+}
+
+// admit passes a valid SidecarSet about to be stored to the gate.
+func (v sidecarSetValidator[T]) admit(ctx context.Context, set *v1beta1.SidecarSet) error {
+	if v.opts.Gate == nil {
+		return nil
+	}
+	if req, err := admission.RequestFromContext(ctx); err == nil && req.DryRun != nil && *req.DryRun {
+		return nil
+	}
+	return v.opts.Gate.Admit(ctx, set)
 }
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).

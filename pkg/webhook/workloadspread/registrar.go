@@ -32,6 +32,8 @@ type Registrar struct {
 	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
 	Configuration string
 	Source        registration.Source
+	// Namespace is the manager's (the probe entry's).
+	Namespace string
 	// PodWebhookPlaces reports whether the Kruise pod webhook places the CloneSet pods of a
 	// namespace (it is called for them and fails closed there); nil: it places none.
 	PodWebhookPlaces func(namespace string) bool
@@ -65,8 +67,10 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		return reconcile.Result{}, err
 	}
 	spreads := make([]Spread, 0, len(list.Items))
+	seen := make(map[string]int64, len(list.Items))
 	for i := range list.Items {
 		ws := &list.Items[i]
+		seen[ws.Namespace+"/"+ws.Name] = ws.Generation
 		if ws.DeletionTimestamp != nil {
 			continue
 		}
@@ -88,7 +92,9 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		spreads = append(spreads, s)
 	}
 	want := Entries(spreads, *base, 0)
-	if _, err := registration.Mutating(ctx, r.Client, r.Configuration, want, "no WorkloadSpread places pods"); err != nil {
+	if _, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no WorkloadSpread places pods",
+		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
+		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok }}, want); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: resync}, nil

@@ -1,0 +1,108 @@
+package registration
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// PendingTTL is how long a registrar keeps a pending entry (Pending) without asking the API
+// server whether its object version was stored: longer than any admission takes.
+const PendingTTL = 2 * time.Minute
+
+// Sync is what a registrar's write of its configuration needs besides its entries.
+type Sync struct {
+	// Configuration names the configuration (the install creates it empty); Without says what is
+	// lost while it is missing (e.g. "no SidecarSet is injected").
+	Configuration, Without string
+	// Probe says where the probe entry calls and the manager's namespace.
+	Probe ProbeEntry
+	// Seen is the generation of object that the entries were computed from (false: not seen).
+	Seen func(object string) (generation int64, seen bool)
+	// Live reads object's stored generation from the API server (found false: there is none);
+	// nil: an expired pending entry is dropped.
+	Live func(ctx context.Context, object string) (generation int64, found bool, err error)
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Synced is what a registrar's write did.
+type Synced struct {
+	// Wrote says the configuration was written.
+	Wrote bool
+	// Pending counts the pending entries kept: the registrar looks again within PendingTTL.
+	Pending int
+}
+
+// SyncMutating writes want, plus the pending entries still needed and the probe entry, as the
+// webhooks of the MutatingWebhookConfiguration s.Configuration when they differ from what is
+// registered.
+func SyncMutating(ctx context.Context, c client.Client, s Sync, want []admissionregistrationv1.MutatingWebhook) (Synced, error) {
+	return sync(ctx, c, mutating, s, want)
+}
+
+// SyncValidating is SyncMutating for a ValidatingWebhookConfiguration.
+func SyncValidating(ctx context.Context, c client.Client, s Sync, want []admissionregistrationv1.ValidatingWebhook) (Synced, error) {
+	return sync(ctx, c, validating, s, want)
+}
+
+func sync[W any](ctx context.Context, c client.Client, k kind[W], s Sync, want []W) (Synced, error) {
+	cfg := k.object()
+	if err := c.Get(ctx, client.ObjectKey{Name: s.Configuration}, cfg); err != nil {
+		if apierrors.IsNotFound(err) {
+			return Synced{}, fmt.Errorf("%s %s is missing (the install creates it): %s", k.name, s.Configuration, s.Without)
+		}
+		return Synced{}, err
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	have := read(k, cfg)
+	out := table[W]{webhooks: append([]W(nil), want...), pending: map[string]Pending{}, serial: have.serial}
+	for name, p := range have.pending {
+		w := have.find(k, name)
+		if w != nil && keepPending(ctx, s, p, now()) {
+			out.webhooks = append(out.webhooks, *w)
+			out.pending[name] = p
+		}
+	}
+	res := Synced{Pending: len(out.pending)}
+	same := cfg.DeepCopyObject().(client.Object)
+	out.write(k, same, s.Probe)
+	if equality.Semantic.DeepEqual(*k.webhooks(same), *k.webhooks(cfg)) &&
+		same.GetAnnotations()[PendingAnnotation] == cfg.GetAnnotations()[PendingAnnotation] {
+		return res, nil
+	}
+	out.serial++
+	out.write(k, cfg, s.Probe)
+	if err := c.Update(ctx, cfg); err != nil {
+		return res, fmt.Errorf("register the webhooks of %s %s: %w", k.name, s.Configuration, err)
+	}
+	res.Wrote = true
+	return res, nil
+}
+
+// keepPending says whether the registrar still needs pending entry p: until it has seen p's
+// generation, and past PendingTTL only while the API server holds that generation.
+func keepPending(ctx context.Context, s Sync, p Pending, now time.Time) bool {
+	if gen, ok := s.Seen(p.Object); ok && gen >= p.Generation {
+		return false
+	}
+	if now.Sub(p.Since.Time) < PendingTTL {
+		return true
+	}
+	if s.Live == nil {
+		return false
+	}
+	gen, found, err := s.Live(ctx, p.Object)
+	if err != nil {
+		return true
+	}
+	return found && gen >= p.Generation
+}
