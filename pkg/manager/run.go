@@ -173,17 +173,30 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	registration.ServeProbe(mgr.GetWebhookServer())
 	admissions := registration.Admission{Client: mgr.GetClient(), Cache: mgr.GetClient(), Live: mgr.GetAPIReader(), Namespace: o.Namespace}
 	podSource := registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName}
-	injectionGate := &sidecarinjection.Gate{Reader: mgr.GetClient(), Admission: admissions, Configuration: install.SidecarInjectionConfiguration,
-		Source: podSource, ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
+	finder := &workloadfinder.Finder{Reader: mgr.GetClient(), Scales: mgr.GetClient()}
+	// A pod the pod webhook is called for is placed there, in the same call, where that webhook
+	// fails closed as the spreads' entries do (they leave such pods out: podWebhookPlaces).
+	excluded := install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)
+	podWebhookPlaces := func(namespace string) bool {
+		return o.PodWebhookFailurePolicy == string(admissionregistrationv1.Fail) && !slices.Contains(excluded, namespace)
+	}
+	entryGates := validating.Gates{
+		SidecarSet: sidecarinjection.NewGate(admissions, install.SidecarInjectionConfiguration, podSource, mgr.GetClient(), excluded),
+		Budget:     budgetguard.NewGate(admissions, install.BudgetProtectionConfiguration, podSource, mgr.GetClient(), finder),
+		WorkloadSpread: workloadspreadwebhook.NewGate(admissions, install.WorkloadSpreadConfiguration, podSource, mgr.GetClient(),
+			finder, podWebhookPlaces),
+		PersistentPodState: ppswebhook.NewGate(ppswebhook.GateOptions{Admission: admissions, Configuration: install.PersistentPodStateConfiguration,
+			Source: podSource, Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace, ExcludedNamespaces: excluded}),
+	}
 	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, mgr.GetClient(),
 		validating.SidecarSetOptions{Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace,
-			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed), Gate: injectionGate}, mgr.GetClient(),
-		validating.ResourceDistributionOptions{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), DryRun: mgr.GetClient(), Namespace: o.Namespace})
+			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed)}, mgr.GetClient(),
+		validating.ResourceDistributionOptions{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), DryRun: mgr.GetClient(), Namespace: o.Namespace},
+		entryGates)
 	if err := deletionprotection.Register(mgr.GetWebhookServer(), deletionprotection.Options{Enabled: gates.Enabled(ResourcesDeletionProtection),
 		Policy: deletionprotection.Policy{CRDCascading: gates.Enabled(DeletionProtectionForCRDCascadingGate)}, Reader: mgr.GetClient(), Config: cfg}); err != nil {
 		return err
 	}
-	finder := &workloadfinder.Finder{Reader: mgr.GetClient(), Scales: mgr.GetClient()}
 	guard := &budgetguard.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), Writer: mgr.GetClient(), Finder: finder,
 		Recorder: mgr.GetEventRecorder("podunavailablebudget-webhook"), Off: map[policyv1alpha1.PubOperation]bool{
 			policyv1alpha1.PubDeleteOperation: !gates.Enabled(PodUnavailableBudgetDeleteGate),
@@ -209,12 +222,6 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	spreadAdmission.Decider = decides
 	workloadspreadwebhook.Register(mgr.GetWebhookServer(), scheme, spreadAdmission)
-	// A pod the pod webhook is called for is placed there, in the same call, where that webhook
-	// fails closed as the spreads' entries do (they leave such pods out: podWebhookPlaces).
-	excluded := install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)
-	podWebhookPlaces := func(namespace string) bool {
-		return o.PodWebhookFailurePolicy == string(admissionregistrationv1.Fail) && !slices.Contains(excluded, namespace)
-	}
 	if o.PodWebhookFailurePolicy == string(admissionregistrationv1.Fail) {
 		podwebhook.Register(mgr.GetWebhookServer(), scheme, spreadAdmission)
 	} else {
@@ -294,13 +301,13 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	sidecarSets := &sidecarsetctl.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-controller"),
 		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget, podWriter), RevisionNamespace: o.Namespace,
-		ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
+		ExcludedNamespaces: excluded}
 	if err := sidecarSets.SetupWithManager(ctx, mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the SidecarSet controller: %w", err)
 	}
 	injection := &sidecarinjection.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-injection"),
 		Configuration: install.SidecarInjectionConfiguration, Source: podSource, Namespace: o.Namespace, Live: mgr.GetAPIReader(),
-		ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
+		ExcludedNamespaces: excluded}
 	if err := injection.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the SidecarSet injection registrar: %w", err)
 	}
@@ -309,7 +316,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the PodUnavailableBudget controller: %w", err)
 	}
 	protection := &budgetguard.Registrar{Client: mgr.GetClient(), Finder: finder, Configuration: install.BudgetProtectionConfiguration,
-		Source: podSource, Namespace: o.Namespace}
+		Source: podSource, Namespace: o.Namespace, Live: mgr.GetAPIReader()}
 	if err := protection.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the PodUnavailableBudget webhook registrar: %w", err)
 	}
@@ -318,8 +325,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	persistence := &ppswebhook.Registrar{Client: mgr.GetClient(), Configuration: install.PersistentPodStateConfiguration,
 		Config: mgr.GetAPIReader(), Namespace: o.Namespace,
-		Source:             podSource,
-		ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)}
+		Source: podSource, ExcludedNamespaces: excluded, Live: mgr.GetAPIReader()}
 	if err := persistence.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the PersistentPodState webhook registrar: %w", err)
 	}
@@ -328,7 +334,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the WorkloadSpread controller: %w", err)
 	}
 	spreading := &workloadspreadwebhook.Registrar{Client: mgr.GetClient(), Finder: finder, Configuration: install.WorkloadSpreadConfiguration,
-		Source: podSource, Namespace: o.Namespace, PodWebhookPlaces: podWebhookPlaces}
+		Source: podSource, Namespace: o.Namespace, Live: mgr.GetAPIReader(), PodWebhookPlaces: podWebhookPlaces}
 	if err := spreading.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the WorkloadSpread webhook registrar: %w", err)
 	}

@@ -20,16 +20,23 @@ type Budget struct {
 	Namespace, Name string
 	// Pods selects the pods it guards (nil: none, no entry).
 	Pods *metav1.LabelSelector
+	// TargetMissing says its targetRef workload is not found (yet): its entry then covers every
+	// pod of its namespace and fails open, so that the pods of a workload created with the budget
+	// reach Kruise before the entry narrows to the workload's selector (Handler guards only them).
+	TargetMissing bool
 }
 
 // Entries returns the validating entries for budgets, sorted by name: one per budget that selects
-// pods, one per namespace with a budget for evictions.
+// pods (or whose target workload is missing), one per namespace with a budget for evictions.
 func Entries(budgets []Budget, base admissionregistrationv1.WebhookClientConfig, timeout int32) []admissionregistrationv1.ValidatingWebhook {
 	if timeout == 0 {
 		timeout = 10
 	}
-	entry := func(name, path string, rules []admissionregistrationv1.RuleWithOperations, ns string, pods *metav1.LabelSelector) admissionregistrationv1.ValidatingWebhook {
+	entry := func(name, path string, rules []admissionregistrationv1.RuleWithOperations, ns string, pods *metav1.LabelSelector, open bool) admissionregistrationv1.ValidatingWebhook {
 		fail := admissionregistrationv1.Fail
+		if open {
+			fail = admissionregistrationv1.Ignore
+		}
 		none := admissionregistrationv1.SideEffectClassNone
 		equivalent := admissionregistrationv1.Equivalent
 		obj := &metav1.LabelSelector{}
@@ -52,16 +59,16 @@ func Entries(budgets []Budget, base admissionregistrationv1.WebhookClientConfig,
 	namespaces := map[string]bool{}
 	for _, b := range budgets {
 		namespaces[b.Namespace] = true
-		if b.Pods == nil {
+		if b.Pods == nil && !b.TargetMissing {
 			continue
 		}
 		out = append(out, entry(EntryName(b.Namespace, b.Name), PathPrefix+b.Namespace+"/"+b.Name,
 			rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Delete, admissionregistrationv1.Update}, "pods", "pods/resize"),
-			b.Namespace, b.Pods))
+			b.Namespace, b.Pods, b.Pods == nil))
 	}
 	for ns := range namespaces {
 		out = append(out, entry(EvictionEntryName(ns), PathPrefix+ns,
-			rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Create}, "pods/eviction"), ns, nil))
+			rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Create}, "pods/eviction"), ns, nil, false))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -83,7 +83,13 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if pub == nil {
 		return admission.Allowed("no PodUnavailableBudget guards the pod")
 	}
-	dec, err := h.admit(ctx, pub, pod, op, req.DryRun != nil && *req.DryRun)
+	var dec podbudget.Decision
+	if pub.Status.ObservedGeneration < pub.Generation {
+		// Created or changed moments ago: no disruption until its controller has counted its pods.
+		dec.Reason = fmt.Sprintf("PodUnavailableBudget %s (generation %d) is being computed", pub.Name, pub.Generation)
+	} else {
+		dec, err = h.admit(ctx, pub, pod, op, req.DryRun != nil && *req.DryRun)
+	}
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
@@ -154,13 +160,24 @@ func (h *Handler) operation(ctx context.Context, req admission.Request) (*corev1
 	return nil, "", nil
 }
 
-// budgetFor returns the budget that guards pod: the one named (a budget's entry called), else the
-// one the pod's related-pub annotation names, else one of its namespace whose pods it is among.
+// budgetFor returns the budget that guards pod: the one named (a budget's entry called) if it
+// selects the pod, else the one the pod's related-pub annotation names, else one of its namespace
+// whose pods it is among. A named budget the cache does not know yet is read from the API server:
+// its entry was registered before it was stored.
 func (h *Handler) budgetFor(ctx context.Context, pod *corev1.Pod, name string) (*policyv1alpha1.PodUnavailableBudget, error) {
-	if name == "" {
-		name = pod.Annotations[policyv1alpha1.PodRelatedPubAnnotation]
-	}
 	if name != "" {
+		pub, err := h.named(ctx, pod.Namespace, name)
+		if err != nil || pub == nil {
+			return nil, err
+		}
+		// The entry may be wider than the budget (its target workload missing, or an admission's
+		// entry for a spec not stored): only the pods it selects are guarded.
+		if sel, err := h.selector(ctx, pub); err != nil || (sel != nil && sel.Matches(labels.Set(pod.Labels))) {
+			return pub, err
+		}
+		return nil, nil
+	}
+	if name = pod.Annotations[policyv1alpha1.PodRelatedPubAnnotation]; name != "" {
 		pub := &policyv1alpha1.PodUnavailableBudget{}
 		if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: name}, pub); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -203,17 +220,27 @@ func (h *Handler) selector(ctx context.Context, pub *policyv1alpha1.PodUnavailab
 // Selector is the selector of the pods pub guards (podbudget.PodSelector), its targetRef read
 // through finder; nil when it guards none.
 func Selector(ctx context.Context, finder *workloadfinder.Finder, pub *policyv1alpha1.PodUnavailableBudget) (*metav1.LabelSelector, error) {
+	b, err := BudgetOf(ctx, finder, pub)
+	return b.Pods, err
+}
+
+// BudgetOf is pub as its entries need it: the pods it guards, or that its target workload is
+// not found.
+func BudgetOf(ctx context.Context, finder *workloadfinder.Finder, pub *policyv1alpha1.PodUnavailableBudget) (Budget, error) {
+	b := Budget{Namespace: pub.Namespace, Name: pub.Name}
 	var target *metav1.LabelSelector
 	if ref := pub.Spec.TargetReference; ref != nil {
 		w, err := finder.Find(ctx, pub.Namespace, workloadfinder.Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
 		if err != nil {
-			return nil, err
+			return b, err
 		}
 		if w != nil {
 			target = w.LabelSelector
 		}
+		b.TargetMissing = w == nil
 	}
-	return podbudget.PodSelector(pub, target), nil
+	b.Pods = podbudget.PodSelector(pub, target)
+	return b, nil
 }
 
 // admit decides under pub, recording an admitted disruption in its status with an optimistic write
@@ -260,4 +287,26 @@ func newer(a, b *policyv1alpha1.PodUnavailableBudget) bool {
 	x, errA := strconv.ParseInt(a.ResourceVersion, 10, 64)
 	y, errB := strconv.ParseInt(b.ResourceVersion, 10, 64)
 	return errA == nil && errB == nil && x > y
+}
+
+// named reads budget name of namespace from the cache, or from the API server when the cache does
+// not know it yet; nil when it does not exist.
+func (h *Handler) named(ctx context.Context, namespace, name string) (*policyv1alpha1.PodUnavailableBudget, error) {
+	pub := &policyv1alpha1.PodUnavailableBudget{}
+	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pub)
+	if err == nil || !apierrors.IsNotFound(err) || h.Live == nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return pub, err
+	}
+	// A list by name, not a get: list and watch are all the manager may do with budgets.
+	list := &policyv1alpha1.PodUnavailableBudgetList{}
+	if err := h.Live.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{"metadata.name": name}); err != nil {
+		return nil, fmt.Errorf("read PodUnavailableBudget %s/%s: %w", namespace, name, err)
+	}
+	if len(list.Items) == 0 {
+		return nil, nil
+	}
+	return &list.Items[0], nil
 }

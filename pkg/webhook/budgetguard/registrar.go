@@ -27,6 +27,9 @@ type Registrar struct {
 	Source        registration.Source
 	// Namespace is the manager's (the probe entry's).
 	Namespace string
+	// Live reads a budget from the API server when an entry its admission added has been pending
+	// for long (registration.Sync.Live).
+	Live client.Reader
 }
 
 // resync re-reads the budgets' targetRef workloads, whose selectors the entries copy.
@@ -34,11 +37,14 @@ const resync = time.Minute
 
 // SetupWithManager runs the registrar on the leader.
 func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("podunavailablebudget-protection").
+	b := ctrl.NewControllerManagedBy(mgr).Named("podunavailablebudget-protection").
 		Watches(&policyv1alpha1.PodUnavailableBudget{}, registration.EnqueueOne).
 		Watches(&admissionregistrationv1.ValidatingWebhookConfiguration{}, registration.EnqueueOne, registration.Named(r.Configuration)).
-		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne, registration.Named(r.Source.Configuration)).
-		Complete(r)
+		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne, registration.Named(r.Source.Configuration))
+	for _, w := range workloadfinder.Watched() {
+		b = b.Watches(w, registration.EnqueueOne) // a target workload created with its budget narrows the entry at once
+	}
+	return b.Complete(r)
 }
 
 // Reconcile writes the entries when they differ from what is registered.
@@ -56,16 +62,17 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 	for i := range list.Items {
 		pub := &list.Items[i]
 		seen[pub.Namespace+"/"+pub.Name] = pub.Generation
-		sel, err := Selector(ctx, r.Finder, pub)
+		b, err := BudgetOf(ctx, r.Finder, pub)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		budgets = append(budgets, Budget{Namespace: pub.Namespace, Name: pub.Name, Pods: sel})
+		budgets = append(budgets, b)
 	}
 	want := Entries(budgets, *base, 0)
 	if _, err := registration.SyncValidating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no budget is enforced",
 		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok }}, want); err != nil {
+		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok },
+		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &policyv1alpha1.PodUnavailableBudgetList{} })}, want); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: resync}, nil

@@ -34,6 +34,9 @@ type Registrar struct {
 	// Namespace (the manager's) on every pass; nil lists no custom workload.
 	Config    client.Reader
 	Namespace string
+	// Live reads a PersistentPodState from the API server when an entry its admission added has
+	// been pending for long (registration.Sync.Live).
+	Live client.Reader
 }
 
 // SetupWithManager runs the registrar on the leader.
@@ -68,7 +71,8 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 	want, _ := Entries(states, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces, CustomWorkloads: custom})
 	if _, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no recorded topology is injected",
 		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok }}, want); err != nil {
+		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok },
+		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &v1alpha1.PersistentPodStateList{} })}, want); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, nil

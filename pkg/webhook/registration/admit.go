@@ -42,19 +42,10 @@ type Object struct {
 	Probe      admissionregistrationv1.WebhookClientConfig
 }
 
-// AdmitMutating adds the entries of want (named as the registrar names them) that configuration
-// does not hold yet as pending entries of o, then waits, within ctx and AdmitTimeout, until the
-// API server calls them (Confirm). An entry that configuration holds already, under any name, is
-// not added again.
-func (a Admission) AdmitMutating(ctx context.Context, configuration string, o Object, want []admissionregistrationv1.MutatingWebhook) error {
-	return admit(ctx, a, mutating, configuration, o, want)
-}
-
-// AdmitValidating is AdmitMutating for a ValidatingWebhookConfiguration.
-func (a Admission) AdmitValidating(ctx context.Context, configuration string, o Object, want []admissionregistrationv1.ValidatingWebhook) error {
-	return admit(ctx, a, validating, configuration, o, want)
-}
-
+// admit adds the entries of want (named as the registrar names them) that configuration does not
+// hold yet as pending entries of o, then waits, within ctx and AdmitTimeout, until the API server
+// calls them (Confirm). An entry that configuration holds already, under any name, is not added
+// again.
 func admit[W any](ctx context.Context, a Admission, k kind[W], configuration string, o Object, want []W) error {
 	if len(want) == 0 {
 		return nil
@@ -74,7 +65,10 @@ func admit[W any](ctx context.Context, a Admission, k kind[W], configuration str
 	for {
 		cfg := k.object()
 		if err := a.Live.Get(ctx, client.ObjectKey{Name: configuration}, cfg); err != nil {
-			return fmt.Errorf("read %s %s: %w", k.name, configuration, err)
+			if apierrors.IsNotFound(err) {
+				return fmt.Errorf("%s %s is missing (the install creates it)", k.name, configuration)
+			}
+			return fmt.Errorf("read %s %s: %v", k.name, configuration, err)
 		}
 		t := read(k, cfg)
 		serial, changed := t.add(k, o, want, metav1.NewTime(now()))
@@ -90,7 +84,7 @@ func admit[W any](ctx context.Context, a Admission, k kind[W], configuration str
 			continue // another admission or the registrar wrote meanwhile
 		}
 		if err != nil {
-			return fmt.Errorf("register the webhooks of %s %s: %w", k.name, configuration, err)
+			return fmt.Errorf("register the webhooks of %s %s: %v", k.name, configuration, err)
 		}
 		return Confirm(ctx, a.Client, a.Namespace, configuration, t.serial)
 	}

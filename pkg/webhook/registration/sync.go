@@ -3,11 +3,14 @@ package registration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -105,4 +108,29 @@ func keepPending(ctx context.Context, s Sync, p Pending, now time.Time) bool {
 		return true
 	}
 	return found && gen >= p.Generation
+}
+
+// LiveGeneration is a Sync.Live that reads an object by its key (name, or namespace/name) from r,
+// normally the API server, listing newList's kind by name (a list and watch are all a registrar
+// may do).
+func LiveGeneration(r client.Reader, newList func() client.ObjectList) func(ctx context.Context, key string) (int64, bool, error) {
+	return func(ctx context.Context, key string) (int64, bool, error) {
+		opts := []client.ListOption{client.MatchingFields{"metadata.name": key}}
+		if ns, name, ok := strings.Cut(key, "/"); ok {
+			opts = []client.ListOption{client.InNamespace(ns), client.MatchingFields{"metadata.name": name}}
+		}
+		list := newList()
+		if err := r.List(ctx, list, opts...); err != nil {
+			return 0, false, err
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil || len(items) == 0 {
+			return 0, false, err
+		}
+		obj, ok := items[0].(metav1.Object)
+		if !ok {
+			return 0, false, fmt.Errorf("%T is no object", items[0])
+		}
+		return obj.GetGeneration(), true, nil
+	}
 }

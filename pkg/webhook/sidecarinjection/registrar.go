@@ -84,7 +84,7 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 	want, skipped := Entries(sets, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces})
 	synced, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration,
 		Without: "no SidecarSet is injected", Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen: func(name string) (int64, bool) { g, ok := seen[name]; return g, ok }, Live: r.liveGeneration}, want)
+		Seen: func(name string) (int64, bool) { g, ok := seen[name]; return g, ok }, Live: registration.LiveGeneration(r.Live, func() client.ObjectList { return &v1beta1.SidecarSetList{} })}, want)
 	if err != nil && !apierrors.IsConflict(err) {
 		// The SidecarSets not registered yet say why; their admissions' entries still hold.
 		return reconcile.Result{}, errors.Join(err, r.markAll(ctx, sets, func(*v1beta1.SidecarSet) (bool, string) {
@@ -101,21 +101,6 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		return reconcile.Result{RequeueAfter: registration.PendingTTL}, nil
 	}
 	return reconcile.Result{}, nil
-}
-
-// liveGeneration reads SidecarSet name's stored generation from the API server.
-func (r *Registrar) liveGeneration(ctx context.Context, name string) (int64, bool, error) {
-	if r.Live == nil {
-		return 0, false, nil
-	}
-	list := &v1beta1.SidecarSetList{}
-	if err := r.Live.List(ctx, list, client.MatchingFields{"metadata.name": name}); err != nil {
-		return 0, false, err
-	}
-	if len(list.Items) == 0 {
-		return 0, false, nil
-	}
-	return list.Items[0].Generation, true, nil
 }
 
 // markAll marks every SidecarSet with state's answer for it.

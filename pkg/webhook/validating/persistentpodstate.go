@@ -40,6 +40,8 @@ type PersistentPodStateOptions struct {
 	// target; nil: only StatefulSets are accepted.
 	Config    client.Reader
 	Namespace string
+	// Gate registers the PersistentPodState's entry before it is stored (nil: not done here).
+	Gate Gate[*v1alpha1.PersistentPodState]
 }
 
 // registerPersistentPodStates adds the PersistentPodState validating webhook.
@@ -165,7 +167,10 @@ func (v persistentPodStateValidator) ValidateCreate(ctx context.Context, obj *v1
 	if len(errs) == 0 && v.opts.Reader != nil {
 		errs = persistentPodStateConflicts(ctx, v.opts.Reader, obj)
 	}
-	return nil, invalid(persistentPodStateKind, obj.Name, errs)
+	if len(errs) > 0 {
+		return nil, invalid(persistentPodStateKind, obj.Name, errs)
+	}
+	return nil, admitStored(ctx, v.opts.Gate, obj)
 }
 
 // ValidateUpdate rejects an invalid PersistentPodState or a forbidden change; conflicts are not
@@ -178,7 +183,10 @@ func (v persistentPodStateValidator) ValidateUpdate(ctx context.Context, oldObj,
 	if err != nil {
 		return nil, invalid(persistentPodStateKind, newObj.Name, field.ErrorList{field.InternalError(field.NewPath("spec", "targetRef"), err)})
 	}
-	return nil, invalid(persistentPodStateKind, newObj.Name, ValidatePersistentPodStateUpdate(newObj, oldObj, custom))
+	if errs := ValidatePersistentPodStateUpdate(newObj, oldObj, custom); len(errs) > 0 {
+		return nil, invalid(persistentPodStateKind, newObj.Name, errs)
+	}
+	return nil, admitStored(ctx, v.opts.Gate, newObj)
 }
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).

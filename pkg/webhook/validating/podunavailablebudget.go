@@ -36,9 +36,9 @@ var pubOperations = []policyv1alpha1.PubOperation{policyv1alpha1.PubDeleteOperat
 
 // registerPodUnavailableBudgets adds the PodUnavailableBudget validating webhook; budgets lists the
 // budgets of a namespace for the conflict check (nil: not checked).
-func registerPodUnavailableBudgets(srv webhook.Server, scheme *runtime.Scheme, budgets client.Reader) {
+func registerPodUnavailableBudgets(srv webhook.Server, scheme *runtime.Scheme, budgets client.Reader, gate Gate[*policyv1alpha1.PodUnavailableBudget]) {
 	srv.Register(PodUnavailableBudgetPath, admission.WithValidator[*policyv1alpha1.PodUnavailableBudget](scheme,
-		podUnavailableBudgetValidator{budgets: budgets}))
+		podUnavailableBudgetValidator{budgets: budgets, gate: gate}))
 }
 
 // ValidatePodUnavailableBudget reports every problem of a new PodUnavailableBudget, each at the
@@ -191,6 +191,8 @@ func validatePercentAtMost100(v intstr.IntOrString, p *field.Path) field.ErrorLi
 type podUnavailableBudgetValidator struct {
 	// budgets lists the budgets of a namespace (nil: conflicts are not checked).
 	budgets client.Reader
+	// gate registers the budget's entries before it is stored.
+	gate Gate[*policyv1alpha1.PodUnavailableBudget]
 }
 
 // ValidateCreate rejects an invalid new budget or one in conflict with another.
@@ -199,7 +201,10 @@ func (v podUnavailableBudgetValidator) ValidateCreate(ctx context.Context, obj *
 	if len(errs) == 0 && v.budgets != nil {
 		errs = podUnavailableBudgetConflicts(ctx, v.budgets, obj)
 	}
-	return nil, invalidBudget(obj.Name, errs)
+	if len(errs) > 0 {
+		return nil, invalidBudget(obj.Name, errs)
+	}
+	return nil, admitStored(ctx, v.gate, obj)
 }
 
 // ValidateUpdate rejects an invalid budget, a forbidden change or, when the spec or the annotations
@@ -209,7 +214,10 @@ func (v podUnavailableBudgetValidator) ValidateUpdate(ctx context.Context, oldOb
 	if len(errs) == 0 && v.budgets != nil && podUnavailableBudgetChanged(newObj, oldObj) {
 		errs = podUnavailableBudgetConflicts(ctx, v.budgets, newObj)
 	}
-	return nil, invalidBudget(newObj.Name, errs)
+	if len(errs) > 0 {
+		return nil, invalidBudget(newObj.Name, errs)
+	}
+	return nil, admitStored(ctx, v.gate, newObj)
 }
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).

@@ -53,14 +53,6 @@ type SidecarSetOptions struct {
 	// PatchDefaultsAllowed allows every annotation key when no whitelist is configured or none of
 	// its rules applies (OpenKruise's feature gate SidecarSetPatchPodMetadataDefaultsAllowed).
 	PatchDefaultsAllowed bool
-	// Gate registers the injection of a valid SidecarSet before it is stored (nil: not done here).
-	Gate SidecarSetGate
-}
-
-// SidecarSetGate is called for a valid SidecarSet about to be stored (not for a dry run); an
-// error refuses it.
-type SidecarSetGate interface {
-	Admit(ctx context.Context, set *v1beta1.SidecarSet) error
 }
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=list;watch
@@ -70,11 +62,11 @@ type SidecarSetGate interface {
 
 // registerSidecarSets adds the SidecarSet validating webhooks: a v1alpha1 object is converted to
 // v1beta1 (the stored version) and validated as such, so the rules exist once.
-func registerSidecarSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, opts SidecarSetOptions) {
+func registerSidecarSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, opts SidecarSetOptions, gate Gate[*v1beta1.SidecarSet]) {
 	srv.Register(SidecarSetV1beta1Path, admission.WithValidator[*v1beta1.SidecarSet](scheme,
-		sidecarSetValidator[*v1beta1.SidecarSet]{templates: templates, opts: opts, toV1beta1: same[*v1beta1.SidecarSet]}))
+		sidecarSetValidator[*v1beta1.SidecarSet]{templates: templates, opts: opts, gate: gate, toV1beta1: same[*v1beta1.SidecarSet]}))
 	srv.Register(SidecarSetV1alpha1Path, admission.WithValidator[*v1alpha1.SidecarSet](scheme,
-		sidecarSetValidator[*v1alpha1.SidecarSet]{templates: templates, opts: opts,
+		sidecarSetValidator[*v1alpha1.SidecarSet]{templates: templates, opts: opts, gate: gate,
 			toV1beta1: toHub[*v1alpha1.SidecarSet, v1beta1.SidecarSet]}))
 }
 
@@ -97,6 +89,7 @@ func registerSidecarSets(srv webhook.Server, scheme *runtime.Scheme, templates P
 type sidecarSetValidator[T client.Object] struct {
 	templates PodTemplateChecker
 	opts      SidecarSetOptions
+	gate      Gate[*v1beta1.SidecarSet]
 	toV1beta1 func(T) (*v1beta1.SidecarSet, error)
 }
 
@@ -113,7 +106,7 @@ func (v sidecarSetValidator[T]) ValidateCreate(ctx context.Context, obj T) (admi
 	if len(errs) > 0 {
 		return nil, invalid(sidecarSetKind, set.Name, errs)
 	}
-	return nil, v.admit(ctx, set)
+	return nil, admitStored(ctx, v.gate, set)
 }
 
 // ValidateUpdate rejects an invalid SidecarSet or a forbidden change.
@@ -133,19 +126,9 @@ func (v sidecarSetValidator[T]) ValidateUpdate(ctx context.Context, oldObj, newO
 	if len(errs) > 0 {
 		return nil, invalid(sidecarSetKind, set.Name, errs)
 	}
-	return nil, v.admit(ctx, set)
+	return nil, admitStored(ctx, v.gate, set)
 }
 
-// admit passes a valid SidecarSet about to be stored to the gate.
-func (v sidecarSetValidator[T]) admit(ctx context.Context, set *v1beta1.SidecarSet) error {
-	if v.opts.Gate == nil {
-		return nil
-	}
-	if req, err := admission.RequestFromContext(ctx); err == nil && req.DryRun != nil && *req.DryRun {
-		return nil
-	}
-	return v.opts.Gate.Admit(ctx, set)
-}
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).
 func (sidecarSetValidator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {

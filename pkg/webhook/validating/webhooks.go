@@ -35,9 +35,9 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-advancedcronjob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=advancedcronjobs,verbs=create;update,versions=v1alpha1,name=vadvancedcronjob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1beta1-advancedcronjob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=advancedcronjobs,verbs=create;update,versions=v1beta1,name=vadvancedcronjob-v1beta1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-uniteddeployment,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=uniteddeployments,verbs=create;update,versions=v1alpha1,name=vuniteddeployment-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-workloadspread,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=workloadspreads,verbs=create;update,versions=v1alpha1,name=vworkloadspread-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-persistentpodstate,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=persistentpodstates,verbs=create;update,versions=v1alpha1,name=vpersistentpodstate-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-policy-kruise-io-v1alpha1-podunavailablebudget,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=policy.kruise.io,resources=podunavailablebudgets,verbs=create;update,versions=v1alpha1,name=vpodunavailablebudget-v1alpha1.policy.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-workloadspread,mutating=false,failurePolicy=fail,sideEffects=NoneOnDryRun,matchPolicy=Exact,groups=apps.kruise.io,resources=workloadspreads,verbs=create;update,versions=v1alpha1,name=vworkloadspread-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-persistentpodstate,mutating=false,failurePolicy=fail,sideEffects=NoneOnDryRun,matchPolicy=Exact,groups=apps.kruise.io,resources=persistentpodstates,verbs=create;update,versions=v1alpha1,name=vpersistentpodstate-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-policy-kruise-io-v1alpha1-podunavailablebudget,mutating=false,failurePolicy=fail,sideEffects=NoneOnDryRun,matchPolicy=Exact,groups=policy.kruise.io,resources=podunavailablebudgets,verbs=create;update,versions=v1alpha1,name=vpodunavailablebudget-v1alpha1.policy.kruise.io,admissionReviewVersions=v1
 
 // Register adds every validating webhook to srv; templates checks pod templates (nil: not checked
 // beyond the rules of this package); cache reads, normally from the manager's cache, the pods a
@@ -47,22 +47,23 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // Namespace also give the WorkloadSpread and PersistentPodState webhooks the kruise-configuration
 // whitelists of custom workloads; budgets lists the PodUnavailableBudgets of a namespace, for
 // their conflicts (nil: not checked); distributions says what the ResourceDistribution webhook
-// reads and dry-runs.
+// reads and dry-runs; gates register the entries of the SidecarSets, budgets, WorkloadSpreads and
+// PersistentPodStates about to be stored.
 func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, cache client.Reader, sidecarSets SidecarSetOptions,
-	budgets client.Reader, distributions ResourceDistributionOptions) {
+	budgets client.Reader, distributions ResourceDistributionOptions, gates Gates) {
 	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: cache}))
 	registerStatefulSets(srv, scheme, templates, cache)
 	registerDaemonSets(srv, scheme, templates)
-	registerSidecarSets(srv, scheme, templates, sidecarSets)
+	registerSidecarSets(srv, scheme, templates, sidecarSets, gates.SidecarSet)
 	registerPullJobs(srv, scheme)
 	registerBroadcastJobs(srv, scheme, templates)
 	registerAdvancedCronJobs(srv, scheme, templates)
-	registerPodUnavailableBudgets(srv, scheme, budgets)
+	registerPodUnavailableBudgets(srv, scheme, budgets, gates.Budget)
 	registerUnitedDeployments(srv, scheme, templates)
 	registerWorkloadSpreads(srv, scheme, WorkloadSpreadOptions{Reader: cache, Config: sidecarSets.Config,
-		Namespace: sidecarSets.Namespace, Templates: templates})
+		Namespace: sidecarSets.Namespace, Templates: templates, Gate: gates.WorkloadSpread})
 	registerPersistentPodStates(srv, scheme, PersistentPodStateOptions{Reader: cache, Config: sidecarSets.Config,
-		Namespace: sidecarSets.Namespace})
+		Namespace: sidecarSets.Namespace, Gate: gates.PersistentPodState})
 	registerResourceDistributions(srv, scheme, distributions)
 	registerPodProbeMarkers(srv, scheme)
 	registerEphemeralJobs(srv, scheme)

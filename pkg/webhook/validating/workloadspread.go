@@ -69,6 +69,8 @@ type WorkloadSpreadOptions struct {
 	Namespace string
 	// Templates checks each patched pod template as the API server checks pods (nil: not checked).
 	Templates PodTemplateChecker
+	// Gate registers the spread's entries before it is stored (nil: not done here).
+	Gate Gate[*v1alpha1.WorkloadSpread]
 }
 
 // registerWorkloadSpreads adds the WorkloadSpread validating webhook.
@@ -325,7 +327,10 @@ func (v workloadSpreadValidator) ValidateCreate(ctx context.Context, obj *v1alph
 	if len(errs) == 0 {
 		errs = v.checkCluster(ctx, obj)
 	}
-	return nil, invalid(workloadSpreadKind, obj.Name, errs)
+	if len(errs) > 0 {
+		return nil, invalid(workloadSpreadKind, obj.Name, errs)
+	}
+	return nil, admitStored(ctx, v.opts.Gate, obj)
 }
 
 // ValidateUpdate rejects an invalid WorkloadSpread or a forbidden change; the cluster is read
@@ -342,7 +347,10 @@ func (v workloadSpreadValidator) ValidateUpdate(ctx context.Context, oldObj, new
 	if len(errs) == 0 {
 		errs = v.checkCluster(ctx, newObj)
 	}
-	return nil, invalid(workloadSpreadKind, newObj.Name, errs)
+	if len(errs) > 0 {
+		return nil, invalid(workloadSpreadKind, newObj.Name, errs)
+	}
+	return nil, admitStored(ctx, v.opts.Gate, newObj)
 }
 
 // custom reads the whitelist of custom workloads, only when ws targets a kind of none of the

@@ -26,11 +26,17 @@ type Spread struct {
 	// places (Handler.PlaceAny): the creation entry leaves them out, so that each costs one
 	// webhook call, not two.
 	PlacedByPodWebhook string
+	// TargetMissing says its targetRef workload is not found (yet): its entries then cover every
+	// pod of its namespace and fail open, so that the pods of a workload created with the spread
+	// reach Kruise before the entries narrow to the workload's selector (Handler places only the
+	// workload's pods).
+	TargetMissing bool
 }
 
 // Entries returns the webhook entries for spreads, sorted by name: a creation entry (fails
-// closed) and a deletion entry (fails open) per spread that selects pods, and an eviction entry
-// (fails open) per namespace with a spread.
+// closed; open while the target is missing) and a deletion entry (fails open) per spread that
+// selects pods or whose target is missing, and an eviction entry (fails open) per namespace with
+// a spread.
 func Entries(spreads []Spread, base admissionregistrationv1.WebhookClientConfig, timeout int32) []admissionregistrationv1.MutatingWebhook {
 	if timeout == 0 {
 		timeout = 10
@@ -39,21 +45,25 @@ func Entries(spreads []Spread, base admissionregistrationv1.WebhookClientConfig,
 	namespaces := map[string]bool{}
 	for _, s := range spreads {
 		namespaces[s.Namespace] = true
-		if s.Pods == nil {
-			continue
+		pods, fail := s.Pods, admissionregistrationv1.Fail
+		if pods == nil {
+			if !s.TargetMissing {
+				continue
+			}
+			pods, fail = &metav1.LabelSelector{}, admissionregistrationv1.Ignore
 		}
 		path := PathPrefix + s.Namespace + "/" + s.Name
-		created := s.Pods
+		created := pods
 		if s.PlacedByPodWebhook != "" {
 			created = created.DeepCopy()
 			created.MatchExpressions = append(created.MatchExpressions,
 				metav1.LabelSelectorRequirement{Key: s.PlacedByPodWebhook, Operator: metav1.LabelSelectorOpDoesNotExist})
 		}
 		create := entry(EntryName(s.Namespace, s.Name), entryOptions{base: base, path: path, op: admissionregistrationv1.Create,
-			resource: "pods", fail: admissionregistrationv1.Fail, ns: s.Namespace, pods: created, timeout: timeout})
+			resource: "pods", fail: fail, ns: s.Namespace, pods: created, timeout: timeout})
 		create.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "not-placed-yet", Expression: notPlacedExpression}}
 		deletion := entry(DeletionEntryName(s.Namespace, s.Name), entryOptions{base: base, path: path, op: admissionregistrationv1.Delete,
-			resource: "pods", fail: admissionregistrationv1.Ignore, ns: s.Namespace, pods: s.Pods, timeout: timeout})
+			resource: "pods", fail: admissionregistrationv1.Ignore, ns: s.Namespace, pods: pods, timeout: timeout})
 		out = append(out, create, deletion)
 	}
 	for ns := range namespaces {

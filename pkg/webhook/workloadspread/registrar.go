@@ -6,23 +6,18 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kruise-workloadspread,verbs=update
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets,verbs=list;watch
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=statefulsets,verbs=list;watch
-// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=list;watch
 
 // Registrar keeps the entries of Configuration in line with the spreads (Entries). It is the only
 // writer of Configuration's webhooks; their endpoint and CA bundle come from Source.
@@ -34,6 +29,9 @@ type Registrar struct {
 	Source        registration.Source
 	// Namespace is the manager's (the probe entry's).
 	Namespace string
+	// Live reads a spread from the API server when an entry its admission added has been pending
+	// for long (registration.Sync.Live).
+	Live client.Reader
 	// PodWebhookPlaces reports whether the Kruise pod webhook places the CloneSet pods of a
 	// namespace (it is called for them and fails closed there); nil: it places none.
 	PodWebhookPlaces func(namespace string) bool
@@ -45,15 +43,14 @@ const resync = time.Minute
 // SetupWithManager runs the registrar on the leader. A targetRef workload's creation or selector
 // change is seen at once for the kinds watched here, within resync for the others.
 func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("workloadspread-registration").
+	b := ctrl.NewControllerManagedBy(mgr).Named("workloadspread-registration").
 		Watches(&appsv1alpha1.WorkloadSpread{}, registration.EnqueueOne).
-		Watches(&appsv1alpha1.CloneSet{}, registration.EnqueueOne).
-		Watches(&v1beta1.StatefulSet{}, registration.EnqueueOne).
-		Watches(&appsv1.Deployment{}, registration.EnqueueOne).
-		Watches(&appsv1.StatefulSet{}, registration.EnqueueOne).
 		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne,
-			registration.Named(r.Configuration, r.Source.Configuration)).
-		Complete(r)
+			registration.Named(r.Configuration, r.Source.Configuration))
+	for _, w := range workloadfinder.Watched() {
+		b = b.Watches(w, registration.EnqueueOne)
+	}
+	return b.Complete(r)
 }
 
 // Reconcile writes the entries when they differ from what is registered.
@@ -74,28 +71,42 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		if ws.DeletionTimestamp != nil {
 			continue
 		}
-		s := Spread{Namespace: ws.Namespace, Name: ws.Name}
-		if r.PodWebhookPlaces != nil && r.PodWebhookPlaces(ws.Namespace) {
-			s.PlacedByPodWebhook = appsv1alpha1.CloneSetInstanceIDLabelKey
-		}
-		w, err := Target(ctx, r.Finder, ws)
+		s, err := SpreadOf(ctx, r.Finder, ws, r.PodWebhookPlaces)
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("WorkloadSpread %s/%s: %w", ws.Namespace, ws.Name, err)
-		}
-		if w != nil {
-			var filter *metav1.LabelSelector
-			if ws.Spec.TargetFilter != nil {
-				filter = ws.Spec.TargetFilter.Selector
-			}
-			s.Pods = PodSelector(w.LabelSelector, filter)
 		}
 		spreads = append(spreads, s)
 	}
 	want := Entries(spreads, *base, 0)
 	if _, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no WorkloadSpread places pods",
 		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok }}, want); err != nil {
+		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok },
+		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &appsv1alpha1.WorkloadSpreadList{} })}, want); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: resync}, nil
+}
+
+// SpreadOf is ws as its entries need it: the pods it places, from its target workload's selector
+// and its targetFilter, or that the workload is not found; podWebhookPlaces says whether the pod
+// webhook places the CloneSet pods of a namespace (nil: it places none).
+func SpreadOf(ctx context.Context, finder *workloadfinder.Finder, ws *appsv1alpha1.WorkloadSpread, podWebhookPlaces func(string) bool) (Spread, error) {
+	s := Spread{Namespace: ws.Namespace, Name: ws.Name}
+	if podWebhookPlaces != nil && podWebhookPlaces(ws.Namespace) {
+		s.PlacedByPodWebhook = appsv1alpha1.CloneSetInstanceIDLabelKey
+	}
+	w, err := Target(ctx, finder, ws)
+	if err != nil {
+		return s, err
+	}
+	if w == nil {
+		s.TargetMissing = ws.Spec.TargetReference != nil
+		return s, nil
+	}
+	var filter *metav1.LabelSelector
+	if ws.Spec.TargetFilter != nil {
+		filter = ws.Spec.TargetFilter.Selector
+	}
+	s.Pods = PodSelector(w.LabelSelector, filter)
+	return s, nil
 }

@@ -1,0 +1,39 @@
+package validating
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+)
+
+// Gate registers, before the API server stores a valid object that gets webhook entries of its
+// own, the entries of the version being stored, and returns once the API server calls them
+// (pkg/webhook/registration: Admission); an error refuses the object.
+type Gate[T any] interface {
+	Admit(ctx context.Context, obj T) error
+}
+
+// Gates are the registrations of the kinds whose objects get entries of their own; a nil gate
+// registers nothing at admission.
+type Gates struct {
+	SidecarSet         Gate[*v1beta1.SidecarSet]
+	Budget             Gate[*policyv1alpha1.PodUnavailableBudget]
+	WorkloadSpread     Gate[*v1alpha1.WorkloadSpread]
+	PersistentPodState Gate[*v1alpha1.PersistentPodState]
+}
+
+// admitStored passes obj, valid and about to be stored, to gate; a dry run registers nothing
+// (the webhooks that call it declare sideEffects NoneOnDryRun).
+func admitStored[T any](ctx context.Context, gate Gate[T], obj T) error {
+	if gate == nil {
+		return nil
+	}
+	if req, err := admission.RequestFromContext(ctx); err == nil && req.DryRun != nil && *req.DryRun {
+		return nil
+	}
+	return gate.Admit(ctx, obj)
+}
