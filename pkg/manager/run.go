@@ -171,7 +171,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	// The admissions of the objects that get webhook entries of their own register them before
 	// the API server stores the objects (registration.Admission), confirmed by the probe entries.
 	registration.ServeProbe(mgr.GetWebhookServer())
-	admissions := registration.Admission{Client: mgr.GetClient(), Cache: mgr.GetClient(), Live: mgr.GetAPIReader(), Namespace: o.Namespace}
+	admissions := registration.Admission{Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Namespace: o.Namespace}
 	podSource := registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName}
 	finder := &workloadfinder.Finder{Reader: mgr.GetClient(), Scales: mgr.GetClient()}
 	// A pod the pod webhook is called for is placed there, in the same call, where that webhook

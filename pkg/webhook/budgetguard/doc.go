@@ -14,6 +14,13 @@
 //     admission object of an eviction is the Eviction, which carries no labels, so these entries
 //     can only be scoped by namespace — in a namespace with a budget, every eviction calls Kruise.
 //
+// A budget's entries are registered by its own admission before it is stored (NewGate,
+// pkg/webhook/registration), so that no disruption made after its create returned passes by
+// Kruise; a budget whose targetRef workload is not found yet gets a namespace-wide entry that
+// fails open until it is (Handler guards only the pods the budget selects), and a budget whose
+// status its controller has not computed for its generation refuses the disruptions of its
+// pods until it has (moments after its create or update).
+//
 // A refused eviction answers 429 with a retry hint, as Kubernetes' PodDisruptionBudget does, so
 // `kubectl drain` waits and retries; a refused deletion or update answers 403, as OpenKruise does.
 package budgetguard

@@ -161,31 +161,18 @@ func (h *Handler) operation(ctx context.Context, req admission.Request) (*corev1
 }
 
 // budgetFor returns the budget that guards pod: the one named (a budget's entry called) if it
-// selects the pod, else the one the pod's related-pub annotation names, else one of its namespace
-// whose pods it is among. A named budget the cache does not know yet is read from the API server:
-// its entry was registered before it was stored.
+// selects the pod; else the one the pod's related-pub annotation names if it still does, else one
+// of its namespace whose pods it is among. A named budget the cache does not know yet is read from
+// the API server: its entry was registered before it was stored.
 func (h *Handler) budgetFor(ctx context.Context, pod *corev1.Pod, name string) (*policyv1alpha1.PodUnavailableBudget, error) {
 	if name != "" {
-		pub, err := h.named(ctx, pod.Namespace, name)
-		if err != nil || pub == nil {
-			return nil, err
-		}
-		// The entry may be wider than the budget (its target workload missing, or an admission's
-		// entry for a spec not stored): only the pods it selects are guarded.
-		if sel, err := h.selector(ctx, pub); err != nil || (sel != nil && sel.Matches(labels.Set(pod.Labels))) {
+		return h.selecting(ctx, pod, name)
+	}
+	if related := pod.Annotations[policyv1alpha1.PodRelatedPubAnnotation]; related != "" {
+		// The annotation may name a budget since deleted or changed: then the pod's namespace decides.
+		if pub, err := h.selecting(ctx, pod, related); err != nil || pub != nil {
 			return pub, err
 		}
-		return nil, nil
-	}
-	if name = pod.Annotations[policyv1alpha1.PodRelatedPubAnnotation]; name != "" {
-		pub := &policyv1alpha1.PodUnavailableBudget{}
-		if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: name}, pub); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, nil
-			}
-			return nil, err
-		}
-		return pub, nil
 	}
 	list := &policyv1alpha1.PodUnavailableBudgetList{}
 	if err := h.Reader.List(ctx, list, client.InNamespace(pod.Namespace)); err != nil {
@@ -287,6 +274,21 @@ func newer(a, b *policyv1alpha1.PodUnavailableBudget) bool {
 	x, errA := strconv.ParseInt(a.ResourceVersion, 10, 64)
 	y, errB := strconv.ParseInt(b.ResourceVersion, 10, 64)
 	return errA == nil && errB == nil && x > y
+}
+
+// selecting is budget name of pod's namespace if it exists and selects pod, else nil. An entry
+// may be wider than its budget (its target workload missing, or an admission's entry for a spec
+// not stored): only the pods the budget selects are guarded.
+func (h *Handler) selecting(ctx context.Context, pod *corev1.Pod, name string) (*policyv1alpha1.PodUnavailableBudget, error) {
+	pub, err := h.named(ctx, pod.Namespace, name)
+	if err != nil || pub == nil {
+		return nil, err
+	}
+	sel, err := h.selector(ctx, pub)
+	if err != nil || sel == nil || !sel.Matches(labels.Set(pod.Labels)) {
+		return nil, err
+	}
+	return pub, nil
 }
 
 // named reads budget name of namespace from the cache, or from the API server when the cache does

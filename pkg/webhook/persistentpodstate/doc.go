@@ -10,5 +10,7 @@
 // matchConditions select the pods controlled by its targetRef workload that carry no injection
 // yet (a StatefulSet, or a kind of the custom workload whitelist, read on each registrar pass). A pod no PersistentPodState selects never calls Kruise, so a manager outage never blocks it;
 // a pod of a targeted workload is refused while the manager cannot be reached (its workload
-// retries), never created away from its recorded topology.
+// retries), never created away from its recorded topology. Its entry is registered by its own
+// admission before it is stored (NewGate, pkg/webhook/registration), so it is in place before
+// any state is recorded.
 package persistentpodstate

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -18,16 +19,16 @@ import (
 const AdmitTimeout = 7 * time.Second
 
 // Admission is the admission side of a registration: the admission of an object that gets
-// entries adds the entries of the version being stored, before the API server stores it, and
-// answers only once the API server calls them, so that no request made after the object's
+// entries adds the entries of the version being stored, before the API server stores it (or
+// records that it needs those in place, which its registrar, not knowing it yet, might remove),
+// and answers only once the API server calls them, so that no request made after the object's
 // create or update returned passes by its entries. The registrar takes the entries over once
 // it has seen that version (Pending).
 type Admission struct {
 	// Client writes the configuration and dry-runs the probe.
 	Client client.Client
-	// Cache reads the configuration cheaply (an object whose entries are registered already);
-	// Live reads it from the API server before a write.
-	Cache, Live client.Reader
+	// Live reads the configuration from the API server before each write.
+	Live client.Reader
 	// Namespace is the manager's: the probe's.
 	Namespace string
 	// Now is the clock (nil: time.Now).
@@ -52,16 +53,21 @@ func admit[W any](ctx context.Context, a Admission, k kind[W], configuration str
 	}
 	ctx, cancel := context.WithTimeout(ctx, AdmitTimeout)
 	defer cancel()
-	if a.Cache != nil {
-		cfg := k.object()
-		if err := a.Cache.Get(ctx, client.ObjectKey{Name: configuration}, cfg); err == nil && registered(k, read(k, cfg), want) {
-			return nil
-		}
-	}
 	now := time.Now
 	if a.Now != nil {
 		now = a.Now
 	}
+	start := time.Now()
+	err := registerAndConfirm(ctx, a, k, configuration, o, want, now)
+	result := "confirmed"
+	if err != nil {
+		result = "refused"
+	}
+	admitSeconds.WithLabelValues(configuration, result).Observe(time.Since(start).Seconds())
+	return err
+}
+
+func registerAndConfirm[W any](ctx context.Context, a Admission, k kind[W], configuration string, o Object, want []W, now func() time.Time) error {
 	for {
 		cfg := k.object()
 		if err := a.Live.Get(ctx, client.ObjectKey{Name: configuration}, cfg); err != nil {
@@ -71,12 +77,8 @@ func admit[W any](ctx context.Context, a Admission, k kind[W], configuration str
 			return fmt.Errorf("read %s %s: %v", k.name, configuration, err)
 		}
 		t := read(k, cfg)
-		serial, changed := t.add(k, o, want, metav1.NewTime(now()))
-		if !changed {
-			if serial == 0 {
-				return nil
-			}
-			return Confirm(ctx, a.Client, a.Namespace, configuration, serial)
+		if !t.add(k, o, want, metav1.NewTime(now())) {
+			return Confirm(ctx, a.Client, a.Namespace, configuration, t.serial) // a retried admission
 		}
 		t.write(k, cfg, ProbeEntry{ClientConfig: o.Probe, Namespace: a.Namespace})
 		err := a.Client.Update(ctx, cfg)
@@ -90,39 +92,28 @@ func admit[W any](ctx context.Context, a Admission, k kind[W], configuration str
 	}
 }
 
-// registered says every entry of want is held by t and none only as a pending entry: the API
-// server has had them since an earlier admission confirmed them or the registrar wrote them.
-func registered[W any](k kind[W], t table[W], want []W) bool {
+// add records in t that o needs each entry of want: an entry t holds already (under any name:
+// the registrar may be about to remove it, not knowing o yet), or a pending entry added for it.
+// It says whether t changed (and then counts the write in t.serial).
+func (t *table[W]) add(k kind[W], o Object, want []W, now metav1.Time) bool {
+	changed := false
 	for _, w := range want {
 		name := t.covering(k, w)
-		if _, pending := t.pending[name]; name == "" || pending {
-			return false
+		if name == "" {
+			name = pendingName(k, w, o.Generation)
+			*k.nameOf(&w) = name
+			t.webhooks = append(t.webhooks, w)
 		}
-	}
-	return true
-}
-
-// add adds to t the entries of want it does not cover, as pending entries of o, and says
-// whether it changed t; serial is the write to confirm (0: none, every entry was registered).
-func (t *table[W]) add(k kind[W], o Object, want []W, now metav1.Time) (serial int64, changed bool) {
-	for _, w := range want {
-		if name := t.covering(k, w); name != "" {
-			if _, pending := t.pending[name]; pending {
-				serial = t.serial // not confirmed yet: an admission under way, or one that gave up
-			}
+		if slices.ContainsFunc(t.pending[name], func(p Pending) bool { return p.Object == o.Key && p.Generation == o.Generation }) {
 			continue
 		}
-		name := pendingName(k, w, o.Generation)
-		*k.nameOf(&w) = name
-		t.webhooks = append(t.webhooks, w)
-		t.pending[name] = Pending{Object: o.Key, Generation: o.Generation, Since: now}
+		t.pending[name] = append(t.pending[name], Pending{Object: o.Key, Generation: o.Generation, Since: now})
 		changed = true
 	}
 	if changed {
 		t.serial++
-		serial = t.serial
 	}
-	return serial, changed
+	return changed
 }
 
 // pendingName is PendingName of w's name with a hash of w's content: two admissions of one

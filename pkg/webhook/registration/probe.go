@@ -110,6 +110,7 @@ func Confirm(ctx context.Context, c client.Client, namespace, configuration stri
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "kruise-registration-probe-", Namespace: namespace,
 			Labels: map[string]string{ProbeLabel: configuration}}}
 		err := c.Create(ctx, cm, client.DryRunAll)
+		probes.WithLabelValues(configuration).Inc()
 		got, ok := probeAnswer(err, configuration)
 		switch {
 		case ok && got >= serial:

@@ -3,6 +3,7 @@ package registration
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,36 +82,42 @@ func TestSyncWritesOnChangeWithSerial(t *testing.T) {
 	}
 }
 
-// An admission adds the entry of a version the registrar has not seen as a pending entry with a
-// serial to confirm; an entry the configuration already has (under any name) is not added again;
-// the registrar keeps a pending entry until it has seen its generation, and past PendingTTL only
-// while the API server holds that generation.
+// put writes t into the test configuration.
+func put(t *testing.T, c client.Client, cfg *admissionregistrationv1.MutatingWebhookConfiguration, tab table[admissionregistrationv1.MutatingWebhook]) {
+	t.Helper()
+	tab.write(mutating, cfg, probe)
+	if err := c.Update(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An admission adds the entry of a version the registrar has not seen as a pending entry, and
+// records its need of an entry already in place; a second admission of the same version changes
+// nothing; the registrar keeps an entry while a need holds — until it has seen the need's
+// generation, and past PendingTTL only while the API server holds that generation.
 func TestPendingEntriesLiveUntilTheRegistrarHasSeenThem(t *testing.T) {
 	c := testClient(t)
 	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	cfg, tab := configuration(t, c)
 	o := Object{Key: "x", Generation: 2}
-	serial, changed := tab.add(mutating, o, []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "new")}, metav1.NewTime(now))
-	if !changed || serial != 1 || len(tab.pending) != 1 {
-		t.Fatalf("add: changed %v serial %d pending %v", changed, serial, tab.pending)
+	want := []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "new")}
+	if !tab.add(mutating, o, want, metav1.NewTime(now)) || tab.serial != 1 || len(tab.pending) != 1 {
+		t.Fatalf("add: serial %d pending %v", tab.serial, tab.pending)
 	}
 	pending := names(tab)[0]
 	if !strings.HasSuffix(pending, ".pending.kruise.io") || !strings.Contains(pending, "x.test.g2-") {
 		t.Errorf("pending entry named %s", pending)
 	}
-	if s, changed := tab.add(mutating, o, []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "new")}, metav1.NewTime(now)); changed || s != 1 {
-		t.Errorf("an entry held as pending was added again (changed %v) or not confirmed (serial %d)", changed, s)
+	if tab.add(mutating, o, want, metav1.NewTime(now)) {
+		t.Error("the same version's admission changed the configuration again")
 	}
-	tab.write(mutating, cfg, probe)
-	if err := c.Update(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	put(t, c, cfg, tab)
 
 	seen := int64(1)
-	live := struct {
+	var live struct {
 		gen   int64
 		found bool
-	}{}
+	}
 	s := Sync{Configuration: testConfiguration, Probe: probe, Now: func() time.Time { return now },
 		Seen: func(string) (int64, bool) { return seen, true },
 		Live: func(context.Context, string) (int64, bool, error) { return live.gen, live.found, nil }}
@@ -123,8 +130,8 @@ func TestPendingEntriesLiveUntilTheRegistrarHasSeenThem(t *testing.T) {
 		}
 		_, tab := configuration(t, c)
 		has := tab.find(mutating, pending) != nil
-		if has != wantPending || (got.Pending == 1) != wantPending {
-			t.Errorf("%s: pending entry kept %v (reported %d), want %v; entries %v", what, has, got.Pending, wantPending, names(tab))
+		if has != wantPending || (got.Pending > 0) != wantPending {
+			t.Errorf("%s: pending entry kept %v (%d needs), want %v; entries %v", what, has, got.Pending, wantPending, names(tab))
 		}
 		if tab.find(mutating, "x.test.kruise.io") == nil {
 			t.Errorf("%s: the registrar's own entry is missing", what)
@@ -136,35 +143,51 @@ func TestPendingEntriesLiveUntilTheRegistrarHasSeenThem(t *testing.T) {
 	sync("expired, generation 2 stored but not seen", true)
 	live.gen = 1
 	sync("expired, generation 2 never stored", false)
+}
 
-	// Seen at the pending generation: dropped at once, fresh or not.
-	cfg, tab = configuration(t, c)
-	tab.add(mutating, Object{Key: "x", Generation: 3}, []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "newer")}, metav1.NewTime(now))
-	tab.write(mutating, cfg, probe)
-	if err := c.Update(context.Background(), cfg); err != nil {
+// An admission that finds its entry in place records its need of it, so that a registrar that
+// does not know the object yet, or knows an older spec of it, keeps that entry (beside its own,
+// under a pending name) until it has seen the object's version.
+func TestNeedOfAnEntryInPlaceKeepsIt(t *testing.T) {
+	c := testClient(t)
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	s := Sync{Configuration: testConfiguration, Probe: probe, Now: func() time.Time { return now }}
+	seen := int64(1)
+	s.Seen = func(string) (int64, bool) { return seen, true }
+	gen1 := []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "a")}
+	if _, err := SyncMutating(context.Background(), c, s, gen1); err != nil {
+		t.Fatal(err)
+	}
+	// Generation 3 selects as generation 1 did; the registrar has seen only generation 2 (b).
+	cfg, tab := configuration(t, c)
+	if !tab.add(mutating, Object{Key: "x", Generation: 3}, gen1, metav1.NewTime(now)) {
+		t.Fatal("the need of an entry in place was not recorded")
+	}
+	if len(tab.webhooks) != 2 { // x.test and the probe entry: nothing added
+		t.Fatalf("entries %v", names(tab))
+	}
+	put(t, c, cfg, tab)
+	seen = 2
+	if _, err := SyncMutating(context.Background(), c, s, []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "b")}); err != nil {
 		t.Fatal(err)
 	}
 	_, tab = configuration(t, c)
-	pending = names(tab)[0]
+	var selects []string
+	for _, w := range tab.webhooks {
+		if w.Name != ProbeEntryName {
+			selects = append(selects, w.ObjectSelector.MatchLabels["app"])
+		}
+	}
+	slices.Sort(selects)
+	if strings.Join(selects, ",") != "a,b" {
+		t.Fatalf("entries select %v (%v), want generation 3's a kept beside the registrar's b", selects, names(tab))
+	}
 	seen = 3
-	steady = []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "newer")}
-	sync("generation 3 seen", false)
-}
-
-// The entries a registrar or an admission confirmed are registered; a pending one is not, so a
-// second admission of the same spec waits for the probe too.
-func TestRegisteredNeedsNoPendingEntry(t *testing.T) {
-	tab := table[admissionregistrationv1.MutatingWebhook]{pending: map[string]Pending{},
-		webhooks: []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "a")}}
-	if !registered(mutating, tab, []admissionregistrationv1.MutatingWebhook{entry("y.test.kruise.io", "a")}) {
-		t.Error("an entry equal but for its name is not registered")
+	if _, err := SyncMutating(context.Background(), c, s, gen1); err != nil {
+		t.Fatal(err)
 	}
-	if registered(mutating, tab, []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "b")}) {
-		t.Error("an entry with another selector is registered")
-	}
-	tab.pending["x.test.kruise.io"] = Pending{Object: "x", Generation: 1}
-	if registered(mutating, tab, []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "a")}) {
-		t.Error("a pending entry counts as registered")
+	if _, tab = configuration(t, c); len(tab.webhooks) != 2 || len(tab.pending) != 0 {
+		t.Errorf("once generation 3 is seen: entries %v, needs %v", names(tab), tab.pending)
 	}
 }
 

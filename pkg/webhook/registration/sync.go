@@ -67,13 +67,35 @@ func sync[W any](ctx context.Context, c client.Client, k kind[W], s Sync, want [
 		now = s.Now
 	}
 	have := read(k, cfg)
-	out := table[W]{webhooks: append([]W(nil), want...), pending: map[string]Pending{}, serial: have.serial}
-	for name, p := range have.pending {
+	out := table[W]{webhooks: append([]W(nil), want...), pending: map[string][]Pending{}, serial: have.serial}
+	for name, needs := range have.pending {
 		w := have.find(k, name)
-		if w != nil && keepPending(ctx, s, p, now()) {
-			out.webhooks = append(out.webhooks, *w)
-			out.pending[name] = p
+		if w == nil {
+			continue
 		}
+		var kept []Pending
+		for _, p := range needs {
+			if keepPending(ctx, s, p, now()) {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		switch mine := out.find(k, name); {
+		case mine == nil:
+			out.webhooks = append(out.webhooks, *w)
+		case !equality.Semantic.DeepEqual(*mine, *w):
+			// The registrar's view of an object is older than a need: the entry needed stays, under
+			// a pending name, beside the registrar's.
+			keep := *w
+			name = pendingName(k, keep, kept[len(kept)-1].Generation)
+			*k.nameOf(&keep) = name
+			if out.find(k, name) == nil {
+				out.webhooks = append(out.webhooks, keep)
+			}
+		}
+		out.pending[name] = append(out.pending[name], kept...)
 	}
 	res := Synced{Pending: len(out.pending)}
 	same := cfg.DeepCopyObject().(client.Object)
@@ -91,8 +113,8 @@ func sync[W any](ctx context.Context, c client.Client, k kind[W], s Sync, want [
 	return res, nil
 }
 
-// keepPending says whether the registrar still needs pending entry p: until it has seen p's
-// generation, and past PendingTTL only while the API server holds that generation.
+// keepPending says whether need p still holds: until the registrar has seen p's generation, and
+// past PendingTTL only while the API server holds that generation.
 func keepPending(ctx context.Context, s Sync, p Pending, now time.Time) bool {
 	if gen, ok := s.Seen(p.Object); ok && gen >= p.Generation {
 		return false

@@ -18,14 +18,16 @@ const (
 	// SerialAnnotation counts the writes of the configuration's entries; the probe entry's path
 	// carries the count, so that a probe tells which write the API server has loaded.
 	SerialAnnotation = "apps.kruise.io/registration-serial"
-	// PendingAnnotation lists, as JSON by entry name, the entries an admission added for an
-	// object version its registrar may not have seen yet (Pending).
+	// PendingAnnotation lists, as JSON by entry name, the object versions whose admissions need an
+	// entry that their registrar may not know of yet (Pending): entries they added, or entries they
+	// found in place and rely on.
 	PendingAnnotation = "apps.kruise.io/registration-pending"
 )
 
-// Pending is an entry an admission added for Generation of Object (its registrar's key), at
-// Since. The registrar keeps it until it has seen that generation (its own entries then cover
-// it), or, once pendingTTL has passed, until the API server shows no such generation was stored.
+// Pending is the need of an admission of Generation of Object (its registrar's key), at Since,
+// for an entry. The registrar keeps the entry while one of its needs holds: until it has seen that
+// generation (its own entries then cover it), or, once PendingTTL has passed, until the API
+// server shows no such generation was stored.
 type Pending struct {
 	Object     string      `json:"object"`
 	Generation int64       `json:"generation"`
@@ -71,17 +73,17 @@ var validating = kind[admissionregistrationv1.ValidatingWebhook]{
 // table is a configuration's entries as read: the webhooks, the pending records and the serial.
 type table[W any] struct {
 	webhooks []W
-	pending  map[string]Pending
+	pending  map[string][]Pending
 	serial   int64
 }
 
 func read[W any](k kind[W], cfg client.Object) table[W] {
-	t := table[W]{webhooks: *k.webhooks(cfg), pending: map[string]Pending{}}
+	t := table[W]{webhooks: *k.webhooks(cfg), pending: map[string][]Pending{}}
 	a := cfg.GetAnnotations()
 	t.serial, _ = strconv.ParseInt(a[SerialAnnotation], 10, 64)
 	if raw := a[PendingAnnotation]; raw != "" {
 		if err := json.Unmarshal([]byte(raw), &t.pending); err != nil {
-			t.pending = map[string]Pending{} // unreadable: nothing is pending (the entries stay until the next write)
+			t.pending = map[string][]Pending{} // unreadable: nothing is pending (the entries stay until the next write)
 		}
 	}
 	return t

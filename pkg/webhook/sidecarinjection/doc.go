@@ -11,9 +11,16 @@
 //   - a pod some SidecarSet selects is refused while the manager cannot be reached (the API
 //     server's message names the entry, <sidecarset>.sidecarset.kruise.io), never created without
 //     its sidecar; its workload retries;
-//   - once a SidecarSet carries RegisteredAnnotation equal to its generation, every pod created
-//     that this generation selects gets its sidecars (the entry names it, and Handler reads it
-//     from the API server when the cache lags).
+//   - every pod whose creation reaches the API server after the create or update of a SidecarSet
+//     that selects it returned gets its sidecars: the SidecarSet's admission registers the entry
+//     of the spec being stored and answers once the API server calls it (Gate,
+//     pkg/webhook/registration), and Handler reads the SidecarSet from the API server when the
+//     cache does not know it or knows an older spec that does not select the pod. A pod created
+//     while the SidecarSet's create is under way gets its sidecars or not, as if created just
+//     after or just before it; the SidecarSet controller then counts it (status.notInjectedPods)
+//     with an event on the pod. A SidecarSet whose entry cannot be registered is refused with the
+//     reason; one stored around Kruise (by OpenKruise, say) is registered by Registrar, and its
+//     InjectionRegistered condition says when.
 //
 // When several SidecarSets select a pod, the first entry called injects them all (in name order,
 // as OpenKruise); the others are skipped by the API server (the entries' matchConditions read the

@@ -37,3 +37,12 @@ func admitStored[T any](ctx context.Context, gate Gate[T], obj T) error {
 	}
 	return gate.Admit(ctx, obj)
 }
+
+// admitUpdate is admitStored for an update, which registers nothing when the generation stays:
+// the spec is that of the version stored, whose admission registered its entries.
+func admitUpdate[T interface{ GetGeneration() int64 }](ctx context.Context, gate Gate[T], old, obj T) error {
+	if old.GetGeneration() == obj.GetGeneration() {
+		return nil
+	}
+	return admitStored(ctx, gate, obj)
+}

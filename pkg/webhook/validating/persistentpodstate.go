@@ -186,7 +186,7 @@ func (v persistentPodStateValidator) ValidateUpdate(ctx context.Context, oldObj,
 	if errs := ValidatePersistentPodStateUpdate(newObj, oldObj, custom); len(errs) > 0 {
 		return nil, invalid(persistentPodStateKind, newObj.Name, errs)
 	}
-	return nil, admitStored(ctx, v.opts.Gate, newObj)
+	return nil, admitUpdate(ctx, v.opts.Gate, oldObj, newObj)
 }
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).

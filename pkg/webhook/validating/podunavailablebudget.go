@@ -217,7 +217,7 @@ func (v podUnavailableBudgetValidator) ValidateUpdate(ctx context.Context, oldOb
 	if len(errs) > 0 {
 		return nil, invalidBudget(newObj.Name, errs)
 	}
-	return nil, admitStored(ctx, v.gate, newObj)
+	return nil, admitUpdate(ctx, v.gate, oldObj, newObj)
 }
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).

@@ -126,9 +126,8 @@ func (v sidecarSetValidator[T]) ValidateUpdate(ctx context.Context, oldObj, newO
 	if len(errs) > 0 {
 		return nil, invalid(sidecarSetKind, set.Name, errs)
 	}
-	return nil, admitStored(ctx, v.gate, set)
+	return nil, admitUpdate(ctx, v.gate, old, set)
 }
-
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).
 func (sidecarSetValidator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {

@@ -350,7 +350,7 @@ func (v workloadSpreadValidator) ValidateUpdate(ctx context.Context, oldObj, new
 	if len(errs) > 0 {
 		return nil, invalid(workloadSpreadKind, newObj.Name, errs)
 	}
-	return nil, admitStored(ctx, v.opts.Gate, newObj)
+	return nil, admitUpdate(ctx, v.opts.Gate, oldObj, newObj)
 }
 
 // custom reads the whitelist of custom workloads, only when ws targets a kind of none of the

@@ -15,6 +15,12 @@
 //     (CREATE pods/eviction, which carries no labels): these only keep books the controller
 //     recounts from the pods anyway, so they fail open and a deletion never waits for Kruise.
 //
+// A spread's entries are registered by its own admission before it is stored (NewGate,
+// pkg/webhook/registration), so that no pod created after its create returned is created
+// unplaced; while its targetRef workload is not found (a spread applied before its workload),
+// its entries cover every pod of its namespace and fail open, and Handler places only the
+// workload's pods.
+//
 // A pod already carrying the matched-workloadspread annotation skips the creation entries (their
 // matchConditions), so when two spreads select one pod the first called places it, as OpenKruise
 // places a pod in the first spread it lists. Dry-run requests are answered without a status write.
