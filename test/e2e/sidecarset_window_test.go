@@ -77,6 +77,17 @@ func teamNamespace(t *testing.T, team string) string {
 	return ns
 }
 
+// appliedWithSidecar applies set and pod in one file and says whether the pod got the sidecar.
+func appliedWithSidecar(t *testing.T, set *appsv1beta1.SidecarSet, pod *corev1.Pod) bool {
+	t.Helper()
+	kubectlApply(t, manifest(t, set, pod))
+	got, err := cs.CoreV1().Pods(pod.Namespace).Get(context.Background(), pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hasAgent(got)
+}
+
 func hasAgent(p *corev1.Pod) bool {
 	return slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return c.Name == "agent" })
 }
@@ -111,12 +122,7 @@ func TestSidecarSetAppliedWithItsPods(t *testing.T) {
 	var missed []string
 	for i := range runs {
 		set := agentSidecarSet(fmt.Sprintf("w%d-%s", i, ns), fmt.Sprintf("w%d", i), team)
-		kubectlApply(t, manifest(t, set, bareAppPod(ns, fmt.Sprintf("w%d", i), fmt.Sprintf("w%d", i))))
-		p, err := cs.CoreV1().Pods(ns).Get(ctx, fmt.Sprintf("w%d", i), metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !hasAgent(p) {
+		if p := bareAppPod(ns, fmt.Sprintf("w%d", i), fmt.Sprintf("w%d", i)); !appliedWithSidecar(t, set, p) {
 			missed = append(missed, p.Name)
 		}
 		if err := c.Delete(ctx, set); err != nil {
@@ -242,13 +248,8 @@ func TestSidecarSetSelectorUpdateAppliedWithItsPods(t *testing.T) {
 	var missed []string
 	for i := range runs {
 		app := fmt.Sprintf("u%d", i)
-		kubectlApply(t, manifest(t, agentSidecarSet(name, app, team), bareAppPod(ns, app, app)))
-		p, err := cs.CoreV1().Pods(ns).Get(ctx, app, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !hasAgent(p) {
-			missed = append(missed, p.Name)
+		if !appliedWithSidecar(t, agentSidecarSet(name, app, team), bareAppPod(ns, app, app)) {
+			missed = append(missed, app)
 		}
 	}
 	t.Logf("selector updated with the pod in one file: %d / %d pods injected", runs-len(missed), runs)
@@ -265,13 +266,8 @@ func TestSidecarSetSelectorUpdateAppliedWithItsPods(t *testing.T) {
 		set := agentSidecarSet(name, "wide", team)
 		set.Spec.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 			{Key: "team", Operator: metav1.LabelSelectorOpIn, Values: []string{team, other}}}}
-		kubectlApply(t, manifest(t, set, bareAppPod(otherNS, "wide", "wide")))
-		p, err := cs.CoreV1().Pods(otherNS).Get(ctx, "wide", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !hasAgent(p) {
-			missed = append(missed, otherNS+"/"+p.Name)
+		if !appliedWithSidecar(t, set, bareAppPod(otherNS, "wide", "wide")) {
+			missed = append(missed, otherNS+"/wide")
 		}
 	}
 	t.Logf("namespace selector widened with the pod in one file: %d / %d pods injected", teams-len(missed), teams)
