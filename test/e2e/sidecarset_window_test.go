@@ -243,7 +243,9 @@ func TestSidecarSetSelectorUpdateAppliedWithItsPods(t *testing.T) {
 	if err := c.Create(ctx, agentSidecarSet(name, "none", team)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}) })
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
 	const runs = 100
 	var missed []string
 	for i := range runs {

@@ -110,7 +110,7 @@ func TestWorkloadSpreadAppliedWithItsWorkload(t *testing.T) {
 				spread.Spec.TargetReference = &appsv1alpha1.WorkloadSpreadTargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name}
 				workload = &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-					Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}, Template: tmpl}}
+					Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](replicas), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}, Template: tmpl}}
 			} else {
 				set := harness.NewCloneSet(ns, name, replicas, appsv1alpha1.RecreateCloneSetUpdateStrategyType, tmpl.Spec)
 				set.TypeMeta = metav1.TypeMeta{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "CloneSet"}
