@@ -17,9 +17,9 @@
 // A budget's entries are registered by its own admission before it is stored (NewGate,
 // pkg/webhook/registration), so that no disruption made after its create returned passes by
 // Kruise; a budget whose targetRef workload is not found yet gets a namespace-wide entry that
-// fails open until it is (Handler guards only the pods the budget selects), and a budget whose
-// status its controller has not computed for its generation refuses the disruptions of its
-// pods until it has (moments after its create or update).
+// fails open until it is (Handler guards only the pods the budget selects), and a budget created
+// moments ago refuses the disruptions of its pods until its controller has counted them (for a
+// minute at most).
 //
 // A refused eviction answers 429 with a retry hint, as Kubernetes' PodDisruptionBudget does, so
 // `kubectl drain` waits and retries; a refused deletion or update answers 403, as OpenKruise does.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -83,13 +84,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if pub == nil {
 		return admission.Allowed("no PodUnavailableBudget guards the pod")
 	}
-	var dec podbudget.Decision
-	if pub.Status.ObservedGeneration < pub.Generation {
-		// Created or changed moments ago: no disruption until its controller has counted its pods.
-		dec.Reason = fmt.Sprintf("PodUnavailableBudget %s (generation %d) is being computed", pub.Name, pub.Generation)
-	} else {
-		dec, err = h.admit(ctx, pub, pod, op, req.DryRun != nil && *req.DryRun)
-	}
+	dec, err := h.decide(ctx, pub, pod, op, req.DryRun != nil && *req.DryRun)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
@@ -123,8 +118,24 @@ func (h *Handler) AdmitUpdate(ctx context.Context, pod *corev1.Pod) (bool, strin
 	if err != nil || pub == nil {
 		return err == nil, "", err
 	}
-	dec, err := h.admit(ctx, pub, pod, policyv1alpha1.PubUpdateOperation, false)
+	dec, err := h.decide(ctx, pub, pod, policyv1alpha1.PubUpdateOperation, false)
 	return dec.Allowed, dec.Reason, err
+}
+
+// uncountedFor is how long a new budget whose controller has not counted its pods yet refuses
+// their disruptions; past it (a budget its controller cannot count: its events say why), it
+// decides from the status it has, as OpenKruise does.
+const uncountedFor = time.Minute
+
+// decide is admit, but for a budget created moments ago whose status its controller has not
+// computed yet: it refuses, so that a disruption made right after the budget's create is not let
+// through for want of a count.
+func (h *Handler) decide(ctx context.Context, pub *policyv1alpha1.PodUnavailableBudget, pod *corev1.Pod,
+	op policyv1alpha1.PubOperation, dryRun bool) (podbudget.Decision, error) {
+	if pub.Status.ObservedGeneration == 0 && h.Clock.Since(pub.CreationTimestamp.Time) < uncountedFor {
+		return podbudget.Decision{Reason: fmt.Sprintf("PodUnavailableBudget %s has not counted its pods yet", pub.Name)}, nil
+	}
+	return h.admit(ctx, pub, pod, op, dryRun)
 }
 
 // operation returns the pod an admission disrupts and how, or a nil pod when it disrupts none.

@@ -43,10 +43,9 @@ type Object struct {
 	Probe      admissionregistrationv1.WebhookClientConfig
 }
 
-// admit adds the entries of want (named as the registrar names them) that configuration does not
-// hold yet as pending entries of o, then waits, within ctx and AdmitTimeout, until the API server
-// calls them (Confirm). An entry that configuration holds already, under any name, is not added
-// again.
+// admit records in configuration that o needs the entries of want (named as the registrar names
+// them): those it does not hold yet, under any name, are added as pending entries; then it waits,
+// within ctx and AdmitTimeout, until the API server calls them (Confirm).
 func admit[W any](ctx context.Context, a Admission, k kind[W], configuration string, o Object, want []W) error {
 	if len(want) == 0 {
 		return nil

@@ -20,8 +20,8 @@ import (
 
 // The probe: every dynamically registered configuration carries one more entry, ProbeEntryName,
 // called only for the dry-run creation of a ConfigMap labelled ProbeLabel=<configuration> in the
-// manager's namespace, at ProbePath/<configuration>/<serial>. ProbeHandler refuses that creation
-// with a message naming the serial, so a dry run tells which write of the configuration the API
+// manager's namespace, at ProbePath/<configuration>/<serial>. The probe's handler (ServeProbe)
+// refuses that creation with a message naming the serial, so a dry run tells which write of the configuration the API
 // server answering it has loaded — and with it every entry of that write, since the API server
 // loads a configuration object whole.
 const (

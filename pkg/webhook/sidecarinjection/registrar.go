@@ -36,9 +36,9 @@ const (
 // taking over those the SidecarSets' admissions added (Gate), and marks each SidecarSet with the
 // state of its current generation's entry (sidecarset.RegisteredAnnotation once the API server
 // has it, sidecarset.NotRegisteredAnnotation while it has none, with an event), from which the
-// SidecarSet controller writes the InjectionRegistered condition. It is the only writer of Configuration's webhooks; their endpoint and CA bundle are
-// copied from the pod webhook (SourceWebhook) of Source, which the certificate rotator keeps
-// current.
+// SidecarSet controller writes the InjectionRegistered condition. Beside the admissions' pending
+// entries, it is the only writer of Configuration's webhooks; their endpoint and CA bundle are
+// copied from the pod webhook of Source, which the certificate rotator keeps current.
 type Registrar struct {
 	Client   client.Client
 	Recorder events.EventRecorder
@@ -87,9 +87,11 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		Seen: func(name string) (int64, bool) { g, ok := seen[name]; return g, ok }, Live: registration.LiveGeneration(r.Live, func() client.ObjectList { return &v1beta1.SidecarSetList{} })}, want)
 	if err != nil && !apierrors.IsConflict(err) {
 		// The SidecarSets not registered yet say why; their admissions' entries still hold.
-		return reconcile.Result{}, errors.Join(err, r.markAll(ctx, sets, func(*v1beta1.SidecarSet) (bool, string) {
-			return false, "the injection webhook entries cannot be written: " + err.Error()
-		}))
+		why := "the injection webhook entries cannot be written: " + err.Error()
+		if len(why) > maxReason {
+			why = why[:maxReason] + "…"
+		}
+		return reconcile.Result{}, errors.Join(err, r.markAll(ctx, sets, func(*v1beta1.SidecarSet) (bool, string) { return false, why }))
 	}
 	if err != nil || synced.Wrote {
 		return reconcile.Result{}, err // after a write, the cache shows it next and the SidecarSets are marked then
@@ -102,6 +104,9 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 	}
 	return reconcile.Result{}, nil
 }
+
+// maxReason bounds the reason NotRegisteredAnnotation carries.
+const maxReason = 512
 
 // markAll marks every SidecarSet with state's answer for it.
 func (r *Registrar) markAll(ctx context.Context, sets []*v1beta1.SidecarSet, state func(*v1beta1.SidecarSet) (registered bool, why string)) error {
