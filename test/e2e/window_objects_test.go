@@ -203,3 +203,47 @@ func TestDeletionProtectionAppliedGuardsAtOnce(t *testing.T) {
 		t.Errorf("deletions of protected Services let through: %v", deleted)
 	}
 }
+
+// A WorkloadSpread whose targetFilter is widened, applied in one file with a scale-up of its
+// Deployment, places every pod the scale-up creates.
+func TestWorkloadSpreadWidenedWithAScaleUp(t *testing.T) {
+	ns := namespace(t)
+	zonedNodes(t, ns, "a", "b")
+	tmpl := spreadCloneSet(ns, "wide").Spec.Template
+	tmpl.Labels["tier"] = "b"
+	deployment := func(replicas int32) *appsv1.Deployment {
+		return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wide"},
+			Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "wide"}}, Template: tmpl}}
+	}
+	spread := func(tiers ...string) *appsv1alpha1.WorkloadSpread {
+		s := newSpread(ns, "wide", 1)
+		s.TypeMeta = metav1.TypeMeta{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "WorkloadSpread"}
+		s.Spec.TargetReference = &appsv1alpha1.WorkloadSpreadTargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "wide"}
+		s.Spec.TargetFilter = &appsv1alpha1.WorkloadSpreadTargetFilter{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: tiers}}}}
+		return s
+	}
+	kubectlApply(t, manifest(t, spread("a"), deployment(1)))
+	var before map[string]*corev1.Pod
+	harness.Eventually(t, 60*time.Second, "the first pod", func() (bool, string) {
+		before = podsByName(t, ns, "app=wide")
+		return len(before) == 1, fmt.Sprintf("%d pods", len(before))
+	})
+	for _, p := range before {
+		if subsetOf(p) != "" {
+			t.Fatalf("pod %s, which the targetFilter leaves out, was placed in %s", p.Name, subsetOf(p))
+		}
+	}
+	kubectlApply(t, manifest(t, spread("a", "b"), deployment(4)))
+	var pods map[string]*corev1.Pod
+	harness.Eventually(t, 60*time.Second, "the scale-up's pods", func() (bool, string) {
+		pods = podsByName(t, ns, "app=wide")
+		return len(pods) == 4, fmt.Sprintf("%d pods", len(pods))
+	})
+	for name, p := range pods {
+		if _, old := before[name]; !old && subsetOf(p) == "" {
+			t.Errorf("pod %s, created after the targetFilter was widened to it, was not placed", name)
+		}
+	}
+}
