@@ -186,13 +186,23 @@ type Decision struct {
 // operations the budget does not guard, pods it recorded already and pods unavailable already pass
 // for free — except the eviction of an unavailable pod while the budget is not met, refused as
 // Kubernetes refuses it; any other pod takes one unit of unavailableAllowed, recorded in
-// pub.Status (pub is modified only when the decision is Record).
+// pub.Status (pub is modified only when the decision is Record). Beyond OpenKruise, a budget
+// created less than UncountedFor ago whose controller has not counted its pods yet refuses: a
+// disruption made right after the budget's create is not let through for want of a count.
+// UncountedFor is how long a new budget whose controller has not counted its pods refuses their
+// disruptions; past it (a budget its controller cannot count: its events say why), it decides from
+// the status it has, as OpenKruise does.
+const UncountedFor = time.Minute
+
 func Admit(pub *policyv1alpha1.PodUnavailableBudget, pod *corev1.Pod, op policyv1alpha1.PubOperation, now time.Time) Decision {
 	switch {
 	case pub == nil,
 		pod.Annotations[policyv1alpha1.PodPubNoProtectionAnnotation] == "true",
-		pub.Status.DesiredAvailable == 0,
 		!Guards(pub, op):
+		return Decision{Allowed: true}
+	case pub.Status.ObservedGeneration == 0 && now.Sub(pub.CreationTimestamp.Time) < UncountedFor:
+		return Decision{Reason: fmt.Sprintf("PodUnavailableBudget %s has not counted its pods yet", pub.Name)}
+	case pub.Status.DesiredAvailable == 0:
 		return Decision{Allowed: true}
 	}
 	if _, ok := pub.Status.DisruptedPods[pod.Name]; ok {

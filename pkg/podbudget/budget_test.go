@@ -709,3 +709,27 @@ func TestAdmitEvictionOfUnavailablePods(t *testing.T) {
 		}
 	}
 }
+
+// A budget created moments ago that its controller has not counted yet refuses every guarded
+// disruption; one it cannot count (past UncountedFor) decides from its status, as OpenKruise does;
+// an operation it does not guard passes at once.
+func TestAdmitUncountedBudget(t *testing.T) {
+	fresh := budget(nil, nil)
+	fresh.CreationTimestamp = ago(time.Second)
+	for _, op := range []policyv1alpha1.PubOperation{policyv1alpha1.PubDeleteOperation, policyv1alpha1.PubEvictOperation,
+		policyv1alpha1.PubUpdateOperation, policyv1alpha1.PubResizeOperation} {
+		if dec := Admit(fresh.DeepCopy(), pod("p"), op, now); dec.Allowed || !strings.Contains(dec.Reason, "has not counted its pods yet") {
+			t.Errorf("%s under a budget created a second ago: %+v, want refused", op, dec)
+		}
+	}
+	old := fresh.DeepCopy()
+	old.CreationTimestamp = ago(UncountedFor + time.Second)
+	if dec := Admit(old, pod("p"), policyv1alpha1.PubDeleteOperation, now); !dec.Allowed {
+		t.Errorf("a budget uncounted for longer than %v: %+v, want its status to decide (nothing desired: allowed)", UncountedFor, dec)
+	}
+	onlyDeletes := fresh.DeepCopy()
+	onlyDeletes.Annotations = map[string]string{policyv1alpha1.PubProtectOperationAnnotation: "DELETE"}
+	if dec := Admit(onlyDeletes, pod("p"), policyv1alpha1.PubEvictOperation, now); !dec.Allowed {
+		t.Errorf("an eviction under a new budget that guards deletions only: %+v, want allowed", dec)
+	}
+}

@@ -129,10 +129,7 @@ func TestSidecarSetAppliedWithItsPods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("SidecarSet and pod in one file: %d / %d pods injected", runs-len(missed), runs)
-	if len(missed) > 0 {
-		t.Errorf("pods created without the sidecar of the SidecarSet applied before them: %v", missed)
-	}
+	tally(t, "SidecarSet and pod in one file: pods injected", runs, missed)
 	if got := sidecarWebhookCalls(t) - calls; got < runs {
 		t.Errorf("the SidecarSet entries were called %v times for %d selected pods", got, runs)
 	}
@@ -184,6 +181,15 @@ func TestSidecarSetAppliedWithItsPods(t *testing.T) {
 		quantile(setTook, 0.5), quantile(setTook, 0.99), quantile(podTook, 0.5), quantile(podTook, 0.99), quantile(plainTook, 0.5), quantile(plainTook, 0.99))
 }
 
+// tally logs how many of total runs went as they must and fails the test naming the others.
+func tally(t *testing.T, what string, total int, failed []string) {
+	t.Helper()
+	t.Logf("%s: %d / %d", what, total-len(failed), total)
+	if len(failed) > 0 {
+		t.Errorf("%s: %d / %d; not: %v", what, total-len(failed), total, failed)
+	}
+}
+
 // quantile is the q-quantile of ds (nearest rank).
 func quantile(ds []time.Duration, q float64) time.Duration {
 	s := slices.Clone(ds)
@@ -226,10 +232,7 @@ func TestSidecarSetAppliedWithItsCloneSet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("SidecarSet and CloneSet of 5 in one file: %d / %d pods injected", total-len(missed), total)
-	if len(missed) > 0 {
-		t.Errorf("CloneSet pods created without the sidecar of the SidecarSet applied with them: %v", missed)
-	}
+	tally(t, "SidecarSet and CloneSet of 5 in one file: pods injected", total, missed)
 }
 
 // Issue 39: an update that moves a SidecarSet's selector, or widens its namespace selector, to
@@ -254,10 +257,7 @@ func TestSidecarSetSelectorUpdateAppliedWithItsPods(t *testing.T) {
 			missed = append(missed, app)
 		}
 	}
-	t.Logf("selector updated with the pod in one file: %d / %d pods injected", runs-len(missed), runs)
-	if len(missed) > 0 {
-		t.Errorf("pods created without the sidecar of the SidecarSet updated to select them: %v", missed)
-	}
+	tally(t, "selector updated with the pod in one file: pods injected", runs, missed)
 
 	// The namespace selector widened to a new team's namespace, applied with a pod there.
 	missed = nil
@@ -272,10 +272,7 @@ func TestSidecarSetSelectorUpdateAppliedWithItsPods(t *testing.T) {
 			missed = append(missed, otherNS+"/wide")
 		}
 	}
-	t.Logf("namespace selector widened with the pod in one file: %d / %d pods injected", teams-len(missed), teams)
-	if len(missed) > 0 {
-		t.Errorf("pods created without the sidecar of the SidecarSet widened to their namespace: %v", missed)
-	}
+	tally(t, "namespace selector widened with the pod in one file: pods injected", teams, missed)
 }
 
 // Issue 39: a selected pod created right after its SidecarSet's create returned is refused while

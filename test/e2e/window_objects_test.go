@@ -67,10 +67,8 @@ func TestBudgetAppliedGuardsAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("budget applied, then at once: %d / %d evictions and %d / %d deletions refused", runs-len(evicted), runs, runs-len(deleted), runs)
-	if len(evicted) > 0 || len(deleted) > 0 {
-		t.Errorf("disruptions let through right after their budget was applied: evictions %v; deletions %v", evicted, deleted)
-	}
+	tally(t, "budget applied, then an eviction at once: refused", runs, evicted)
+	tally(t, "budget applied, then a deletion at once: refused", runs, deleted)
 
 	// A budget applied before the CloneSet it targets, in one file.
 	cloneSet := harness.NewCloneSet(ns, "web", 2, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType, podSpec("registry.example/app:v1"))
@@ -134,10 +132,7 @@ func TestWorkloadSpreadAppliedWithItsWorkload(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("WorkloadSpread applied with its workload: %d / %d pods placed", total-len(unplaced), total)
-	if len(unplaced) > 0 {
-		t.Errorf("pods created unplaced by the WorkloadSpread applied before their workload: %v", unplaced)
-	}
+	tally(t, "WorkloadSpread applied with its workload: pods placed", total, unplaced)
 }
 
 // A PersistentPodState applied in one file with its StatefulSet has its entry from the moment its
@@ -198,10 +193,7 @@ func TestDeletionProtectionAppliedGuardsAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("protected Service applied, then deleted at once: %d / %d refused", runs-len(deleted), runs)
-	if len(deleted) > 0 {
-		t.Errorf("deletions of protected Services let through: %v", deleted)
-	}
+	tally(t, "protected Service applied, then deleted at once: refused", runs, deleted)
 }
 
 // A WorkloadSpread whose targetFilter is widened, applied in one file with a scale-up of its

@@ -152,10 +152,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	plan := Compute(set, pods, latest.Name, cc)
-	missing, scanWait, err := r.countNotInjected(ctx, set, r.Clock.Now())
+	missing, report, scanWait, err := r.countNotInjected(ctx, set, r.Clock.Now())
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	r.reportNotInjected(set, report)
 	plan.Status.NotInjectedPods = missing
 	plan.Status.Conditions = withRegistration(set, set.Status.Conditions, metav1.NewTime(r.Clock.Now()))
 	var statusWait time.Duration

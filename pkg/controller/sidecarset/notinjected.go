@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -54,9 +52,8 @@ func (n *notInjected) forget(name string) {
 
 // countNotInjected returns how many pods set selects run without its sidecars, scanning at most
 // every notInjectedEvery (and on a new generation); wait, when not 0, is when the scan skipped
-// now is due. Each such pod created after the SidecarSet, while its injection is not paused,
-// gets one Warning event.
-func (r *Reconciler) countNotInjected(ctx context.Context, set *v1beta1.SidecarSet, now time.Time) (count int32, wait time.Duration, err error) {
+// now is due; report are the pods to tell so (newReports).
+func (r *Reconciler) countNotInjected(ctx context.Context, set *v1beta1.SidecarSet, now time.Time) (count int32, report []*corev1.Pod, wait time.Duration, err error) {
 	n := &r.notInjected
 	n.mu.Lock()
 	if n.scans == nil {
@@ -66,12 +63,12 @@ func (r *Reconciler) countNotInjected(ctx context.Context, set *v1beta1.SidecarS
 	if s != nil && s.generation == set.Generation && now.Sub(s.at) < notInjectedEvery {
 		count, wait = s.count, notInjectedEvery-now.Sub(s.at)
 		n.mu.Unlock()
-		return count, wait, nil
+		return count, nil, wait, nil
 	}
 	n.mu.Unlock()
 	pods, err := r.selectedWithout(ctx, set)
 	if err != nil {
-		return 0, 0, err
+		return 0, nil, 0, err
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -80,27 +77,44 @@ func (r *Reconciler) countNotInjected(ctx context.Context, set *v1beta1.SidecarS
 		n.scans[set.Name] = s
 	}
 	s.at, s.generation, s.count = now, set.Generation, int32(len(pods))
+	return s.count, newReports(s.reported, set, pods), 0, nil
+}
+
+// newReports are the pods of pods (those set selects that run without its sidecars) to tell so
+// now: each once, created after the SidecarSet, while its injection is not paused (those created
+// while it was are told once it resumes). reported, the pods told before, is brought up to date.
+func newReports(reported map[types.UID]bool, set *v1beta1.SidecarSet, pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
 	still := make(map[types.UID]bool, len(pods))
 	for _, p := range pods {
 		still[p.UID] = true
 		switch {
-		case s.reported[p.UID] || set.Spec.InjectionStrategy.Paused: // told already; or told once resumed
+		case reported[p.UID] || set.Spec.InjectionStrategy.Paused:
 		case p.CreationTimestamp.Before(&set.CreationTimestamp):
-			s.reported[p.UID] = true // older than the SidecarSet: counted, never injected, no surprise
+			reported[p.UID] = true // older than the SidecarSet: counted, never injected, no surprise
 		default:
-			s.reported[p.UID] = true
-			if r.Recorder != nil {
-				r.Recorder.Eventf(p, set, corev1.EventTypeWarning, ReasonNotInjected, ReasonNotInjected,
-					"SidecarSet %s selects this pod, but it runs without its sidecars (it was not sent to Kruise at its creation); recreate it to inject them", set.Name)
-			}
+			reported[p.UID] = true
+			out = append(out, p)
 		}
 	}
-	for uid := range s.reported {
+	for uid := range reported {
 		if !still[uid] {
-			delete(s.reported, uid)
+			delete(reported, uid)
 		}
 	}
-	return s.count, 0, nil
+	return out
+}
+
+// reportNotInjected puts a Warning event on each pod of pods, which set selects but which runs
+// without its sidecars.
+func (r *Reconciler) reportNotInjected(set *v1beta1.SidecarSet, pods []*corev1.Pod) {
+	if r.Recorder == nil {
+		return
+	}
+	for _, p := range pods {
+		r.Recorder.Eventf(p, set, corev1.EventTypeWarning, ReasonNotInjected, ReasonNotInjected,
+			"SidecarSet %s selects this pod, but it runs without its sidecars (it was not sent to Kruise at its creation); recreate it to inject them", set.Name)
+	}
 }
 
 // selectedWithout lists, from the cache, the alive pods set selects (as its injection entry
@@ -130,35 +144,6 @@ func (r *Reconciler) selectedWithout(ctx context.Context, set *v1beta1.SidecarSe
 		}
 	}
 	return out, nil
-}
-
-// Reasons of the InjectionRegistered condition.
-const (
-	ReasonRegistered    = "Registered"
-	ReasonNotRegistered = "NotRegistered"
-	ReasonRegistering   = "Registering"
-)
-
-// withRegistration returns conds with the InjectionRegistered condition of set, read from the
-// injection registrar's annotations (sidecarset.RegisteredAnnotation, NotRegisteredAnnotation).
-func withRegistration(set *v1beta1.SidecarSet, conds []metav1.Condition, now metav1.Time) []metav1.Condition {
-	out := slices.Clone(conds)
-	gen := strconv.FormatInt(set.Generation, 10)
-	c := metav1.Condition{Type: v1beta1.SidecarSetInjectionRegistered, ObservedGeneration: set.Generation, LastTransitionTime: now}
-	why, hasWhy := set.Annotations[sidecarset.NotRegisteredAnnotation]
-	switch registered := set.Annotations[sidecarset.RegisteredAnnotation] == gen; {
-	case hasWhy:
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonNotRegistered
-		c.Message = fmt.Sprintf("pods generation %s selects are not sent to Kruise: %s", gen, why)
-	case registered:
-		c.Status, c.Reason = metav1.ConditionTrue, ReasonRegistered
-		c.Message = fmt.Sprintf("the API server sends the pods generation %s selects to Kruise for injection", gen)
-	default:
-		c.Status, c.Reason = metav1.ConditionUnknown, ReasonRegistering
-		c.Message = fmt.Sprintf("generation %s is being registered", gen)
-	}
-	meta.SetStatusCondition(&out, c)
-	return out
 }
 
 // enqueueNotInjected maps a pod created, relabelled or deleted without the sidecars of a

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -84,7 +83,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if pub == nil {
 		return admission.Allowed("no PodUnavailableBudget guards the pod")
 	}
-	dec, err := h.decide(ctx, pub, pod, op, req.DryRun != nil && *req.DryRun)
+	dec, err := h.admit(ctx, pub, pod, op, req.DryRun != nil && *req.DryRun)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
@@ -118,24 +117,8 @@ func (h *Handler) AdmitUpdate(ctx context.Context, pod *corev1.Pod) (bool, strin
 	if err != nil || pub == nil {
 		return err == nil, "", err
 	}
-	dec, err := h.decide(ctx, pub, pod, policyv1alpha1.PubUpdateOperation, false)
+	dec, err := h.admit(ctx, pub, pod, policyv1alpha1.PubUpdateOperation, false)
 	return dec.Allowed, dec.Reason, err
-}
-
-// uncountedFor is how long a new budget whose controller has not counted its pods yet refuses
-// their disruptions; past it (a budget its controller cannot count: its events say why), it
-// decides from the status it has, as OpenKruise does.
-const uncountedFor = time.Minute
-
-// decide is admit, but for a budget created moments ago whose status its controller has not
-// computed yet: it refuses, so that a disruption made right after the budget's create is not let
-// through for want of a count.
-func (h *Handler) decide(ctx context.Context, pub *policyv1alpha1.PodUnavailableBudget, pod *corev1.Pod,
-	op policyv1alpha1.PubOperation, dryRun bool) (podbudget.Decision, error) {
-	if pub.Status.ObservedGeneration == 0 && h.Clock.Since(pub.CreationTimestamp.Time) < uncountedFor {
-		return podbudget.Decision{Reason: fmt.Sprintf("PodUnavailableBudget %s has not counted its pods yet", pub.Name)}, nil
-	}
-	return h.admit(ctx, pub, pod, op, dryRun)
 }
 
 // operation returns the pod an admission disrupts and how, or a nil pod when it disrupts none.
@@ -204,26 +187,20 @@ func (h *Handler) budgetFor(ctx context.Context, pod *corev1.Pod, name string) (
 
 // selector is the selector of the pods pub guards, nil when none.
 func (h *Handler) selector(ctx context.Context, pub *policyv1alpha1.PodUnavailableBudget) (labels.Selector, error) {
-	sel, err := Selector(ctx, h.Finder, pub)
-	if err != nil || sel == nil {
+	b, err := BudgetOf(ctx, h.Finder, pub)
+	if err != nil || b.Pods == nil {
 		return nil, err
 	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
+	s, err := metav1.LabelSelectorAsSelector(b.Pods)
 	if err != nil || s.Empty() {
 		return nil, nil
 	}
 	return s, nil
 }
 
-// Selector is the selector of the pods pub guards (podbudget.PodSelector), its targetRef read
-// through finder; nil when it guards none.
-func Selector(ctx context.Context, finder *workloadfinder.Finder, pub *policyv1alpha1.PodUnavailableBudget) (*metav1.LabelSelector, error) {
-	b, err := BudgetOf(ctx, finder, pub)
-	return b.Pods, err
-}
-
-// BudgetOf is pub as its entries need it: the pods it guards, or that its target workload is
-// not found.
+// BudgetOf is pub as its entries need it: the pods it guards (podbudget.PodSelector, its
+// targetRef read through finder; nil when it guards none), or that its target workload is not
+// found.
 func BudgetOf(ctx context.Context, finder *workloadfinder.Finder, pub *policyv1alpha1.PodUnavailableBudget) (Budget, error) {
 	b := Budget{Namespace: pub.Namespace, Name: pub.Name}
 	var target *metav1.LabelSelector
@@ -268,15 +245,14 @@ func (h *Handler) admit(ctx context.Context, pub *policyv1alpha1.PodUnavailableB
 		case !apierrors.IsConflict(err) || attempt >= 4:
 			return podbudget.Decision{}, fmt.Errorf("record the disruption in PodUnavailableBudget %s: %w", key, err)
 		}
-		// A list by name, not a get: list and watch are all the manager may do with budgets.
-		fresh := &policyv1alpha1.PodUnavailableBudgetList{}
-		if err := h.Live.List(ctx, fresh, client.InNamespace(pub.Namespace), client.MatchingFields{"metadata.name": pub.Name}); err != nil {
+		fresh, err := h.live(ctx, pub.Namespace, pub.Name)
+		if err != nil {
 			return podbudget.Decision{}, err
 		}
-		if len(fresh.Items) == 0 {
-			return podbudget.Decision{Allowed: true}, nil
+		if fresh == nil {
+			return podbudget.Decision{Allowed: true}, nil // deleted meanwhile
 		}
-		pub = &fresh.Items[0]
+		pub = fresh
 	}
 }
 
@@ -306,14 +282,20 @@ func (h *Handler) selecting(ctx context.Context, pod *corev1.Pod, name string) (
 // not know it yet; nil when it does not exist.
 func (h *Handler) named(ctx context.Context, namespace, name string) (*policyv1alpha1.PodUnavailableBudget, error) {
 	pub := &policyv1alpha1.PodUnavailableBudget{}
-	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pub)
-	if err == nil || !apierrors.IsNotFound(err) || h.Live == nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return pub, err
+	switch err := h.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pub); {
+	case err == nil:
+		return pub, nil
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	case h.Live == nil:
+		return nil, nil
 	}
-	// A list by name, not a get: list and watch are all the manager may do with budgets.
+	return h.live(ctx, namespace, name)
+}
+
+// live reads budget name of namespace from the API server (by a list by name: list and watch are
+// all the manager may do with budgets); nil when it does not exist.
+func (h *Handler) live(ctx context.Context, namespace, name string) (*policyv1alpha1.PodUnavailableBudget, error) {
 	list := &policyv1alpha1.PodUnavailableBudgetList{}
 	if err := h.Live.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{"metadata.name": name}); err != nil {
 		return nil, fmt.Errorf("read PodUnavailableBudget %s/%s: %w", namespace, name, err)

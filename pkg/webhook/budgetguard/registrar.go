@@ -17,8 +17,9 @@ import (
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=kruise-podunavailablebudget-protection,verbs=update
 
-// Registrar keeps the entries of Configuration in line with the budgets (Entries). It is the only
-// writer of Configuration's webhooks; their endpoint and CA bundle come from Source.
+// Registrar keeps the entries of Configuration in line with the budgets (Entries), keeping those
+// the budgets' admissions added or need until it has seen those versions (NewGate,
+// registration.Sync); their endpoint and CA bundle come from Source.
 type Registrar struct {
 	Client client.Client
 	Finder *workloadfinder.Finder
@@ -71,7 +72,7 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 	want := Entries(budgets, *base, 0)
 	if _, err := registration.SyncValidating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no budget is enforced",
 		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok },
+		Seen:  seen,
 		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &policyv1alpha1.PodUnavailableBudgetList{} })}, want); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -20,9 +20,10 @@ import (
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=persistentpodstates,verbs=list;watch
 // +kubebuilder:rbac:groups="",namespace=kruise-system,resources=configmaps,resourceNames=kruise-configuration,verbs=get
 
-// Registrar keeps the entries of Configuration in line with the PersistentPodStates (Entries). It
-// is the only writer of Configuration's webhooks; their endpoint and CA bundle are copied from
-// Source, which the certificate rotator keeps current.
+// Registrar keeps the entries of Configuration in line with the PersistentPodStates (Entries),
+// keeping those their admissions added or need until it has seen those versions (NewGate,
+// registration.Sync); their endpoint and CA bundle are copied from Source, which the
+// certificate rotator keeps current.
 type Registrar struct {
 	Client client.Client
 	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
@@ -71,7 +72,7 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 	want, _ := Entries(states, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces, CustomWorkloads: custom})
 	if _, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no recorded topology is injected",
 		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok },
+		Seen:  seen,
 		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &v1alpha1.PersistentPodStateList{} })}, want); err != nil {
 		return reconcile.Result{}, err
 	}

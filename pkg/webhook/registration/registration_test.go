@@ -58,7 +58,7 @@ var probe = ProbeEntry{ClientConfig: admissionregistrationv1.WebhookClientConfig
 func TestSyncWritesOnChangeWithSerial(t *testing.T) {
 	ctx := context.Background()
 	c := testClient(t)
-	s := Sync{Configuration: testConfiguration, Probe: probe, Seen: func(string) (int64, bool) { return 1, true }}
+	s := Sync{Configuration: testConfiguration, Probe: probe, Seen: map[string]int64{"x": 1}}
 	want := []admissionregistrationv1.MutatingWebhook{entry("a.test.kruise.io", "a")}
 	for i, wantWrote := range []bool{true, false} {
 		got, err := SyncMutating(ctx, c, s, want)
@@ -113,13 +113,12 @@ func TestPendingEntriesLiveUntilTheRegistrarHasSeenThem(t *testing.T) {
 	}
 	put(t, c, cfg, tab)
 
-	seen := int64(1)
 	var live struct {
 		gen   int64
 		found bool
 	}
 	s := Sync{Configuration: testConfiguration, Probe: probe, Now: func() time.Time { return now },
-		Seen: func(string) (int64, bool) { return seen, true },
+		Seen: map[string]int64{"x": 1},
 		Live: func(context.Context, string) (int64, bool, error) { return live.gen, live.found, nil }}
 	steady := []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "old")}
 	sync := func(what string, wantPending bool) {
@@ -152,8 +151,7 @@ func TestNeedOfAnEntryInPlaceKeepsIt(t *testing.T) {
 	c := testClient(t)
 	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	s := Sync{Configuration: testConfiguration, Probe: probe, Now: func() time.Time { return now }}
-	seen := int64(1)
-	s.Seen = func(string) (int64, bool) { return seen, true }
+	s.Seen = map[string]int64{"x": 1}
 	gen1 := []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "a")}
 	if _, err := SyncMutating(context.Background(), c, s, gen1); err != nil {
 		t.Fatal(err)
@@ -167,7 +165,7 @@ func TestNeedOfAnEntryInPlaceKeepsIt(t *testing.T) {
 		t.Fatalf("entries %v", names(tab))
 	}
 	put(t, c, cfg, tab)
-	seen = 2
+	s.Seen["x"] = 2
 	if _, err := SyncMutating(context.Background(), c, s, []admissionregistrationv1.MutatingWebhook{entry("x.test.kruise.io", "b")}); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +180,7 @@ func TestNeedOfAnEntryInPlaceKeepsIt(t *testing.T) {
 	if strings.Join(selects, ",") != "a,b" {
 		t.Fatalf("entries select %v (%v), want generation 3's a kept beside the registrar's b", selects, names(tab))
 	}
-	seen = 3
+	s.Seen["x"] = 3
 	if _, err := SyncMutating(context.Background(), c, s, gen1); err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,8 @@ type Sync struct {
 	Configuration, Without string
 	// Probe says where the probe entry calls and the manager's namespace.
 	Probe ProbeEntry
-	// Seen is the generation of object that the entries were computed from (false: not seen).
-	Seen func(object string) (generation int64, seen bool)
+	// Seen are, by key, the generations of the objects the entries were computed from.
+	Seen map[string]int64
 	// Live reads object's stored generation from the API server (found false: there is none);
 	// nil: an expired pending entry is dropped.
 	Live func(ctx context.Context, object string) (generation int64, found bool, err error)
@@ -69,33 +69,9 @@ func sync[W any](ctx context.Context, c client.Client, k kind[W], s Sync, want [
 	have := read(k, cfg)
 	out := table[W]{webhooks: append([]W(nil), want...), pending: map[string][]Pending{}, serial: have.serial}
 	for name, needs := range have.pending {
-		w := have.find(k, name)
-		if w == nil {
-			continue
+		if w := have.find(k, name); w != nil {
+			out.carry(k, name, *w, stillNeeded(ctx, s, needs, now()))
 		}
-		var kept []Pending
-		for _, p := range needs {
-			if keepPending(ctx, s, p, now()) {
-				kept = append(kept, p)
-			}
-		}
-		if len(kept) == 0 {
-			continue
-		}
-		switch mine := out.find(k, name); {
-		case mine == nil:
-			out.webhooks = append(out.webhooks, *w)
-		case !equality.Semantic.DeepEqual(*mine, *w):
-			// The registrar's view of an object is older than a need: the entry needed stays, under
-			// a pending name, beside the registrar's.
-			keep := *w
-			name = pendingName(k, keep, kept[len(kept)-1].Generation)
-			*k.nameOf(&keep) = name
-			if out.find(k, name) == nil {
-				out.webhooks = append(out.webhooks, keep)
-			}
-		}
-		out.pending[name] = append(out.pending[name], kept...)
 	}
 	res := Synced{Pending: len(out.pending)}
 	same := cfg.DeepCopyObject().(client.Object)
@@ -113,10 +89,41 @@ func sync[W any](ctx context.Context, c client.Client, k kind[W], s Sync, want [
 	return res, nil
 }
 
+// stillNeeded are the needs that still hold (keepPending).
+func stillNeeded(ctx context.Context, s Sync, needs []Pending, now time.Time) []Pending {
+	var out []Pending
+	for _, p := range needs {
+		if keepPending(ctx, s, p, now) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// carry keeps entry w, named name, in t for needs (none: not kept): as it is, unless t holds
+// another entry of that name — the registrar's, from a view of the object older than a need —
+// and then beside it, under a pending name.
+func (t *table[W]) carry(k kind[W], name string, w W, needs []Pending) {
+	if len(needs) == 0 {
+		return
+	}
+	switch mine := t.find(k, name); {
+	case mine == nil:
+		t.webhooks = append(t.webhooks, w)
+	case !equality.Semantic.DeepEqual(*mine, w):
+		name = pendingName(k, w, needs[len(needs)-1].Generation)
+		*k.nameOf(&w) = name
+		if t.find(k, name) == nil {
+			t.webhooks = append(t.webhooks, w)
+		}
+	}
+	t.pending[name] = append(t.pending[name], needs...)
+}
+
 // keepPending says whether need p still holds: until the registrar has seen p's generation, and
 // past PendingTTL only while the API server holds that generation.
 func keepPending(ctx context.Context, s Sync, p Pending, now time.Time) bool {
-	if gen, ok := s.Seen(p.Object); ok && gen >= p.Generation {
+	if gen, ok := s.Seen[p.Object]; ok && gen >= p.Generation {
 		return false
 	}
 	if now.Sub(p.Since.Time) < PendingTTL {

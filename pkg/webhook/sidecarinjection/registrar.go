@@ -84,7 +84,7 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 	want, skipped := Entries(sets, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces})
 	synced, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration,
 		Without: "no SidecarSet is injected", Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen: func(name string) (int64, bool) { g, ok := seen[name]; return g, ok }, Live: registration.LiveGeneration(r.Live, func() client.ObjectList { return &v1beta1.SidecarSetList{} })}, want)
+		Seen: seen, Live: registration.LiveGeneration(r.Live, func() client.ObjectList { return &v1beta1.SidecarSetList{} })}, want)
 	if err != nil && !apierrors.IsConflict(err) {
 		// The SidecarSets not registered yet say why; their admissions' entries still hold.
 		why := "the injection webhook entries cannot be written: " + err.Error()

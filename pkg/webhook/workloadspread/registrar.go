@@ -19,8 +19,9 @@ import (
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kruise-workloadspread,verbs=update
 
-// Registrar keeps the entries of Configuration in line with the spreads (Entries). It is the only
-// writer of Configuration's webhooks; their endpoint and CA bundle come from Source.
+// Registrar keeps the entries of Configuration in line with the spreads (Entries), keeping those
+// the spreads' admissions added or need until it has seen those versions (NewGate,
+// registration.Sync); their endpoint and CA bundle come from Source.
 type Registrar struct {
 	Client client.Client
 	Finder *workloadfinder.Finder
@@ -80,7 +81,7 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 	want := Entries(spreads, *base, 0)
 	if _, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no WorkloadSpread places pods",
 		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen:  func(key string) (int64, bool) { g, ok := seen[key]; return g, ok },
+		Seen:  seen,
 		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &appsv1alpha1.WorkloadSpreadList{} })}, want); err != nil {
 		return reconcile.Result{}, err
 	}
