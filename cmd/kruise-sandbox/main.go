@@ -183,6 +183,8 @@ func up(args []string, stdout, stderr io.Writer) error {
 	if sb.Kruise {
 		fmt.Fprintf(stdout, "Kruise: kruise-manager runs (webhooks at https://127.0.0.1:%d, log %s)\n",
 			sb.Ports.KruiseWebhook, filepath.Join(sb.Dir, "logs", "kruise-manager.log"))
+		fmt.Fprintf(stdout, "Metrics: curl -k -H \"Authorization: Bearer $(cat %s)\" https://127.0.0.1:%d/metrics\n",
+			sb.MetricsTokenFile(), sb.Ports.KruiseMetrics)
 	}
 	kubectl := "kubectl"
 	if _, err := os.Stat(filepath.Join(cfg.BinDir, "kubectl")); err == nil {
@@ -256,7 +258,7 @@ func status(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "real node\t%s (kubelet %s:%d, containerd %s)\n", rn.Name, sandbox.RealNodeIP, sb.Ports.Kubelet, sandbox.ContainerdSocket())
 		fmt.Fprintf(tw, "registry\t%s (%d images)\n", rn.Registry, len(rn.Images))
 		if sb.Kruise && sb.Ports.KruiseDaemon != 0 {
-			fmt.Fprintf(tw, "kruise-daemon\thttp://127.0.0.1:%d/healthz, /metrics\n", sb.Ports.KruiseDaemon)
+			fmt.Fprintf(tw, "kruise-daemon\thttps://127.0.0.1:%d/healthz, /metrics\n", sb.Ports.KruiseDaemon)
 		}
 	}
 	if sb.AuditLog != "" {

@@ -90,7 +90,7 @@ func stsSnap(replicas int, mutate func(*v1beta1.StatefulSetSpec)) *statefulset.S
 		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
 	defaults.SetDefaultsStatefulSetV1beta1(set)
 	mutate(&set.Spec)
-	s := &statefulset.Snapshot{Spec: set.Spec, Name: "web", Reserved: map[int]bool{}, CurrentRevision: "web-old", UpdateRevision: "web-new",
+	s := &statefulset.Snapshot{Spec: set.Spec, Name: "web", CurrentRevision: "web-old", UpdateRevision: "web-new",
 		InPlace: map[string]inplace.Decision{"web-old": {Spec: &inplace.UpdateSpec{Revision: "web-new",
 			ContainerImages: map[string]string{"app": "app:v2"}}}}}
 	for ord := range replicas {

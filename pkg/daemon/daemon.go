@@ -3,7 +3,8 @@
 // limited to spec.nodeName, and the API server holds it to that node (RBAC cannot scope pods to a
 // node; the ValidatingAdmissionPolicy install.DaemonNodePolicy does, from the node its
 // service-account token is bound to). It
-// serves its health and metrics, reports container meta (pkg/daemon/containermeta) and pulls the
+// serves its health (to anyone, without detail) and metrics (over TLS, to authorized scrapers:
+// pkg/metricsauth), reports container meta (pkg/daemon/containermeta) and pulls the
 // images its NodeImage lists (pkg/daemon/imagepuller), recreates containers on request
 // (pkg/daemon/crr) and runs the probes its NodePodProbe lists (pkg/daemon/podprobe). A Supervisor restarts those workers when they stop or panic, and /healthz
 // fails while one is down or keeps failing.
@@ -11,6 +12,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,12 +42,15 @@ import (
 	"github.com/kruise-ng/kruise/pkg/daemon/crr"
 	"github.com/kruise-ng/kruise/pkg/daemon/imagepuller"
 	"github.com/kruise-ng/kruise/pkg/daemon/podprobe"
+	"github.com/kruise-ng/kruise/pkg/metricsauth"
 )
 
 // The daemon's permissions, generated into config/rbac/daemon by `make generate`.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // Options are kruise-daemon's flags.
 type Options struct {
@@ -55,6 +60,10 @@ type Options struct {
 	RuntimeEndpoint string
 	// HealthAddr serves /healthz and /metrics.
 	HealthAddr string
+	// InsecureMetrics serves HealthAddr over plain HTTP and /metrics to anyone, as OpenKruise
+	// does (--metrics-secure=false); by default it is HTTPS and /metrics answers only
+	// authenticated, authorized callers (pkg/metricsauth).
+	InsecureMetrics bool
 	// RuntimeTimeout bounds connecting to the runtime and each health check.
 	RuntimeTimeout time.Duration
 	// PullWorkers caps the image pulls running at once.
@@ -74,6 +83,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet, nodeName string) {
 	fs.StringVar(&o.NodeName, "node-name", nodeName, "the node this daemon runs on (default $NODE_NAME)")
 	fs.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", "", "CRI endpoint, e.g. unix:///run/containerd/containerd.sock (default: auto-detect containerd, then CRI-O)")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":10221", "address serving /healthz and /metrics")
+	metricsauth.BindSecureFlag(fs, &o.InsecureMetrics,
+		"serve /healthz and /metrics over HTTPS (self-signed), /metrics only to a bearer token the API server authenticates whose user may get the non-resource URL /metrics (ClusterRole kruise-metrics-reader); false: plain HTTP, /metrics to anyone (OpenKruise's behaviour)")
 	fs.DurationVar(&o.RuntimeTimeout, "runtime-timeout", 10*time.Second, "timeout connecting to the container runtime")
 	fs.IntVar(&o.PullWorkers, "max-workers-for-pull-image", 2, "image pulls (NodeImage tasks) running at once")
 	fs.IntVar(&o.CRRWorkers, "max-workers-for-crr", 4, "ContainerRecreateRequests processed at once (each may wait on a preStop hook)")
@@ -145,26 +156,61 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) erro
 	reg.MustRegister(imagepuller.Collectors()...)
 	reg.MustRegister(podprobe.Collectors()...)
 	runtimeInfo.WithLabelValues(o.NodeName, rt.Name, rt.Version, rt.Endpoint).Set(1)
-	mux := http.NewServeMux()
-	mux.Handle("/healthz", healthz(func(r *http.Request) error {
+	health := func(r *http.Request) error {
 		if err := rt.Healthy(r.Context(), 2*time.Second); err != nil {
 			return fmt.Errorf("container runtime: %w", err)
 		}
-		return nil
-	}, func(*http.Request) error { return sup.Healthy() }))
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		return sup.Healthy()
+	}
+	h, err := Endpoints(cfg, !o.InsecureMetrics, reg, health, log)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, o, h, log)
+}
+
+// Endpoints is the daemon's HTTP handler: /healthz (anyone: 200 "ok" or 503 "unhealthy", the
+// reason only in the daemon's log) and /metrics from reg, behind pkg/metricsauth's Guard when
+// secure (the API server behind cfg authenticates and authorizes each scrape).
+func Endpoints(cfg *rest.Config, secure bool, reg *prometheus.Registry, health func(*http.Request) error, log logr.Logger) (http.Handler, error) {
+	var metrics http.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	if secure {
+		guarded, err := metricsauth.Guard(cfg, log.WithName("metrics"), metrics)
+		if err != nil {
+			return nil, err
+		}
+		metrics = guarded
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", healthz(log.WithName("healthz"), health))
+	mux.Handle("/metrics", metrics)
+	return mux, nil
+}
+
+// serve serves h at o.HealthAddr until ctx ends: over TLS with a self-signed certificate for the
+// node unless o.InsecureMetrics.
+func serve(ctx context.Context, o Options, h http.Handler, log logr.Logger) error {
 	ln, err := net.Listen("tcp", o.HealthAddr)
 	if err != nil {
 		return fmt.Errorf("serve /healthz: %w", err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	scheme := "http"
+	if !o.InsecureMetrics {
+		tlsConfig, err := metricsauth.SelfSignedTLS(o.NodeName)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		ln, scheme = tls.NewListener(ln, tlsConfig), "https"
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	log.Info("serving", "node", o.NodeName, "healthz", "http://"+ln.Addr().String()+"/healthz")
+	log.Info("serving", "node", o.NodeName, "healthz", scheme+"://"+ln.Addr().String()+"/healthz", "metricsSecure", !o.InsecureMetrics)
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -140,12 +140,15 @@ func (s *Supervisor) Healthy() error {
 	return errors.Join(errs...)
 }
 
-// healthz answers "ok" when every check passes, else 503 with the first failure.
-func healthz(checks ...func(*http.Request) error) http.HandlerFunc {
+// healthz answers "ok" when every check passes, else 503 "unhealthy": it is served to anyone on
+// the host network, so the first failure goes to log only (it names workers, the runtime and
+// their errors).
+func healthz(log logr.Logger, checks ...func(*http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		for _, check := range checks {
 			if err := check(r); err != nil {
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				log.Error(err, "unhealthy")
+				http.Error(w, "unhealthy", http.StatusServiceUnavailable)
 				return
 			}
 		}

@@ -139,9 +139,15 @@ func TestSupervisorOnceAndShutdown(t *testing.T) {
 		return strings.Contains(healthErr(s), "worker cache stopped") && strings.Contains(healthErr(s), "cannot be restarted: informer already started")
 	})
 	rec := httptest.NewRecorder()
-	healthz(func(*http.Request) error { return nil }, func(*http.Request) error { return s.Healthy() })(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "worker cache stopped") {
-		t.Errorf("/healthz answered %d %q", rec.Code, rec.Body.String())
+	var logged strings.Builder
+	hlog := funcr.New(func(_, args string) { logged.WriteString(args) }, funcr.Options{})
+	healthz(hlog, func(*http.Request) error { return nil }, func(*http.Request) error { return s.Healthy() })(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	// /healthz is open to the host network: the reason is logged, never answered.
+	if rec.Code != http.StatusServiceUnavailable || rec.Body.String() != "unhealthy\n" {
+		t.Errorf("/healthz answered %d %q, want 503 \"unhealthy\" only", rec.Code, rec.Body.String())
+	}
+	if !strings.Contains(logged.String(), "worker cache stopped") {
+		t.Errorf("the reason was not logged: %q", logged.String())
 	}
 	time.Sleep(20 * time.Millisecond)
 	if got := onceRuns.Load(); got != 1 {
@@ -166,7 +172,7 @@ func TestSupervisorOnceAndShutdown(t *testing.T) {
 		t.Errorf("after the daemon's end: %d runs, healthz %q", runs.Load(), healthErr(s))
 	}
 	rec = httptest.NewRecorder()
-	healthz(func(*http.Request) error { return s.Healthy() })(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	healthz(logr.Discard(), func(*http.Request) error { return s.Healthy() })(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if rec.Code != http.StatusOK || rec.Body.String() != "ok\n" {
 		t.Errorf("/healthz answered %d %q", rec.Code, rec.Body.String())
 	}

@@ -52,6 +52,17 @@ const PersistentPodStateConfiguration = "kruise-persistentpodstate-injection"
 // installed empty, its webhooks are written by the manager alone (pkg/webhook/workloadspread).
 const WorkloadSpreadConfiguration = "kruise-workloadspread"
 
+// MetricsReaderClusterRole may read the /metrics of kruise-manager and kruise-daemon (get on the
+// non-resource URL /metrics, pkg/metricsauth): bind it to the scraper's ServiceAccount.
+const MetricsReaderClusterRole = "kruise-metrics-reader"
+
+// MetricsReaderRole is the ClusterRole MetricsReaderClusterRole.
+func MetricsReaderRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: MetricsReaderClusterRole},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}}
+}
+
 // ConversionPath is where the manager serves CRD conversion.
 const ConversionPath = "/convert"
 
@@ -128,7 +139,7 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: PersistentPodStateConfiguration}}
 	extra := []runtime.Object{
-		ns, daemonNS, injection, protection, spreading, persistence,
+		ns, daemonNS, injection, protection, spreading, persistence, MetricsReaderRole(),
 		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: DaemonConfigNamespace},
 			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kruise-ng/kruise/pkg/install"
+	"github.com/kruise-ng/kruise/pkg/metricsauth"
 )
 
 // Names shared with the install manifests.
@@ -28,12 +29,23 @@ const (
 
 // Options are kruise-manager's settings, one flag each.
 type Options struct {
-	MetricsAddr             string
+	MetricsAddr string
+	// InsecureMetrics serves /metrics over plain HTTP to anyone, as OpenKruise does
+	// (--metrics-secure=false); by default it is HTTPS, answered only to authenticated and
+	// authorized callers (pkg/metricsauth).
+	InsecureMetrics bool
+	// MetricsCertDir holds tls.crt and tls.key for /metrics (watched for renewal); without them
+	// the certificate is self-signed.
+	MetricsCertDir          string
 	PprofAddr               string
 	ProbeAddr               string
 	LeaderElect             bool
 	LeaderElectionNamespace string
 	LeaseDuration           time.Duration
+
+	// AdmissionAccessChecks makes admission check, with a SubjectAccessReview, that a Kruise
+	// object's author holds the rights the object makes Kruise use (pkg/webhook/access).
+	AdmissionAccessChecks bool
 
 	// Namespace is where the manager keeps its webhook Secret (and, in a cluster, runs).
 	Namespace string
@@ -55,6 +67,14 @@ type Options struct {
 	// WebhookAdvertiseAddress is host:port the other replicas reach this replica's webhook server
 	// at (pkg/webhook/decider); empty: $POD_IP, else the URL host, with WebhookPort.
 	WebhookAdvertiseAddress string
+	// WebhookClientCAFile names the PEM bundle of the CA(s) of the client certificate the API
+	// server presents to webhooks (pkg/webhook/callers); when set, every call but a CRD conversion
+	// must present a certificate of that CA or of the webhook CA (another replica). Empty: callers
+	// without a certificate are served, as OpenKruise serves them.
+	WebhookClientCAFile string
+	// WebhookClientAllowedNames, when not empty, are the common names accepted of the certificates
+	// of WebhookClientCAFile's CA (for a CA that signs other clients' certificates too).
+	WebhookClientAllowedNames []string
 	// ReplicaName names this replica where replicas coordinate (the webhook Secret's report of the
 	// CA each serves): its pod name.
 	ReplicaName string
@@ -94,6 +114,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		ns = "kruise-system"
 	}
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; \"0\" disables it")
+	metricsauth.BindSecureFlag(fs, &o.InsecureMetrics,
+		"serve /metrics over HTTPS, only to a bearer token the API server authenticates whose user may get the non-resource URL /metrics (ClusterRole "+install.MetricsReaderClusterRole+"); false: plain HTTP to anyone (OpenKruise's behaviour)")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "folder of tls.crt and tls.key serving /metrics with --metrics-secure (default: a self-signed certificate)")
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof endpoints (profiling); \"0\" disables them")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8000", "address of the /healthz and /readyz endpoints")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader among replicas (Lease "+LeaderElectionID+"); only the leader runs controllers")
@@ -109,6 +132,18 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.WebhookURLPort, "webhook-url-port", 0, "port of the --webhook-url-host URL (default --webhook-port): where a front balancing several replicas listens")
 	fs.StringVar(&o.WebhookAdvertiseAddress, "webhook-advertise-address", "",
 		"host:port the other replicas reach this replica's webhook server at, for the admissions the leader decides (default $POD_IP, else --webhook-url-host, with --webhook-port)")
+	fs.StringVar(&o.WebhookClientCAFile, "webhook-client-ca-file", "",
+		"PEM bundle of the CA(s) of the client certificate the API server presents to webhooks (set in its --admission-control-config-file; docs/webhook-authentication.md): "+
+			"when set, a call to the webhook server without a certificate of that CA or of the webhook CA (another replica) is refused with 403, CRD conversion excepted. Empty: callers without a certificate are served")
+	fs.Func("webhook-client-allowed-names", "comma-separated common names accepted of the certificates of --webhook-client-ca-file's CA (default: any); for a CA that signs other clients' certificates too", func(v string) error {
+		o.WebhookClientAllowedNames = nil
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				o.WebhookClientAllowedNames = append(o.WebhookClientAllowedNames, n)
+			}
+		}
+		return nil
+	})
 	replica := os.Getenv("POD_NAME")
 	if replica == "" {
 		replica, _ = os.Hostname()
@@ -129,6 +164,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&o.FeatureGates, "feature-gates", "", "comma-separated Name=true|false feature gates (OpenKruise's names)")
+	fs.BoolVar(&o.AdmissionAccessChecks, "admission-access-checks", true,
+		"refuse a Kruise object whose author may not themselves do what it makes Kruise do to existing pods and claims (SubjectAccessReview at admission: pods/exec for a PodProbeMarker's exec probe, pods/ephemeralcontainers for an EphemeralJob, update of a WorkloadSpread's target, delete pods for a ContainerRecreateRequest, …; docs/security.md); false: OpenKruise's behaviour")
 	fs.BoolVar(&o.DaemonSetKeepUnselected, "daemonset-keep-unselected", false,
 		"keep an Advanced DaemonSet's updated pod on a node taken out of rollingUpdate.selector (OpenKruise's behaviour) instead of moving it back to the revision of the other unselected nodes")
 	o.ConversionCRDs = install.ConversionCRDs
@@ -145,6 +182,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WebhookURLPort < 0 || o.WebhookURLPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-url-port %d is not a port", o.WebhookURLPort))
+	}
+	if len(o.WebhookClientAllowedNames) > 0 && o.WebhookClientCAFile == "" {
+		errs = append(errs, errors.New("--webhook-client-allowed-names needs --webhook-client-ca-file (the CA whose certificates the names select)"))
 	}
 	if o.QPS <= 0 || o.Burst <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-client-qps and --kube-client-burst must be positive"))

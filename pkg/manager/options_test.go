@@ -25,3 +25,23 @@ func TestPodWebhookExcludedNamespacesFlag(t *testing.T) {
 		t.Errorf("an invalid namespace: %v", err)
 	}
 }
+
+// The allowed names of the API server's client certificate are a list, and need its CA.
+func TestWebhookClientFlags(t *testing.T) {
+	o := &Options{}
+	fs := flag.NewFlagSet("kruise-manager", flag.ContinueOnError)
+	o.BindFlags(fs)
+	if err := fs.Parse([]string{"--webhook-client-allowed-names=kube-apiserver, front-proxy ,"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"kube-apiserver", "front-proxy"}; !slices.Equal(o.WebhookClientAllowedNames, want) {
+		t.Errorf("parsed %v, want %v", o.WebhookClientAllowedNames, want)
+	}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--webhook-client-allowed-names needs --webhook-client-ca-file") {
+		t.Errorf("names without the CA: %v", err)
+	}
+	o.WebhookClientCAFile = "/etc/kruise/webhook-client-ca.crt"
+	if err := o.Validate(); err != nil {
+		t.Errorf("valid options refused: %v", err)
+	}
+}

@@ -2,7 +2,9 @@ package manager
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -20,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
@@ -50,7 +51,9 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/webhook/access"
 	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
+	"github.com/kruise-ng/kruise/pkg/webhook/callers"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
 	"github.com/kruise-ng/kruise/pkg/webhook/decider"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
@@ -128,10 +131,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if _, err := rot.Sync(syncCtx); err != nil {
 		return fmt.Errorf("prepare webhook certificates: %w", err)
 	}
+	trust := &callers.Trust{Replicas: rot.CABundle, ClientCAFile: o.WebhookClientCAFile, ClientNames: o.WebhookClientAllowedNames,
+		Exempt: []string{install.ConversionPath}}
+	if err := trust.Check(); err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   cacheOptions(),
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                 o.metricsOptions(),
 		PprofBindAddress:        o.PprofAddr,
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,
@@ -142,7 +150,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		// leads at once instead of a lease duration later.
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SeveralInProcess)},
-		WebhookServer:                 webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
+		// Every webhook handler knows its caller by its client certificate (pkg/webhook/callers).
+		WebhookServer: &callers.Server{Trust: trust, Server: webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort,
+			CertDir: o.CertDir, TLSOpts: []func(*tls.Config){trust.ConfigureTLS}})},
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
@@ -192,7 +202,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		validating.SidecarSetOptions{Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace,
 			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed)}, mgr.GetClient(),
 		validating.ResourceDistributionOptions{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), DryRun: mgr.GetClient(), Namespace: o.Namespace},
-		entryGates)
+		entryGates, accessChecker(o, mgr))
 	if err := deletionprotection.Register(mgr.GetWebhookServer(), deletionprotection.Options{Enabled: gates.Enabled(ResourcesDeletionProtection),
 		Policy: deletionprotection.Policy{CRDCascading: gates.Enabled(DeletionProtectionForCRDCascadingGate)}, Reader: mgr.GetClient(), Config: cfg}); err != nil {
 		return err
@@ -210,6 +220,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	// The leader answers the spreads' pod admissions from memory; the other replicas pass theirs on.
 	decides := &decider.Decider{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: o.Namespace,
 		Address: o.advertiseAddress(), ServerName: dns[0], Log: log.WithName("decider"), OnStop: []func(context.Context){spreadAdmission.Flush},
+		ClientCertificate: callers.FileCertificate(filepath.Join(o.CertDir, certs.CertFile), filepath.Join(o.CertDir, certs.KeyFile)),
 		CA: func(ctx context.Context) ([]byte, error) {
 			cc, err := podSource.ClientConfig(ctx, mgr.GetClient())
 			if err != nil || cc == nil {
@@ -414,4 +425,12 @@ func cacheOptions() cache.Options {
 		DefaultTransform: strip,
 		ByObject:         map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: pool.Then(strip)}},
 	}
+}
+
+// accessChecker is the check of authors' own rights at admission, nil when turned off.
+func accessChecker(o Options, mgr ctrl.Manager) *access.Checker {
+	if !o.AdmissionAccessChecks {
+		return nil
+	}
+	return &access.Checker{Client: mgr.GetClient(), Mapper: mgr.GetRESTMapper()}
 }

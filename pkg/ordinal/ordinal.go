@@ -1,6 +1,8 @@
 // Package ordinal is the ordinal arithmetic of Advanced StatefulSets, shared by their controller
 // and their validating webhook: which ordinals a set's replicas have (ordinals.start,
-// reserveOrdinals), how reserveOrdinals reads, and the names derived from an ordinal.
+// reserveOrdinals), how reserveOrdinals reads, the bounds of both, and the names derived from an
+// ordinal. Reserved ordinals are kept as intervals and replicas are walked, never listed, so that
+// memory grows with the entries of a spec, not with the numbers in it.
 package ordinal
 
 import (
@@ -9,49 +11,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// Ordinals are the ordinals a StatefulSet's replicas have: the first replicas integers from start
-// that reserveOrdinals does not reserve, ascending. A reserved ordinal is skipped and the range
-// extends past it, so the set always has replicas members.
-func Ordinals(start, replicas int32, reserved map[int]bool) []int {
-	out := make([]int, 0, max(replicas, 0))
-	for ord := int(start); len(out) < int(replicas); ord++ {
-		if !reserved[ord] {
-			out = append(out, ord)
-		}
-	}
-	return out
-}
-
-// MaxReservedRange bounds an "a-b" entry of reserveOrdinals, so that a typo cannot make the
-// controller build a set of billions of ordinals; the webhook refuses wider ranges.
+// MaxReservedRange bounds an "a-b" entry of reserveOrdinals (a typo such as "1-1000000000" is
+// refused by the webhook and by the controller); the bounds of the whole list are in bounds.go.
 const MaxReservedRange = 100000
-
-// ParseReserved reads reserveOrdinals: integers ≥ 0 and "first-last" ranges (both ends
-// included). An entry that is neither is an error naming it.
-func ParseReserved(entries []intstr.IntOrString) (map[int]bool, error) {
-	out := map[int]bool{}
-	for i, e := range entries {
-		if e.Type == intstr.Int {
-			if e.IntVal < 0 {
-				return nil, fmt.Errorf("reserveOrdinals[%d]: %d is negative", i, e.IntVal)
-			}
-			out[int(e.IntVal)] = true
-			continue
-		}
-		lo, hi, err := ParseRange(e.StrVal)
-		if err != nil {
-			return nil, fmt.Errorf("reserveOrdinals[%d]: %w", i, err)
-		}
-		for ord := lo; ord <= hi; ord++ {
-			out[int(ord)] = true
-		}
-	}
-	return out, nil
-}
 
 // ParseRange reads a reserveOrdinals range "first-last" (decimal digits only, no sign or space;
 // first ≤ last ≤ 2147483647, at most MaxReservedRange ordinals), the form OpenKruise v1.9.0

@@ -13,11 +13,11 @@ func TestOrdinals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := Ordinals(0, 5, reserved), []int{0, 2, 3, 6, 7}; !slices.Equal(got, want) {
-		t.Errorf("Ordinals(0, 5, 1+4-5+9) = %v, want %v", got, want)
+	if got, want := slices.Collect(NewReplicas(0, 5, reserved).All()), []int{0, 2, 3, 6, 7}; !slices.Equal(got, want) {
+		t.Errorf("replicas(0, 5, 1+4-5+9) = %v, want %v", got, want)
 	}
-	if got, want := Ordinals(3, 3, reserved), []int{3, 6, 7}; !slices.Equal(got, want) {
-		t.Errorf("Ordinals(3, 3, …) = %v, want %v", got, want)
+	if got, want := slices.Collect(NewReplicas(3, 3, reserved).All()), []int{3, 6, 7}; !slices.Equal(got, want) {
+		t.Errorf("replicas(3, 3, …) = %v, want %v", got, want)
 	}
 	for _, bad := range []string{"a", "5-3", "-1", "1-", "0-1000000", "9", " 1-2"} {
 		if _, err := ParseReserved([]intstr.IntOrString{intstr.FromString(bad)}); err == nil {

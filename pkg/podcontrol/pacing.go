@@ -104,6 +104,12 @@ func (q Requeue) Result() ctrl.Result { return ctrl.Result{RequeueAfter: time.Du
 // change for as long.
 const MaxUpdatesPerReconcile = 500
 
+// MaxCreatesPerReconcile bounds the pods one reconcile of a workload creates (the burst of
+// Kubernetes' ReplicaSet controller): the next reconcile, which the new pods' events bring, creates
+// the next ones. A plan then takes memory in proportion to the pods that exist, not to
+// spec.replicas (2147483647 replicas once planned as many creations and took the manager down).
+const MaxCreatesPerReconcile = 500
+
 // ThinkRatio is the least time between two reconciles of one workload as a multiple of the last
 // one's think time (observing, planning and computing its status: the part that grows with the
 // pods, not the writes' round trips), MaxThinkGap the most. Every pod event reconciles its

@@ -104,6 +104,8 @@ func apiServerArgs(dir string, p Ports, audit bool) []string {
 		// As OpenShift does: setting an owner reference that blocks the owner's deletion needs
 		// update on the owner's finalizers, so Kruise's RBAC is checked for it.
 		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
+		// Webhooks are called with the API server's client certificate (webhookclient.go).
+		"--admission-control-config-file=" + filepath.Join(dir, configDir, admissionConfig),
 		"--enable-priority-and-fairness=true",
 		"--max-requests-inflight=800",
 		"--max-mutating-requests-inflight=400",

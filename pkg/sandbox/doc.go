@@ -19,6 +19,9 @@
 //   - every process is started in its own session and recorded (PID and kernel start time) in
 //     DIR/sandbox.json, so Down stops exactly the processes Up started and nothing else;
 //   - a failed Up stops what it started and removes its state;
+//   - the API server presents a client certificate of a CA of its own to every webhook (its
+//     --admission-control-config-file), and kruise-manager refuses webhook calls without it or a
+//     replica's certificate (webhookclient.go);
 //   - kwok manages only the nodes the sandbox created (annotated kwok.x-k8s.io/node=fake), so a real
 //     kubelet joining later is never faked.
 package sandbox

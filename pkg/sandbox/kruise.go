@@ -49,6 +49,9 @@ func (s *Sandbox) startKruise(ctx context.Context, binary, daemon string) error 
 	if err := c.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create kruise-daemon's service account: %w", err)
 	}
+	if err := s.createMetricsScraper(ctx); err != nil {
+		return err
+	}
 	s.logf("installed Kruise CRDs, RBAC and webhook configurations")
 	s.Kruise = true
 	args := []string{
@@ -62,6 +65,8 @@ func (s *Sandbox) startKruise(ctx context.Context, binary, daemon string) error 
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(s.Ports.KruiseMetrics),
 		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(s.Ports.KruisePprof),
 	}
+	// Only the API server (its client certificate) and the replicas may call the webhooks.
+	args = append(args, s.webhookClientArgs()...)
 	if daemon != "" {
 		args = append(args, "--feature-gates="+DaemonGates)
 	} else {
@@ -145,13 +150,19 @@ func (s *Sandbox) startKruiseDaemon(ctx context.Context, binary string) error {
 		return err
 	}
 	return s.waitFor(ctx, "kruise-daemon healthy", func(ctx context.Context) (bool, error) {
-		return httpOK(ctx, url("http", s.Ports.KruiseDaemon)+"/healthz", "ok"), nil
+		return httpOK(ctx, url("https", s.Ports.KruiseDaemon)+"/healthz", "ok"), nil
 	})
 }
 
+// waitKruiseReady waits for kruise-manager's readiness and for its metrics endpoint to answer
+// (any status: an unauthenticated probe gets 401), so that scrapes right after work.
 func (s *Sandbox) waitKruiseReady(ctx context.Context) error {
 	return s.waitFor(ctx, "kruise-manager ready", func(ctx context.Context) (bool, error) {
-		return httpOK(ctx, url("http", s.Ports.KruiseProbe)+"/readyz", "ok"), nil
+		if !httpOK(ctx, url("http", s.Ports.KruiseProbe)+"/readyz", "ok") {
+			return false, nil
+		}
+		code, _, err := GetMetrics(ctx, s.Ports.KruiseMetrics, "")
+		return err == nil && code != 0, nil
 	})
 }
 
@@ -228,7 +239,7 @@ func (s *Sandbox) CrashKruiseDaemon(ctx context.Context) error {
 	return s.restartProcess(ctx, "kruise-daemon", "killed", (*Process).Kill, func(args []string) []string { return args },
 		func(ctx context.Context) error {
 			return s.waitFor(ctx, "kruise-daemon healthy", func(ctx context.Context) (bool, error) {
-				return httpOK(ctx, url("http", s.Ports.KruiseDaemon)+"/healthz", "ok"), nil
+				return httpOK(ctx, url("https", s.Ports.KruiseDaemon)+"/healthz", "ok"), nil
 			})
 		})
 }

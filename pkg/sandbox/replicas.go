@@ -2,10 +2,10 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +19,8 @@ type ManagerReplica struct {
 	WebhookPort, ProbePort, MetricsPort int
 	pprofPort                           int
 	certDir                             string
+	// sb scrapes its metrics (Leads).
+	sb *Sandbox
 }
 
 // AddKruiseManagerReplica runs a second kruise-manager next to the sandbox's, as a cluster runs two
@@ -41,9 +43,9 @@ func (s *Sandbox) AddKruiseManagerReplica(ctx context.Context) ([]ManagerReplica
 		return nil, nil, err
 	}
 	replicas := []ManagerReplica{
-		{Name: "kruise-manager", WebhookPort: s.Ports.KruiseWebhook, ProbePort: s.Ports.KruiseProbe, MetricsPort: s.Ports.KruiseMetrics},
+		{Name: "kruise-manager", WebhookPort: s.Ports.KruiseWebhook, ProbePort: s.Ports.KruiseProbe, MetricsPort: s.Ports.KruiseMetrics, sb: s},
 		{Name: "kruise-manager-1", WebhookPort: ports[0], ProbePort: ports[1], MetricsPort: ports[2], pprofPort: ports[3],
-			certDir: filepath.Join(s.Dir, kruiseDir, "webhook-certs-1")},
+			certDir: filepath.Join(s.Dir, kruiseDir, "webhook-certs-1"), sb: s},
 	}
 	front, err := StartFront(ctx, "127.0.0.1:0", fmt.Sprintf("127.0.0.1:%d", replicas[0].WebhookPort), fmt.Sprintf("127.0.0.1:%d", replicas[1].WebhookPort))
 	if err != nil {
@@ -90,7 +92,11 @@ func (s *Sandbox) AddKruiseManagerReplica(ctx context.Context) ([]ManagerReplica
 		return nil, nil, err
 	}
 	if err := s.waitFor(ctx, second.Name+" ready", func(ctx context.Context) (bool, error) {
-		return httpOK(ctx, url("http", second.ProbePort)+"/readyz", "ok"), nil
+		if !httpOK(ctx, url("http", second.ProbePort)+"/readyz", "ok") {
+			return false, nil
+		}
+		code, _, err := GetMetrics(ctx, second.MetricsPort, "") // its metrics answer (401) too
+		return err == nil && code != 0, nil
 	}); err != nil {
 		_ = front.Close()
 		return nil, nil, err
@@ -110,21 +116,24 @@ func (s *Sandbox) KillKruiseManagerReplica(r ManagerReplica) error {
 	return fmt.Errorf("no %s runs in sandbox %s", r.Name, s.Dir)
 }
 
+// ScrapeMetrics reads the replica's /metrics as its sandbox's MetricsScraper.
+func (r ManagerReplica) ScrapeMetrics(ctx context.Context) ([]byte, error) {
+	if r.sb == nil {
+		return nil, fmt.Errorf("replica %s: not made by AddKruiseManagerReplica", r.Name)
+	}
+	return r.sb.ScrapeMetrics(ctx, r.MetricsPort)
+}
+
 // Leads reports whether the replica holds the leader-election Lease, from its own metrics
 // (leader_election_master_status); a replica that does not answer does not lead.
 func (r ManagerReplica) Leads(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url("http", r.MetricsPort)+"/metrics", nil)
+	body, err := r.ScrapeMetrics(ctx)
 	if err != nil {
 		return false
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()

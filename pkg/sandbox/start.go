@@ -55,6 +55,9 @@ func (s *Sandbox) writeFiles(audit bool) error {
 	if _, _, err := pki.WriteSigningKey(pkiPath, "sa"); err != nil {
 		return err
 	}
+	if err := s.writeWebhookClientFiles(); err != nil {
+		return err
+	}
 	// One identity per client, so the audit log attributes each request.
 	clients := []struct {
 		file, user string

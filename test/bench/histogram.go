@@ -3,33 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"sort"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/kruise-ng/kruise/pkg/sandbox"
 )
 
 // bucketCounts are a histogram's cumulative counts by upper bound, summed over the series whose
 // labels match.
 type bucketCounts map[float64]float64
 
-// managerMetrics reads kruise-manager's metrics on port, by family name.
-func managerMetrics(ctx context.Context, port int) (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+// managerMetrics reads kruise-manager's metrics, by family name, as the sandbox's metrics scraper
+// (bearer token of a ServiceAccount bound to kruise-metrics-reader, over TLS).
+func managerMetrics(ctx context.Context, sb *sandbox.Sandbox) (map[string]*dto.MetricFamily, error) {
+	raw, err := sb.ScrapeMetrics(ctx, sb.Ports.KruiseMetrics)
 	if err != nil {
 		return nil, err
 	}
@@ -37,10 +28,10 @@ func managerMetrics(ctx context.Context, port int) (map[string]*dto.MetricFamily
 	return parser.TextToMetricFamilies(bytes.NewReader(raw))
 }
 
-// managerHistogram reads the histogram name from kruise-manager's metrics on port, summing the
-// series whose label key has value (all series when key is empty).
-func managerHistogram(ctx context.Context, port int, name, key, value string) (bucketCounts, error) {
-	families, err := managerMetrics(ctx, port)
+// managerHistogram reads the histogram name from kruise-manager's metrics, summing the series
+// whose label key has value (all series when key is empty).
+func managerHistogram(ctx context.Context, sb *sandbox.Sandbox, name, key, value string) (bucketCounts, error) {
+	families, err := managerMetrics(ctx, sb)
 	if err != nil {
 		return nil, err
 	}

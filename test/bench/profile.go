@@ -25,8 +25,9 @@ import (
 // fetched only when it grew by a twentieth: symbolizing a heap profile costs the manager CPU the scenario counts.
 // It also writes how many reconciles each controller ran during the scenario, by result.
 type profiler struct {
-	dir              string
-	port, metricPort int
+	dir  string
+	port int
+	sb   *sandbox.Sandbox // scrapes the manager's metrics
 }
 
 var cpuWindow = 15 * time.Second
@@ -35,7 +36,7 @@ func newProfiler(dir string, sb *sandbox.Sandbox) *profiler {
 	if dir == "" || sb.Ports.KruisePprof == 0 {
 		return nil
 	}
-	return &profiler{dir: dir, port: sb.Ports.KruisePprof, metricPort: sb.Ports.KruiseMetrics}
+	return &profiler{dir: dir, port: sb.Ports.KruisePprof, sb: sb}
 }
 
 // start begins profiling scenario; the returned function waits for the profiles to be written.
@@ -109,7 +110,7 @@ func (p *profiler) samplePeak(scenario string, done <-chan struct{}) error {
 
 // gcGoal is the manager's go_memstats_next_gc_bytes.
 func (p *profiler) gcGoal() (float64, error) {
-	families, err := managerMetrics(context.Background(), p.metricPort)
+	families, err := managerMetrics(context.Background(), p.sb)
 	if err != nil {
 		return 0, fmt.Errorf("metrics: %w", err)
 	}
@@ -122,7 +123,7 @@ func (p *profiler) gcGoal() (float64, error) {
 
 // reconciles are the manager's controller_runtime_reconcile_total by controller and result.
 func (p *profiler) reconciles() (map[string]float64, error) {
-	families, err := managerMetrics(context.Background(), p.metricPort)
+	families, err := managerMetrics(context.Background(), p.sb)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

@@ -158,7 +158,7 @@ func scaleUpCreations(ctx context.Context, sb *sandbox.Sandbox, c client.Client,
 	}
 	offset := harness.AuditSize(sb.AuditLog)
 	count0, sum0, metricsErr := webhookAdmissions(ctx, api)
-	place0, placeErr := managerHistogram(ctx, sb.Ports.KruiseMetrics, placementMetric, "", "")
+	place0, placeErr := managerHistogram(ctx, sb, placementMetric, "", "")
 	stopProfile := prof.start(prefix)
 	if err := patch(ctx, c, cs, fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)); err != nil {
 		return res, err
@@ -173,7 +173,7 @@ func scaleUpCreations(ctx context.Context, sb *sandbox.Sandbox, c client.Client,
 	if metricsErr == nil && err == nil && count1 > count0 {
 		res.callMs = (sum1 - sum0) / (count1 - count0) * 1000
 	}
-	if place1, err := managerHistogram(ctx, sb.Ports.KruiseMetrics, placementMetric, "", ""); placeErr == nil && err == nil {
+	if place1, err := managerHistogram(ctx, sb, placementMetric, "", ""); placeErr == nil && err == nil {
 		res.placeP50Ms, res.placeP99Ms = quantile(place0, place1, 0.50)*1000, quantile(place0, place1, 0.99)*1000
 	}
 	var out []time.Duration

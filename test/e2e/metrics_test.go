@@ -1,10 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"net/http"
-	"strconv"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -28,16 +28,33 @@ func scrape(t *testing.T) map[string]*dto.MetricFamily {
 	return scrapePort(t, sb.Ports.KruiseMetrics)
 }
 
-// scrapePort reads the metrics served on a loopback port.
+// scrapePort reads the metrics served on a loopback port of the shared sandbox, as its metrics
+// scraper (a ServiceAccount bound to kruise-metrics-reader) over TLS.
 func scrapePort(t *testing.T, port int) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/metrics")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	body, err := sb.ScrapeMetrics(ctx, port)
+	return parseMetrics(t, body, err)
+}
+
+// scrapeReplica reads a manager replica's metrics, as its own sandbox's metrics scraper.
+func scrapeReplica(t *testing.T, r sandbox.ManagerReplica) map[string]*dto.MetricFamily {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	body, err := r.ScrapeMetrics(ctx)
+	return parseMetrics(t, body, err)
+}
+
+// parseMetrics parses a scrape's body by family name; a failed scrape fails the test.
+func parseMetrics(t *testing.T, body []byte, err error) map[string]*dto.MetricFamily {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(resp.Body)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,4 +69,24 @@ func TestNodeImagePerNode(t *testing.T) {
 		err := c.Get(ctx, client.ObjectKey{Name: name}, &appsv1alpha1.NodeImage{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
+}
+
+// The NodeImage webhook refuses, with the field path, what OpenKruise's refuses: here a tag
+// without createdAt and a duplicate tag.
+func TestNodeImageRefusedWithFieldPath(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	at := metav1.Now()
+	ni := &appsv1alpha1.NodeImage{ObjectMeta: metav1.ObjectMeta{Name: "not-a-node-" + utilrand.String(5)},
+		Spec: appsv1alpha1.NodeImageSpec{Images: map[string]appsv1alpha1.NodeImageImageSpec{
+			"registry.local/app": {Tags: []appsv1alpha1.NodeImageTagSpec{{Tag: "v1", CreatedAt: &at}, {Tag: "v1", CreatedAt: &at}, {Tag: "v2"}}}}}}
+	err := c.Create(ctx, ni)
+	if err == nil {
+		_ = c.Delete(ctx, ni)
+	}
+	for _, want := range []string{"spec.images[registry.local/app].tags[1].tag: Duplicate value", "spec.images[registry.local/app].tags[2].createdAt: Required value"} {
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("create: %v; want Invalid naming %s", err, want)
+		}
+	}
 }

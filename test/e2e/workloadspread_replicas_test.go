@@ -76,7 +76,7 @@ func TestWorkloadSpreadTwoReplicas(t *testing.T) {
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "two"}, ws)
 		return err == nil && ws.Status.ObservedGeneration == ws.Generation, fmt.Sprint(err)
 	})
-	post := admitter(t, c)
+	post := admitter(t, c, own)
 	forwarded0 := placements(t, follower, "forwarded")
 	// Five pods through the follower: three fill a, two go to b.
 	var got []string
@@ -127,7 +127,7 @@ func TestWorkloadSpreadTwoReplicas(t *testing.T) {
 func waitDeciding(t *testing.T, r sandbox.ManagerReplica) {
 	t.Helper()
 	harness.Eventually(t, 30*time.Second, r.Name+" deciding from memory", func() (bool, string) {
-		v := metricValue(scrapePort(t, r.MetricsPort), "kruise_webhook_deciding", nil)
+		v := metricValue(scrapeReplica(t, r), "kruise_webhook_deciding", nil)
 		return v == 1, fmt.Sprint(v)
 	})
 }
@@ -144,10 +144,14 @@ func clonePod(clone *appsv1alpha1.CloneSet, name string) *corev1.Pod {
 		Spec: clone.Spec.Template.Spec}
 }
 
-// admitter posts a pod's creation to a replica's pod webhook, as the API server does, and returns
-// the pod's subset.
-func admitter(t *testing.T, c client.Client) func(sandbox.ManagerReplica, *corev1.Pod) string {
+// admitter posts a pod's creation to a replica's pod webhook, as the API server does (with its
+// webhook client certificate), and returns the pod's subset.
+func admitter(t *testing.T, c client.Client, s *sandbox.Sandbox) func(sandbox.ManagerReplica, *corev1.Pod) string {
 	t.Helper()
+	apiServer, err := s.WebhookClientCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := c.Get(context.Background(), client.ObjectKey{Name: manager.MutatingWebhookConfiguration}, mwc); err != nil {
 		t.Fatal(err)
@@ -158,7 +162,8 @@ func admitter(t *testing.T, c client.Client) func(sandbox.ManagerReplica, *corev
 			pool.AppendCertsFromPEM(w.ClientConfig.CABundle)
 		}
 	}
-	hc := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	hc := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12,
+		Certificates: []tls.Certificate{apiServer}}}}
 	return func(r sandbox.ManagerReplica, pod *corev1.Pod) string {
 		t.Helper()
 		raw, _ := json.Marshal(pod)
@@ -194,5 +199,5 @@ func admitter(t *testing.T, c client.Client) func(sandbox.ManagerReplica, *corev
 // placements is a replica's count of placements answered as answered.
 func placements(t *testing.T, r sandbox.ManagerReplica, answered string) float64 {
 	t.Helper()
-	return max(0, metricValue(scrapePort(t, r.MetricsPort), "kruise_workloadspread_placement_seconds", map[string]string{"answered": answered}))
+	return max(0, metricValue(scrapeReplica(t, r), "kruise_workloadspread_placement_seconds", map[string]string{"answered": answered}))
 }

@@ -5,6 +5,7 @@ package e2enode
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,7 +109,7 @@ func TestRealNode(t *testing.T) {
 	})
 
 	t.Run("kruise-daemon talks to containerd over CRI", func(t *testing.T) {
-		daemonOverCRI(t, sb)
+		daemonOverCRI(t, sb, cs)
 	})
 
 	t.Run("an ImagePullJob pulls onto the real node with its pull secret", func(t *testing.T) {
@@ -414,10 +416,24 @@ func TestRealNodeNeedsRoot(t *testing.T) {
 	}
 }
 
-// daemonGet is the body of kruise-daemon's answer to GET path (200 OK, else the test fails).
+// daemonGet is the body of kruise-daemon's answer to GET path over TLS (200 OK, else the test
+// fails); /metrics is scraped as the sandbox's metrics scraper (kruise-metrics-reader).
 func daemonGet(t *testing.T, sb *sandbox.Sandbox, path string) string {
 	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", sb.Ports.KruiseDaemon, path))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if path == "/metrics" {
+		body, err := sb.ScrapeMetrics(ctx, sb.Ports.KruiseDaemon)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d%s", sb.Ports.KruiseDaemon, path), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := insecureTLS.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,14 +445,45 @@ func daemonGet(t *testing.T, sb *sandbox.Sandbox, path string) string {
 	return string(body)
 }
 
+// insecureTLS reaches kruise-daemon's self-signed endpoints.
+var insecureTLS = &http.Client{Timeout: 10 * time.Second,
+	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback, self-signed
+
+// daemonMetricsNeedAuthorization: kruise-daemon's /metrics (on the host network in a cluster)
+// answers 401 without a token and 403 to a ServiceAccount without kruise-metrics-reader.
+func daemonMetricsNeedAuthorization(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns := harness.Namespace(t, cs)
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nosy"}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "nosy", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for who, c := range map[string]struct {
+		token string
+		want  int
+	}{"no token": {"", http.StatusUnauthorized}, "a ServiceAccount without the role": {tok.Status.Token, http.StatusForbidden}} {
+		code, body, err := sandbox.GetMetrics(ctx, sb.Ports.KruiseDaemon, c.token)
+		if err != nil || code != c.want {
+			t.Errorf("%s: kruise-daemon's /metrics answered %d %.200s (%v), want %d", who, code, body, err, c.want)
+		}
+	}
+}
+
 // daemonOverCRI: kruise-daemon runs for the real node and talks to its containerd over CRI; it
 // refuses to start, saying why, without a runtime, without a node name, or for a node that is not
 // registered.
-func daemonOverCRI(t *testing.T, sb *sandbox.Sandbox) {
+func daemonOverCRI(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface) {
 	get := func(path string) string { t.Helper(); return daemonGet(t, sb, path) }
 	if got := strings.TrimSpace(get("/healthz")); got != "ok" {
 		t.Errorf("/healthz says %q", got)
 	}
+	daemonMetricsNeedAuthorization(t, sb, cs)
 	want := fmt.Sprintf(`kruise_daemon_runtime_info{endpoint="unix://%s",node="%s",runtime="containerd",version="v2.4.2"} 1`,
 		sandbox.ContainerdSocket(), sandbox.RealNodeName)
 	if m := get("/metrics"); !strings.Contains(m, want) {

@@ -16,6 +16,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -89,7 +90,7 @@ func TestInstallManifestsAreAccepted(t *testing.T) {
 				kinds[u.GetKind()]++
 			}
 			for kind, n := range map[string]int{"CustomResourceDefinition": 18, "Deployment": 1, "DaemonSet": 1, "Service": 1,
-				"ServiceAccount": 2, "ClusterRole": 2, "ClusterRoleBinding": 2, "Role": 3, "RoleBinding": 3,
+				"ServiceAccount": 2, "ClusterRole": 3 /* manager, daemon, kruise-metrics-reader */, "ClusterRoleBinding": 2, "Role": 3, "RoleBinding": 3, "NetworkPolicy": 1,
 				// The static configurations, and the ones the manager fills per SidecarSet, per
 				// WorkloadSpread, per PersistentPodState and per budget.
 				"MutatingWebhookConfiguration": 4, "ValidatingWebhookConfiguration": 2} {
@@ -129,12 +130,28 @@ func TestInstallManifestsAreAccepted(t *testing.T) {
 			*dep.Spec.Replicas, pod.HostNetwork, pod.Containers[0].Image, pod.PriorityClassName)
 	}
 	for _, arg := range []string{"--leader-elect=false", "--leader-election-lease-duration=30s", "--kube-client-qps=200",
-		"--kube-client-burst=400", "--workers=8", "--webhook-port=9443", "--pod-webhook-failure-policy=Ignore",
+		"--kube-client-burst=400", "--workers=8", "--webhook-port=9443", "--pod-webhook-failure-policy=Ignore", "--metrics-secure=false",
 		"--pod-webhook-excluded-namespaces=monitoring,legacy-apps",
+		"--webhook-client-ca-file=/etc/kruise/webhook-client-ca/ca.crt", "--webhook-client-allowed-names=kube-apiserver-webhook-client",
 		"--feature-gates=PreDownloadImageForInPlaceUpdate=true,InPlaceUpdateEnvFromMetadata=true"} {
 		if !slices.Contains(pod.Containers[0].Args, arg) {
 			t.Errorf("manager args %v lack %s", pod.Containers[0].Args, arg)
 		}
+	}
+	// The webhook port admits the replicas and the API server's peers of values-full.yaml only.
+	np := &networkingv1.NetworkPolicy{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "kruise-full", Name: "kruise-manager"}, np); err != nil {
+		t.Fatal(err)
+	}
+	if from := np.Spec.Ingress[0].From; len(from) != 4 || from[0].PodSelector == nil || from[1].IPBlock == nil ||
+		from[1].IPBlock.CIDR != "172.16.0.0/28" || from[2].IPBlock.Except[0] != "10.244.0.0/16" || from[3].NamespaceSelector == nil ||
+		np.Spec.Ingress[0].Ports[0].Port.StrVal != "webhook" {
+		t.Errorf("NetworkPolicy ingress to the webhook port: %+v", np.Spec.Ingress[0])
+	}
+	ca := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "kruise-full", Name: "kruise-webhook-client-ca"}, ca); err != nil ||
+		!strings.Contains(ca.Data["ca.crt"], "BEGIN CERTIFICATE") {
+		t.Errorf("webhook client CA ConfigMap: %v %v", ca.Data, err)
 	}
 	ds := &appsv1.DaemonSet{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "kruise-full", Name: "kruise-daemon"}, ds); err != nil {
@@ -142,7 +159,8 @@ func TestInstallManifestsAreAccepted(t *testing.T) {
 	}
 	dpod := ds.Spec.Template.Spec
 	if dpod.Volumes[0].HostPath.Path != "/run/containerd" || !slices.Contains(dpod.Containers[0].Args, "--runtime-endpoint=unix:///run/containerd/containerd.sock") ||
-		!slices.Contains(dpod.Containers[0].Args, "--max-workers-for-pull-image=4") || dpod.HostNetwork {
+		!slices.Contains(dpod.Containers[0].Args, "--max-workers-for-pull-image=4") || dpod.HostNetwork ||
+		!slices.Contains(dpod.Containers[0].Args, "--metrics-secure=false") || dpod.Containers[0].LivenessProbe.HTTPGet.Scheme != corev1.URISchemeHTTP {
 		t.Errorf("daemon DaemonSet does not carry the values: volumes %v, args %v", dpod.Volumes, dpod.Containers[0].Args)
 	}
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}

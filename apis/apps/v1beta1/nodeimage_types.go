@@ -51,6 +51,9 @@ type NodeImage struct {
 	Status NodeImageStatus `json:"status,omitempty"`
 }
 
+// MaxNodeImageImages is how many images one NodeImage spec may list (spec.images entries).
+const MaxNodeImageImages = 256
+
 // NodeImageSpec is the desired state of a NodeImage.
 type NodeImageSpec struct {
 	// Images maps an image name (without tag) to what should be pulled of it; at most 256 entries.

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/updateorder"
 )
 
@@ -91,7 +92,8 @@ func (pl *planner) deletePod(p *PodFacts, kind DeleteKind, reason string) {
 // plus surge pods of the update revision while pods still need updating, never exceeding
 // replicas + surge pods. New pods get the current revision only as far as needed to keep partition
 // old pods; the others get the update revision. scaleStrategy.maxUnavailable bounds creations
-// while pods are unavailable.
+// while pods are unavailable, and podcontrol.MaxCreatesPerReconcile those of one plan (a plan then
+// takes memory for the pods that exist, never for spec.replicas).
 func (pl *planner) planCreates() {
 	keep := len(pl.keep())
 	want := max(0, pl.b.Replicas-keep)
@@ -118,6 +120,10 @@ func (pl *planner) planCreates() {
 		wait := min(n-free, len(pl.snap.TerminatingInstanceIDs))
 		pl.note("%d creations wait for terminating pods %v to go, to reuse their PVCs", wait, pl.snap.TerminatingInstanceIDs[:wait])
 		n -= wait
+	}
+	if n > podcontrol.MaxCreatesPerReconcile {
+		pl.note("at most %d pods are created per reconcile: %d more wait", podcontrol.MaxCreatesPerReconcile, n-podcontrol.MaxCreatesPerReconcile)
+		n = podcontrol.MaxCreatesPerReconcile
 	}
 	if n <= 0 {
 		return

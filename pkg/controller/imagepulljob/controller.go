@@ -2,8 +2,10 @@ package imagepulljob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -143,7 +145,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, ni := range nodeImages {
 		byNode[ni.Name] = ni
 		t := NodeTask{Node: ni.Name}
-		img := ni.Spec.Images[name]
+		img, listed := ni.Spec.Images[name]
+		t.Full = !listed && len(ni.Spec.Images) >= v1beta1.MaxNodeImageImages
 		if i := findTag(img, tag); i >= 0 {
 			t.Owned = slices.ContainsFunc(img.Tags[i].OwnerReferences, func(o corev1.ObjectReference) bool { return ownedBy(o, owner) })
 			t.Status = TagStatus(ni, name, img.Tags[i])
@@ -155,20 +158,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	plan := PlanJob(job, tasks, now)
-	if len(plan.Start) > 0 {
-		secrets, err := r.syncSecrets(ctx, job)
-		if err != nil {
-			r.event(job, corev1.EventTypeWarning, "PullSecretFailed", err.Error())
-			return ctrl.Result{}, err
-		}
-		for _, node := range plan.Start {
-			ni := byNode[node].DeepCopy()
-			if AddJob(ni, job, secrets, now) {
-				if err := r.Client.Update(ctx, ni); err != nil {
-					return ctrl.Result{}, fmt.Errorf("ask node %s to pull %s: %w", node, job.Spec.Image, err)
-				}
-			}
-		}
+	plan, err = r.startPulls(ctx, job, plan, byNode, now)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	for _, node := range plan.Release {
 		ni := byNode[node].DeepCopy()
@@ -204,6 +196,49 @@ func (r *Reconciler) event(job *v1beta1.ImagePullJob, typ, reason, msg string) {
 	if r.Recorder != nil {
 		r.Recorder.Eventf(job, nil, typ, reason, reason, "%s", msg)
 	}
+}
+
+// RefusedRecheck is how often a job whose pulls were blocked (a refused pull secret, an image
+// with an empty tag) is looked at again: what blocks it can change without an event the
+// controller watches (Secrets are not watched).
+const RefusedRecheck = 5 * time.Minute
+
+// startPulls asks plan's Start nodes (by name in byNode) to pull job's image, after copying its
+// pull secrets. When the job may not start pulls (see BlockStart) it returns the blocked plan,
+// with a Warning event, and asks for a recheck after RefusedRecheck.
+func (r *Reconciler) startPulls(ctx context.Context, job *v1beta1.ImagePullJob, plan Plan, byNode map[string]*v1beta1.NodeImage, now time.Time) (Plan, error) {
+	if len(plan.Start) == 0 {
+		return plan, nil
+	}
+	block := func(reason, msg string) (Plan, error) {
+		r.event(job, corev1.EventTypeWarning, reason, msg)
+		plan = BlockStart(plan, msg)
+		if plan.RequeueAfter == 0 || plan.RequeueAfter > RefusedRecheck {
+			plan.RequeueAfter = RefusedRecheck
+		}
+		return plan, nil
+	}
+	if _, tag := SplitImage(job.Spec.Image); tag == "" {
+		return block("InvalidImage", fmt.Sprintf("spec.image %q has an empty tag", job.Spec.Image))
+	}
+	secrets, err := r.syncSecrets(ctx, job)
+	var refused *SecretRefusedError
+	switch {
+	case errors.As(err, &refused):
+		return block("PullSecretRefused", refused.Reason)
+	case err != nil:
+		r.event(job, corev1.EventTypeWarning, "PullSecretFailed", err.Error())
+		return plan, err
+	}
+	for _, node := range plan.Start {
+		ni := byNode[node].DeepCopy()
+		if AddJob(ni, job, secrets, now) {
+			if err := r.Client.Update(ctx, ni); err != nil {
+				return plan, fmt.Errorf("ask node %s to pull %s: %w", node, job.Spec.Image, err)
+			}
+		}
+	}
+	return plan, nil
 }
 
 // releaseAll removes the owners that match from every NodeImage.

@@ -5,7 +5,9 @@
 // deadline) and is deleted ttlSecondsAfterFinished later; a job with Never keeps pulling on nodes
 // that join. A job's tags stay in the NodeImages while the job exists (so NodeImage status keeps
 // reporting the pulled image) and are released when it is deleted; the tags of an ended job that
-// had not finished are released at once, which stops their pulls.
+// had not finished are released at once, which stops their pulls. Its pull secrets are copied
+// for the daemons only when they are docker-config secrets, and only over copies Kruise marked as
+// its own (PlanSecretCopy); otherwise the job starts no pull and says why.
 package imagepulljob
 
 import (
@@ -41,6 +43,9 @@ type NodeTask struct {
 	Status *v1beta1.NodeImageTagStatus
 	// Missing: the job names the node but it has no NodeImage (yet): the job waits for it.
 	Missing bool
+	// Full: the node's NodeImage lists v1beta1.MaxNodeImageImages images, none of them the job's,
+	// so the job's image cannot be added: the node counts as failed.
+	Full bool
 }
 
 func (n NodeTask) phase() v1beta1.NodeImagePullPhase {
@@ -90,11 +95,15 @@ func PlanJob(job *v1beta1.ImagePullJob, nodes []NodeTask, now time.Time) Plan {
 	slices.SortFunc(nodes, func(a, b NodeTask) int { return strings.Compare(a.Node, b.Node) })
 	p := Plan{}
 	var active, succeeded, failed int
-	var failedNodes, pending, missing []string
+	var failedNodes, pending, missing, full []string
 	for _, n := range nodes {
 		switch {
 		case n.Missing:
 			missing = append(missing, n.Node)
+		case !n.Owned && n.Full:
+			failed++
+			failedNodes = append(failedNodes, n.Node)
+			full = append(full, n.Node)
 		case !n.Owned:
 			pending = append(pending, n.Node)
 		case n.phase() == v1beta1.NodeImagePullSucceeded:
@@ -116,6 +125,11 @@ func PlanJob(job *v1beta1.ImagePullJob, nodes []NodeTask, now time.Time) Plan {
 	if len(missing) > 0 {
 		st.Message += fmt.Sprintf("; no NodeImage (yet) for %s", strings.Join(missing, ", "))
 	}
+	fullNote := ""
+	if len(full) > 0 {
+		fullNote = fmt.Sprintf("; the NodeImage of %s already lists %d images, the most it may", strings.Join(full, ", "), v1beta1.MaxNodeImageImages)
+	}
+	st.Message += fullNote
 	if cp.Type == v1beta1.ImagePullJobCompletionNever {
 		st.Message = "pulling on every selected node, new ones included (completionPolicy Never): " + st.Message
 		p.Status = st
@@ -125,7 +139,7 @@ func PlanJob(job *v1beta1.ImagePullJob, nodes []NodeTask, now time.Time) Plan {
 	switch {
 	case active == 0 && waiting == 0:
 		st.CompletionTime = &done
-		st.Message = fmt.Sprintf("job finished: %d/%d nodes pulled, %d failed", succeeded, len(nodes), failed)
+		st.Message = fmt.Sprintf("job finished: %d/%d nodes pulled, %d failed", succeeded, len(nodes), failed) + fullNote
 		p.Status = st
 		return finish(job, p, nodes, now)
 	case cp.ActiveDeadlineSeconds != nil:
@@ -180,4 +194,18 @@ func OwnerRef(job *v1beta1.ImagePullJob) OwnerKey {
 type OwnerKey struct {
 	Namespace, Name string
 	UID             types.UID
+}
+
+// BlockStart is p without its starts, for a job that may not start pulls now (reason says why,
+// e.g. a refused pull secret): the nodes it would have started stay waiting, and the status
+// message leads with the reason. Pulls already running go on.
+func BlockStart(p Plan, reason string) Plan {
+	if len(p.Start) == 0 {
+		return p
+	}
+	p.Status = *p.Status.DeepCopy()
+	p.Status.Active -= int32(len(p.Start))
+	p.Start = nil
+	p.Status.Message = "pulls not started: " + reason + "; " + p.Status.Message
+	return p
 }

@@ -2,6 +2,7 @@ package imagepulljob
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,5 +124,43 @@ func TestAddJobAndRemoveOwners(t *testing.T) {
 	RemoveOwners(ni, func(r corev1.ObjectReference) bool { return r.Name == "j2" })
 	if len(ni.Spec.Images) != 0 {
 		t.Errorf("images %v remain without owners", ni.Spec.Images)
+	}
+}
+
+func TestPlanFullNodeImageFailsThatNode(t *testing.T) {
+	j := job(intstr.FromInt32(5), v1beta1.ImagePullJobCompletionPolicy{Type: v1beta1.ImagePullJobCompletionAlways})
+	full := task("n1", false, "")
+	full.Full = true
+	p := PlanJob(j, []NodeTask{full, task("n2", true, v1beta1.NodeImagePullSucceeded)}, t0)
+	if len(p.Start) != 0 {
+		t.Errorf("started %v on a full NodeImage", p.Start)
+	}
+	if s := p.Status; s.Failed != 1 || !slices.Equal(s.FailedNodes, []string{"n1"}) || s.CompletionTime == nil ||
+		!strings.Contains(s.Message, "job finished") {
+		t.Errorf("status %+v: want n1 failed and the job finished", s)
+	}
+	if !strings.Contains(p.Status.Message, "NodeImage of n1 already lists 256 images") {
+		t.Errorf("message %q does not say why n1 failed", p.Status.Message)
+	}
+	owned := full
+	owned.Owned, owned.Status = true, &v1beta1.NodeImageTagStatus{Phase: v1beta1.NodeImagePullPulling}
+	if p := PlanJob(j, []NodeTask{owned}, t0); p.Status.Active != 1 || p.Status.Failed != 0 {
+		t.Errorf("a job already in a full NodeImage: status %+v, want it pulling", p.Status)
+	}
+}
+
+func TestBlockStartKeepsNodesWaiting(t *testing.T) {
+	j := job(intstr.FromInt32(2), v1beta1.ImagePullJobCompletionPolicy{Type: v1beta1.ImagePullJobCompletionAlways})
+	p := PlanJob(j, []NodeTask{task("n1", false, ""), task("n2", false, ""), task("n3", true, v1beta1.NodeImagePullPulling)}, t0)
+	if len(p.Start) != 1 || p.Status.Active != 2 {
+		t.Fatalf("plan %+v", p)
+	}
+	b := BlockStart(p, "pull secret ns/reg has type \"Opaque\"")
+	if len(b.Start) != 0 || b.Status.Active != 1 || b.Status.CompletionTime != nil ||
+		!strings.HasPrefix(b.Status.Message, "pulls not started: pull secret ns/reg") {
+		t.Errorf("blocked plan %+v", b)
+	}
+	if p.Status.Active != 2 {
+		t.Errorf("BlockStart changed its input")
 	}
 }

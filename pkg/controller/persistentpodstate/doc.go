@@ -19,6 +19,10 @@
 //     replica (ordinals.start and reserveOrdinals counted; 0 to replicas-1 for a custom workload)
 //     is dropped once that pod is gone; with WhenDeleted, states survive scale-in; both drop every
 //     state when the workload is deleted (for a custom workload, once it is gone);
+//   - memory follows the objects, not the numbers in them: a target's replicas are intervals
+//     (pkg/ordinal), so a replicas of 2^31-1 or 30 million reserved ordinals -- which the Advanced
+//     StatefulSet webhook refuses, but a scale subresource or a disabled webhook lets through --
+//     is tracked as any other, with no condition needed;
 //   - the Generator never creates, updates or deletes a PersistentPodState its workload does not
 //     control (OpenKruise would overwrite or delete a user's object of the same name).
 package persistentpodstate

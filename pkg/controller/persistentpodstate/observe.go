@@ -63,11 +63,7 @@ func (r *Reconciler) observe(ctx context.Context, pps *v1alpha1.PersistentPodSta
 // <anything>-<ordinal> and its replicas are the ordinals 0 to replicas-1. The scale subresource
 // does not tell whether it is being deleted: its states go once it is gone.
 func customTarget(name string, replicas int32) *Target {
-	out := &Target{Name: name, SuffixOrdinals: true, Ordinals: map[int]bool{}}
-	for _, ord := range ordinal.Ordinals(0, replicas, nil) {
-		out.Ordinals[ord] = true
-	}
-	return out
+	return &Target{Name: name, SuffixOrdinals: true, Replicas: ordinal.NewReplicas(0, replicas, ordinal.Reserved{})}
 }
 
 // target reads what the finder does not give of a StatefulSet: its ordinals and whether it is
@@ -102,9 +98,5 @@ func (r *Reconciler) target(ctx context.Context, namespace string, ref v1alpha1.
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", ref.Kind, ref.Name, err)
 	}
-	out := &Target{Name: ref.Name, Deleting: obj.GetDeletionTimestamp() != nil, Ordinals: map[int]bool{}}
-	for _, ord := range ordinal.Ordinals(start, replicas, reserved) {
-		out.Ordinals[ord] = true
-	}
-	return out, nil
+	return &Target{Name: ref.Name, Deleting: obj.GetDeletionTimestamp() != nil, Replicas: ordinal.NewReplicas(start, replicas, reserved)}, nil
 }

@@ -19,8 +19,10 @@ type Target struct {
 	Name string
 	// Deleting is true once the workload has a deletionTimestamp.
 	Deleting bool
-	// Ordinals are the ordinals its replicas have (ordinals.start, replicas, reserveOrdinals).
-	Ordinals map[int]bool
+	// Replicas are the ordinals its replicas have (ordinals.start, replicas, reserveOrdinals): kept
+	// as intervals, so that no replicas or reserveOrdinals make the controller allocate more than
+	// the workload's object takes.
+	Replicas ordinal.Replicas
 	// SuffixOrdinals is true for a custom workload: a pod's ordinal is the number after the last
 	// dash of its name, whatever precedes it (a StatefulSet's pods are named <Name>-<ordinal>).
 	SuffixOrdinals bool
@@ -124,7 +126,7 @@ func PlanStates(s Snapshot) Plan {
 	if spec.PersistentPodStateRetentionPolicy != v1alpha1.PersistentPodStateRetainWhenDeleted {
 		for _, name := range sortedKeys(states) {
 			ord := s.Target.OrdinalOf(name)
-			if _, alive := s.Pods[name]; alive || ord < 0 || s.Target.Ordinals[ord] {
+			if _, alive := s.Pods[name]; alive || ord < 0 || s.Target.Replicas.Contains(ord) {
 				continue
 			}
 			delete(states, name)

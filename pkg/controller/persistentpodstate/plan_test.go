@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/ordinal"
 )
 
 const zone = "topology.kubernetes.io/zone"
@@ -47,12 +48,14 @@ func withIP(s v1alpha1.PersistentPodStatePodState) v1alpha1.PersistentPodStatePo
 	return s
 }
 
-func ordinals(ords ...int) map[int]bool {
-	out := map[int]bool{}
-	for _, o := range ords {
-		out[o] = true
+// ordinals are the replicas of exactly ords (ascending, distinct): from the first, the gaps
+// reserved.
+func ordinals(ords ...int) ordinal.Replicas {
+	var gaps []ordinal.Interval
+	for i := 1; i < len(ords); i++ {
+		gaps = append(gaps, ordinal.Interval{First: ords[i-1] + 1, Last: ords[i] - 1})
 	}
-	return out
+	return ordinal.NewReplicas(int32(ords[0]), int32(len(ords)), ordinal.NewReserved(gaps...))
 }
 
 func podMap(pods ...*corev1.Pod) map[string]*corev1.Pod {
@@ -91,52 +94,52 @@ func TestPlanStates(t *testing.T) {
 	}{{
 		name:    "ready pods on known nodes are recorded; unready or unbound ones are not",
 		pps:     pps("", nil),
-		target:  &Target{Name: "db", Ordinals: ordinals(0, 1, 2, 3)},
+		target:  &Target{Name: "db", Replicas: ordinals(0, 1, 2, 3)},
 		pods:    podMap(pod("db-0", "n1", true, nil), pod("db-1", "n2", false, nil), pod("db-2", "", true, nil), pod("db-3", "n3", true, nil)),
 		want:    "db-0@n1(a) db-3@n3()",
 		changes: []string{"Recorded db-0", "Recorded db-3"},
 	}, {
 		name:   "a state recorded with the wanted keys on the same node is kept as it is",
 		pps:    pps("", map[string]v1alpha1.PersistentPodStatePodState{"db-0": withIP(state("n1", "old"))}),
-		target: &Target{Name: "db", Ordinals: ordinals(0)},
+		target: &Target{Name: "db", Replicas: ordinals(0)},
 		pods:   podMap(pod("db-0", "n1", true, map[string]string{"ip": "10.0.0.9"})),
 		want:   "db-0@n1(old)",
 	}, {
 		name:    "a pod that moved to another node is recorded again",
 		pps:     pps("", map[string]v1alpha1.PersistentPodStatePodState{"db-0": state("n1", "a")}),
-		target:  &Target{Name: "db", Ordinals: ordinals(0)},
+		target:  &Target{Name: "db", Replicas: ordinals(0)},
 		pods:    podMap(pod("db-0", "n2", true, nil)),
 		want:    "db-0@n2(b)",
 		changes: []string{"Recorded db-0"},
 	}, {
 		name:   "the state of a deleted pod whose ordinal is a replica is kept for its successor",
 		pps:    pps("", map[string]v1alpha1.PersistentPodStatePodState{"db-0": state("n1", "a"), "db-1": state("n2", "b")}),
-		target: &Target{Name: "db", Ordinals: ordinals(0, 1)},
+		target: &Target{Name: "db", Replicas: ordinals(0, 1)},
 		pods:   podMap(pod("db-0", "n1", true, nil)),
 		want:   "db-0@n1(a) db-1@n2(b)",
 	}, {
 		name:    "WhenScaled drops the states of ordinals scaled away once their pods are gone",
 		pps:     pps(v1alpha1.PersistentPodStateRetainWhenScaled, map[string]v1alpha1.PersistentPodStatePodState{"db-0": state("n1", "a"), "db-1": state("n2", "b"), "db-2": state("n1", "a")}),
-		target:  &Target{Name: "db", Ordinals: ordinals(0)},
+		target:  &Target{Name: "db", Replicas: ordinals(0)},
 		pods:    podMap(pod("db-0", "n1", true, nil), pod("db-2", "n1", true, nil)),
 		want:    "db-0@n1(a) db-2@n1(a)",
 		changes: []string{"Dropped db-1"},
 	}, {
 		name:   "WhenDeleted keeps them through scale-in",
 		pps:    pps(v1alpha1.PersistentPodStateRetainWhenDeleted, map[string]v1alpha1.PersistentPodStatePodState{"db-0": state("n1", "a"), "db-1": state("n2", "b")}),
-		target: &Target{Name: "db", Ordinals: ordinals(0)},
+		target: &Target{Name: "db", Replicas: ordinals(0)},
 		pods:   podMap(pod("db-0", "n1", true, nil)),
 		want:   "db-0@n1(a) db-1@n2(b)",
 	}, {
 		name:    "reserved ordinals and ordinals.start count: ordinal 4 is a replica of start 3 reserving 5, ordinal 1 is not",
 		pps:     pps("", map[string]v1alpha1.PersistentPodStatePodState{"db-1": state("n1", "a"), "db-4": state("n2", "b"), "db-6": state("n2", "b")}),
-		target:  &Target{Name: "db", Ordinals: ordinals(3, 4, 6)},
+		target:  &Target{Name: "db", Replicas: ordinals(3, 4, 6)},
 		want:    "db-4@n2(b) db-6@n2(b)",
 		changes: []string{"Dropped db-1"},
 	}, {
 		name:   "names not of the form <set>-<ordinal> are left alone",
 		pps:    pps("", map[string]v1alpha1.PersistentPodStatePodState{"other-9": state("n1", "a")}),
-		target: &Target{Name: "db", Ordinals: ordinals(0)},
+		target: &Target{Name: "db", Replicas: ordinals(0)},
 		want:   "other-9@n1(a)",
 	}, {
 		name:    "the workload is gone: every state is dropped, whatever the policy",
@@ -145,7 +148,7 @@ func TestPlanStates(t *testing.T) {
 	}, {
 		name:    "the workload is being deleted: every state is dropped",
 		pps:     pps("", map[string]v1alpha1.PersistentPodStatePodState{"db-0": state("n1", "a")}),
-		target:  &Target{Name: "db", Deleting: true, Ordinals: ordinals(0)},
+		target:  &Target{Name: "db", Deleting: true, Replicas: ordinals(0)},
 		pods:    podMap(pod("db-0", "n1", true, nil)),
 		changes: []string{"Dropped db-0"},
 	}, {
@@ -171,7 +174,7 @@ func TestPlanStates(t *testing.T) {
 	}, {
 		name:    "a pod on a node the cache does not know waits",
 		pps:     pps("", nil),
-		target:  &Target{Name: "db", Ordinals: ordinals(0)},
+		target:  &Target{Name: "db", Replicas: ordinals(0)},
 		pods:    podMap(pod("db-0", "n9", true, nil)),
 		waiting: []string{"db-0"},
 	}}
@@ -208,7 +211,7 @@ func TestPlanStates(t *testing.T) {
 // A state holds the node, exactly the node labels the topologies name, and the named annotations.
 func TestPlanStatesRecordsNamedKeysOnly(t *testing.T) {
 	p := pod("db-0", "n1", true, map[string]string{"ip": "10.0.0.7", "unrelated": "x"})
-	plan := PlanStates(Snapshot{State: pps("", nil), Target: &Target{Name: "db", Ordinals: ordinals(0)}, Pods: podMap(p), NodeLabels: nodes})
+	plan := PlanStates(Snapshot{State: pps("", nil), Target: &Target{Name: "db", Replicas: ordinals(0)}, Pods: podMap(p), NodeLabels: nodes})
 	got := plan.Status.PodStates["db-0"]
 	want := map[string]string{zone: "a", corev1.LabelHostname: "n1"}
 	if got.NodeName != "n1" || !maps.Equal(got.NodeTopologyLabels, want) || !maps.Equal(got.Annotations, map[string]string{"ip": "10.0.0.7"}) {
@@ -217,7 +220,7 @@ func TestPlanStatesRecordsNamedKeysOnly(t *testing.T) {
 	// Recorded again when a key is added to the spec, with the same node.
 	next := pps("", plan.Status.PodStates)
 	next.Spec.RequiredPersistentTopology.NodeTopologyKeys = append(next.Spec.RequiredPersistentTopology.NodeTopologyKeys, "other")
-	again := PlanStates(Snapshot{State: next, Target: &Target{Name: "db", Ordinals: ordinals(0)}, Pods: podMap(p), NodeLabels: nodes})
+	again := PlanStates(Snapshot{State: next, Target: &Target{Name: "db", Replicas: ordinals(0)}, Pods: podMap(p), NodeLabels: nodes})
 	if got := again.Status.PodStates["db-0"].NodeTopologyLabels["other"]; got != "x" || len(again.Changes) != 1 {
 		t.Errorf("after a key was added: other=%q, changes %v", got, again.Changes)
 	}
@@ -262,7 +265,7 @@ func TestTargetOrdinalOf(t *testing.T) {
 			t.Errorf("custom: OrdinalOf(%q) = %d, want %d", tc.pod, got, tc.custom)
 		}
 	}
-	if !maps.Equal(custom.Ordinals, ordinals(0, 1, 2)) || custom.Deleting {
+	if got := slices.Collect(custom.Replicas.All()); !slices.Equal(got, []int{0, 1, 2}) || custom.Deleting {
 		t.Errorf("customTarget(db, 3) = %+v, want ordinals 0-2, not deleting", custom)
 	}
 }

@@ -39,11 +39,7 @@ func sequences(t *testing.T, policy v1alpha1.PersistentPodStateRetentionPolicyTy
 		if custom {
 			return customTarget("db", replicas)
 		}
-		target := &Target{Name: "db", Ordinals: map[int]bool{}}
-		for _, o := range ordinal.Ordinals(0, replicas, nil) {
-			target.Ordinals[o] = true
-		}
-		return target
+		return &Target{Name: "db", Replicas: ordinal.NewReplicas(0, replicas, ordinal.Reserved{})}
 	}
 	for seed := range uint64(50) {
 		rng := rand.New(rand.NewPCG(seed, 7))
@@ -91,13 +87,13 @@ func sequences(t *testing.T, policy v1alpha1.PersistentPodStateRetentionPolicyTy
 				}
 			}
 			for name := range before {
-				if _, kept := p.Status.PodStates[name]; !kept && target.Ordinals[target.OrdinalOf(name)] {
+				if _, kept := p.Status.PodStates[name]; !kept && target.Replicas.Contains(target.OrdinalOf(name)) {
 					fail("the state of replica %s was dropped", name)
 				}
 			}
 			if policy == v1alpha1.PersistentPodStateRetainWhenScaled {
 				for name := range p.Status.PodStates {
-					if _, alive := pods[name]; !alive && !target.Ordinals[target.OrdinalOf(name)] {
+					if _, alive := pods[name]; !alive && !target.Replicas.Contains(target.OrdinalOf(name)) {
 						fail("the state of %s outlives its scale-in", name)
 					}
 				}

@@ -48,10 +48,7 @@ func (r *Reconciler) syncClaimOwners(ctx context.Context, set *v1beta1.StatefulS
 	if !r.AutoDeletePVC {
 		return nil
 	}
-	replicas := map[int]bool{}
-	for _, o := range ordinal.Ordinals(startOf(&obs.snap.Spec), *obs.snap.Spec.Replicas, obs.snap.Reserved) {
-		replicas[o] = true
-	}
+	replicas := ordinal.NewReplicas(startOf(&obs.snap.Spec), *obs.snap.Spec.Replicas, obs.snap.Reserved)
 	var errs []error
 	for _, f := range obs.snap.Pods {
 		pod := obs.pods[f.Name]
@@ -60,7 +57,7 @@ func (r *Reconciler) syncClaimOwners(ctx context.Context, set *v1beta1.StatefulS
 			if pvc == nil || pvc.DeletionTimestamp != nil || pvc.UID == "" {
 				continue
 			}
-			want := claimOwners(pvc.OwnerReferences, set.Spec.PersistentVolumeClaimRetentionPolicy, set, pod, !replicas[f.Ordinal])
+			want := claimOwners(pvc.OwnerReferences, set.Spec.PersistentVolumeClaimRetentionPolicy, set, pod, !replicas.Contains(f.Ordinal))
 			if slices.EqualFunc(want, pvc.OwnerReferences, func(a, b metav1.OwnerReference) bool { return a.UID == b.UID }) {
 				continue
 			}

@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -132,8 +133,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var think time.Duration // observe and plan: what grows with the pods (podcontrol.ReconcilePacer)
 	defer func() { r.pacer.Done(req.String(), think, r.Clock.Now()) }()
 	obs, err := r.observe(ctx, set, false)
+	if ref := (*refusal)(nil); errors.As(err, &ref) {
+		return r.refuseSpec(ctx, req.String(), set, ref)
+	}
 	if err != nil {
-		r.control().Event(r.owner(set), corev1.EventTypeWarning, "InvalidSpec", "%v", err)
 		return ctrl.Result{}, fmt.Errorf("observe statefulset %s: %w", req, err)
 	}
 	wait, err := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
@@ -191,6 +194,7 @@ func (r *Reconciler) syncStatus(ctx context.Context, key string, set *v1beta1.St
 	status := ComputeStatus(obs.snap, now, set.Status, set.Generation, obs.selector.String(), obs.claims)
 	status.CollisionCount = ptr.To(obs.collisionCount)
 	status.Conditions = failureConditions(status.Conditions, errs, now)
+	status.Conditions = invalidSpecCondition(status.Conditions, nil, now)
 	status.Conditions = setCondition(status.Conditions, ConditionProgressing, progressCondition(set, &status, &set.Status, now))
 	r.reportProgress(set, &status)
 	r.reportMetrics(set, obs, status, now)

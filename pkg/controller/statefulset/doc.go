@@ -5,7 +5,7 @@
 // for, and the next time it may change. ComputeStatus is its pure counterpart for status. All
 // writes go through pkg/podcontrol, and in-place updates through pkg/inplace/engine.
 //
-// Terms: replicas are the ordinals Ordinals gives (from ordinals.start, skipping reserveOrdinals);
+// Terms: replicas are the ordinals ordinal.Replicas walks (from ordinals.start, skipping reserveOrdinals);
 // a pod is healthy when it runs and is available (ready for minReadySeconds, in no in-place update
 // or lifecycle action); condemned pods have an ordinal that is not a replica.
 //
@@ -28,4 +28,7 @@
 //   - In place: InPlaceIfPossible and InPlaceOnly never recreate a pod that can be updated in
 //     place; InPlaceOnly never recreates (Plan.Refusals).
 //   - Paused and OnDelete: no pod is updated; scaling goes on.
+//   - Bounds: a plan allocates for the pods that exist and at most
+//     podcontrol.MaxCreatesPerReconcile creations, never for replicas or reserved ordinals
+//     (FuzzPlan); a spec beyond pkg/ordinal's bounds is not planned at all (refusal.go).
 package statefulset

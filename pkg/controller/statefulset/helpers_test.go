@@ -49,9 +49,18 @@ func healthyPod(ord int, rev string) PodFacts {
 
 // snap is a snapshot of set "web" at revisions old → new, with an in-place decision from old.
 func snap(s v1beta1.StatefulSetSpec, pods ...PodFacts) *Snapshot {
-	return &Snapshot{Spec: s, Name: "web", Reserved: map[int]bool{}, CurrentRevision: "web-old", UpdateRevision: "web-new",
+	return &Snapshot{Spec: s, Name: "web", CurrentRevision: "web-old", UpdateRevision: "web-new",
 		InPlace: map[string]inplace.Decision{"web-old": {Spec: &inplace.UpdateSpec{Revision: "web-new",
 			ContainerImages: map[string]string{"app": "app:v2"}}}}, Pods: pods}
+}
+
+// reserved is a set of single reserved ordinals.
+func reserved(ords ...int) ordinal.Reserved {
+	ivs := make([]ordinal.Interval, 0, len(ords))
+	for _, o := range ords {
+		ivs = append(ivs, ordinal.Interval{First: o, Last: o})
+	}
+	return ordinal.NewReserved(ivs...)
 }
 
 func names[T any](items []T, name func(T) string) []string {

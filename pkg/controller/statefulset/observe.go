@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
@@ -42,7 +43,8 @@ type observation struct {
 }
 
 // observe reads the set's revisions and claims from the cache and its pods through pods (the
-// cache, or the API server to check writes the cache has not shown), and builds the snapshot.
+// cache, or the API server to check writes the cache has not shown), and builds the snapshot. A
+// spec the controller cannot run is a *refusal, returned before anything is read.
 func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, live bool) (*observation, error) {
 	obj := &v1beta1.StatefulSet{Spec: *set.Spec.DeepCopy()}
 	defaults.SetDefaultsStatefulSetV1beta1(obj)
@@ -52,11 +54,12 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, live
 	}
 	sel, err := metav1.LabelSelectorAsSelector(spec.Selector)
 	if err != nil {
-		return nil, fmt.Errorf("selector: %w", err)
+		return nil, refuse(fmt.Errorf("spec.selector: %w", err))
 	}
-	reserved, err := ordinal.ParseReserved(spec.ReserveOrdinals)
+	// Before any pod is read: a spec beyond the bounds is refused in O(its entries).
+	replicas, err := ordinal.Bounded(startOf(spec), ptr.Deref(spec.Replicas, 1), spec.ReserveOrdinals)
 	if err != nil {
-		return nil, err
+		return nil, refuse(err)
 	}
 	pods := client.Reader(r.Client)
 	if live {
@@ -76,7 +79,7 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, live
 	if _, ok := obs.revisions[current]; !ok {
 		current = obs.updateRevision.Name
 	}
-	obs.snap = &Snapshot{Spec: *spec, Name: set.Name, Reserved: reserved, CurrentRevision: current,
+	obs.snap = &Snapshot{Spec: *spec, Name: set.Name, Reserved: replicas.Reserved(), CurrentRevision: current,
 		UpdateRevision: obs.updateRevision.Name, InPlace: revs.InPlace(r.Engine, &set.Spec.Template, nil)}
 	for _, pod := range read.Matching {
 		ord := ordinal.OrdinalOf(set.Name, pod.Name)

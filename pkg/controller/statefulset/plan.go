@@ -93,13 +93,15 @@ func Compute(s *Snapshot, now time.Time) Plan {
 
 // planner holds what every rule of one Compute reads.
 type planner struct {
-	s         *Snapshot
-	now       time.Time
-	minReady  time.Duration
-	ords      []int
-	pos       map[int]int
-	byOrd     map[int]*PodFacts
-	monotonic bool
+	s        *Snapshot
+	now      time.Time
+	minReady time.Duration
+	// replicas are the replicas' ordinals (walked, never listed: there may be 100,000); missing is
+	// how many of them have no pod, lastPod the highest ordinal with one (-1: none).
+	replicas         ordinal.Replicas
+	missing, lastPod int
+	byOrd            map[int]*PodFacts
+	monotonic        bool
 	// acted are the pods this plan creates, deletes, updates or holds.
 	acted map[string]bool
 	plan  Plan
@@ -110,10 +112,14 @@ func newPlanner(s *Snapshot, now time.Time) *planner {
 	if ru := s.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MinReadySeconds != nil {
 		p.minReady = time.Duration(*ru.MinReadySeconds) * time.Second
 	}
-	p.ords = ordinal.Ordinals(startOf(&s.Spec), ptr.Deref(s.Spec.Replicas, 1), s.Reserved)
-	p.pos = positions(p.ords)
+	p.replicas = ordinal.NewReplicas(startOf(&s.Spec), ptr.Deref(s.Spec.Replicas, 1), s.Reserved)
+	p.missing, p.lastPod = p.replicas.Len(), -1
 	for i := range s.Pods {
 		p.byOrd[s.Pods[i].Ordinal] = &s.Pods[i]
+		p.lastPod = max(p.lastPod, s.Pods[i].Ordinal)
+		if p.replicas.Contains(s.Pods[i].Ordinal) {
+			p.missing--
+		}
 	}
 	p.monotonic = s.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
 	return p
@@ -159,22 +165,29 @@ func (p *planner) resume() {
 // OrderedReady it acts on one pod at a time and stops at the first pod that is not healthy,
 // reporting blocked -- and updatable when that pod waits for the rolling update itself (an old pod
 // above the partition, not ready: the broken-pod trap, kubernetes#67250, which updating it
-// fixes); with Parallel it acts on all, within scaleStrategy.maxUnavailable.
+// fixes); with Parallel it acts on all, within scaleStrategy.maxUnavailable and at most
+// podcontrol.MaxCreatesPerReconcile creations.
 func (p *planner) scale() (blocked, updatable bool) {
 	budget := p.scaleBudget()
-	currentKept := 0
-	for _, ord := range p.ords {
+	currentKept, firstWaiting := 0, -1
+	for ord := range p.replicas.All() {
 		pod := p.byOrd[ord]
 		switch {
 		case pod == nil:
-			if budget == 0 {
-				p.note("scaleStrategy.maxUnavailable: %s waits to be created", ordinal.PodName(p.s.Name, ord))
+			if budget == 0 || len(p.plan.Creates) == podcontrol.MaxCreatesPerReconcile {
+				if firstWaiting < 0 {
+					firstWaiting = ord
+				}
+				if ord > p.lastPod {
+					p.noteWaiting(budget, firstWaiting)
+					return false, false // only missing pods beyond: they wait
+				}
 				continue
 			}
 			budget--
 			rev := p.revisionForNew(ord, &currentKept)
 			p.plan.Creates = append(p.plan.Creates, Creation{Ordinal: ord, Revision: rev,
-				Reason: fmt.Sprintf("ordinal %d of %d replicas is missing", ord, len(p.ords))})
+				Reason: fmt.Sprintf("ordinal %d of %d replicas is missing", ord, p.replicas.Len())})
 			if p.monotonic {
 				p.note("OrderedReady: waiting for %s to be created and become available", ordinal.PodName(p.s.Name, ord))
 				return true, false
@@ -212,7 +225,21 @@ func (p *planner) scale() (blocked, updatable bool) {
 			currentKept++
 		}
 	}
+	if firstWaiting >= 0 {
+		p.noteWaiting(budget, firstWaiting)
+	}
 	return false, false
+}
+
+// noteWaiting says how many missing replicas Parallel leaves for later, from the ordinal first on,
+// and why: scaleStrategy.maxUnavailable (budget 0) or the bound on creations per reconcile.
+func (p *planner) noteWaiting(budget, first int) {
+	waiting := p.missing - len(p.plan.Creates)
+	if budget == 0 {
+		p.note("scaleStrategy.maxUnavailable: %d missing pods wait to be created, from %s", waiting, ordinal.PodName(p.s.Name, first))
+		return
+	}
+	p.note("at most %d pods are created per reconcile: %d more wait, from %s", podcontrol.MaxCreatesPerReconcile, waiting, ordinal.PodName(p.s.Name, first))
 }
 
 // rolling reports whether the rolling update is to move pod (old, above an ordered partition,
@@ -223,7 +250,8 @@ func (p *planner) rolling(pod *PodFacts) bool {
 	if us.Type == appsv1.OnDeleteStatefulSetStrategyType || ru == nil || ru.Paused || pod.Revision == p.s.UpdateRevision {
 		return false
 	}
-	return p.unordered() || p.pos[pod.Ordinal] >= int(ptr.Deref(ru.Partition, 0))
+	pos, _ := p.replicas.Position(pod.Ordinal)
+	return p.unordered() || pos >= int(ptr.Deref(ru.Partition, 0))
 }
 
 // scaleBudget is how many pods Parallel may create now under scaleStrategy.maxUnavailable (-1:
@@ -233,9 +261,9 @@ func (p *planner) scaleBudget() int {
 	if p.monotonic || ss == nil || ss.MaxUnavailable == nil {
 		return -1
 	}
-	bound := scaledValue(ss.MaxUnavailable, len(p.ords))
-	for _, ord := range p.ords {
-		if pod := p.byOrd[ord]; pod != nil && !pod.finished() && !pod.healthy(p.now, p.minReady) {
+	bound := scaledValue(ss.MaxUnavailable, p.replicas.Len())
+	for i := range p.s.Pods {
+		if pod := &p.s.Pods[i]; p.replicas.Contains(pod.Ordinal) && !pod.finished() && !pod.healthy(p.now, p.minReady) {
 			bound--
 		}
 	}
@@ -259,7 +287,7 @@ func (p *planner) revisionForNew(ord int, currentKept *int) string {
 		}
 		return p.s.UpdateRevision
 	}
-	if p.pos[ord] < partition {
+	if pos, _ := p.replicas.Position(ord); pos < partition {
 		return p.s.CurrentRevision
 	}
 	return p.s.UpdateRevision
@@ -276,7 +304,7 @@ func (p *planner) unordered() bool {
 func (p *planner) condemn() {
 	var condemned []*PodFacts
 	for i := range p.s.Pods {
-		if _, ok := p.pos[p.s.Pods[i].Ordinal]; !ok {
+		if !p.replicas.Contains(p.s.Pods[i].Ordinal) {
 			condemned = append(condemned, &p.s.Pods[i])
 		}
 	}
@@ -300,8 +328,8 @@ func (p *planner) condemn() {
 	}
 }
 
-func condemnReason(ord int, reserved map[int]bool) string {
-	if reserved[ord] {
+func condemnReason(ord int, reserved ordinal.Reserved) string {
+	if reserved.Contains(ord) {
 		return fmt.Sprintf("ordinal %d is reserved (reserveOrdinals)", ord)
 	}
 	return fmt.Sprintf("ordinal %d is beyond the replicas", ord)
@@ -314,13 +342,4 @@ func scaledValue(v *intstr.IntOrString, total int) int {
 		return 1
 	}
 	return n
-}
-
-// positions maps each replica ordinal to its position in ords (ascending).
-func positions(ords []int) map[int]int {
-	pos := make(map[int]int, len(ords))
-	for i, o := range ords {
-		pos[o] = i
-	}
-	return pos
 }

@@ -48,7 +48,7 @@ func (p *planner) release() {
 			p.move(pod, to, reason)
 			continue
 		}
-		_, replica := p.pos[pod.Ordinal]
+		replica := p.replicas.Contains(pod.Ordinal)
 		switch {
 		case pod.Lifecycle == appspub.LifecycleStatePreparingDelete && replica && !pod.SpecifiedDelete && !p.recreating(pod):
 			p.move(pod, appspub.LifecycleStateNormal, "no deletion needed any more")

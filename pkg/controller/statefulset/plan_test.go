@@ -53,7 +53,7 @@ func TestReserveOrdinalsAndStart(t *testing.T) {
 		s.Ordinals = &appsv1.StatefulSetOrdinals{Start: 0}
 	})
 	sn := snap(s, healthyPod(0, "web-new"), healthyPod(1, "web-new"), healthyPod(2, "web-new"))
-	sn.Reserved = map[int]bool{1: true}
+	sn.Reserved = reserved(1)
 	p := Compute(sn, t0)
 	if got := createdOrds(p); !slices.Equal(got, []int{3}) {
 		t.Errorf("creates %v, want [3] (1 reserved, the range extends)", got)
@@ -120,7 +120,7 @@ func TestPartitionSkipsReservedOrdinals(t *testing.T) {
 	// Replicas 0, 2, 3 (1 reserved): partition 1 keeps the first replica, ordinal 0.
 	s := snap(spec(3, appsv1.ParallelPodManagement, partition(1), maxUnavailable(intstr.FromInt32(3))),
 		healthyPod(0, "web-old"), healthyPod(2, "web-old"), healthyPod(3, "web-old"))
-	s.Reserved = map[int]bool{1: true}
+	s.Reserved = reserved(1)
 	if got := updated(Compute(s, t0)); !slices.Equal(got, []string{"web-3", "web-2"}) {
 		t.Errorf("updates %v, want [web-3 web-2]", got)
 	}

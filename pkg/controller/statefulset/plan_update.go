@@ -30,9 +30,9 @@ func (p *planner) update() {
 		}
 		return
 	}
-	budget := scaledValue(ru.MaxUnavailable, len(p.ords))
-	for _, ord := range p.ords {
-		if pod := p.byOrd[ord]; pod == nil || !p.healthy(pod) || pod.ClaimsResizing {
+	budget := scaledValue(ru.MaxUnavailable, p.replicas.Len()) - p.missing
+	for i := range p.s.Pods {
+		if pod := &p.s.Pods[i]; p.replicas.Contains(pod.Ordinal) && (!p.healthy(pod) || pod.ClaimsResizing) {
 			budget--
 		}
 	}
@@ -72,7 +72,7 @@ func (p *planner) roll(pod *PodFacts, policy v1beta1.StatefulSetPodUpdatePolicyT
 // hasOld reports whether some replica is not at the update revision.
 func (p *planner) hasOld() bool {
 	for _, pod := range p.byOrd {
-		if _, ok := p.pos[pod.Ordinal]; ok && pod.Revision != p.s.UpdateRevision {
+		if p.replicas.Contains(pod.Ordinal) && pod.Revision != p.s.UpdateRevision {
 			return true
 		}
 	}
@@ -84,16 +84,18 @@ func (p *planner) hasOld() bool {
 func (p *planner) candidates(ru *v1beta1.StatefulSetRollingUpdateStrategy) []*PodFacts {
 	partition := int(ptr.Deref(ru.Partition, 0))
 	var old []*PodFacts
-	for i := len(p.ords) - 1; i >= 0; i-- {
-		pod := p.byOrd[p.ords[i]]
-		if pod == nil || pod.Terminating || pod.finished() || (pod.Revision == p.s.UpdateRevision && !pod.ClaimsBehind && !pod.ClaimsResizing) {
+	for i := range p.s.Pods {
+		pod := &p.s.Pods[i]
+		pos, replica := p.replicas.Position(pod.Ordinal)
+		if !replica || pod.Terminating || pod.finished() || (pod.Revision == p.s.UpdateRevision && !pod.ClaimsBehind && !pod.ClaimsResizing) {
 			continue
 		}
-		if !p.unordered() && i < partition {
+		if !p.unordered() && pos < partition {
 			continue
 		}
 		old = append(old, pod)
 	}
+	slices.SortFunc(old, func(a, b *PodFacts) int { return b.Ordinal - a.Ordinal }) // from the highest ordinal down
 	if !p.unordered() {
 		return old
 	}

@@ -24,9 +24,9 @@ type world struct {
 	pods map[int]*PodFacts
 }
 
-func (w *world) snapshot(s v1beta1.StatefulSetSpec, reserved map[int]bool) *Snapshot {
+func (w *world) snapshot(s v1beta1.StatefulSetSpec, res ordinal.Reserved) *Snapshot {
 	sn := snap(s)
-	sn.Reserved = reserved
+	sn.Reserved = res
 	for _, p := range w.pods {
 		sn.Pods = append(sn.Pods, *p)
 	}
@@ -94,12 +94,12 @@ func checkPlan(t *testing.T, sn *Snapshot, p Plan, now time.Time) {
 	t.Helper()
 	pl := newPlanner(sn, now)
 	for _, c := range p.Creates {
-		if _, ok := pl.pos[c.Ordinal]; !ok || pl.byOrd[c.Ordinal] != nil {
+		if ok := pl.replicas.Contains(c.Ordinal); !ok || pl.byOrd[c.Ordinal] != nil {
 			t.Fatalf("created ordinal %d: a replica %v, its pod %v", c.Ordinal, ok, pl.byOrd[c.Ordinal])
 		}
 	}
 	unhealthy := 0
-	for _, o := range pl.ords {
+	for o := range pl.replicas.All() {
 		if pod := pl.byOrd[o]; pod == nil || !pod.healthy(now, pl.minReady) {
 			unhealthy++
 		}
@@ -109,7 +109,7 @@ func checkPlan(t *testing.T, sn *Snapshot, p Plan, now time.Time) {
 			t.Fatalf("OrderedReady acted on %d pods at once: %+v %+v", len(p.Creates)+len(p.Deletes), p.Creates, p.Deletes)
 		}
 		for _, c := range p.Creates {
-			for _, o := range pl.ords {
+			for o := range pl.replicas.All() {
 				if pod := pl.byOrd[o]; o < c.Ordinal && (pod == nil || !pod.healthy(now, pl.minReady)) {
 					t.Fatalf("OrderedReady created ordinal %d while %d is not healthy", c.Ordinal, o)
 				}
@@ -117,11 +117,11 @@ func checkPlan(t *testing.T, sn *Snapshot, p Plan, now time.Time) {
 		}
 	}
 	ru := sn.Spec.UpdateStrategy.RollingUpdate
-	maxU := scaledValue(ru.MaxUnavailable, len(pl.ords))
+	maxU := scaledValue(ru.MaxUnavailable, pl.replicas.Len())
 	costly := 0
 	for _, u := range p.Updates {
 		ord := ordinal.OrdinalOf("web", u.Pod)
-		if pl.pos[ord] < int(ptr.Deref(ru.Partition, 0)) {
+		if pos, _ := pl.replicas.Position(ord); pos < int(ptr.Deref(ru.Partition, 0)) {
 			t.Fatalf("updated %s below partition %d", u.Pod, *ru.Partition)
 		}
 		if pl.byOrd[ord].healthy(now, pl.minReady) {
@@ -155,24 +155,24 @@ func runSequence(t *testing.T, seed uint64) {
 	upd := []v1beta1.StatefulSetPodUpdatePolicyType{v1beta1.RecreateStatefulSetPodUpdatePolicy,
 		v1beta1.InPlaceIfPossibleStatefulSetPodUpdatePolicy}[rng.IntN(2)]
 	s := spec(replicas, policy, partition(part), maxUnavailable(intstr.FromInt32(int32(1+rng.IntN(3)))), podPolicy(upd))
-	reserved := map[int]bool{}
+	var res ordinal.Reserved
 	if rng.IntN(2) == 0 {
-		reserved[rng.IntN(4)] = true
+		res = reserved(rng.IntN(4))
 	}
 	w := &world{rng: rng, now: t0, pods: map[int]*PodFacts{}}
-	for _, o := range ordinal.Ordinals(0, replicas+int32(rng.IntN(3)), nil) { // some start beyond the replicas
+	for o := range ordinal.NewReplicas(0, replicas+int32(rng.IntN(3)), ordinal.Reserved{}).All() { // some start beyond the replicas
 		p := healthyPod(o, "web-old")
 		w.pods[o] = &p
 	}
 	for i := range 2000 {
-		sn := w.snapshot(s, reserved)
+		sn := w.snapshot(s, res)
 		p := Compute(sn, w.now)
 		checkPlan(t, sn, p, w.now)
 		w.apply(p)
 		if i == 300 && rng.IntN(2) == 0 {
 			s.Replicas = ptr.To(int32(1 + rng.IntN(6))) // a scale in the middle of the rollout
 		}
-		if converged(w, s, reserved) {
+		if converged(w, s, res) {
 			return
 		}
 		w.step()
@@ -180,8 +180,8 @@ func runSequence(t *testing.T, seed uint64) {
 	t.Fatalf("no convergence: replicas %d, partition %d, %s, pods %v", *s.Replicas, part, policy, describe(w))
 }
 
-func converged(w *world, s v1beta1.StatefulSetSpec, reserved map[int]bool) bool {
-	ords := ordinal.Ordinals(0, *s.Replicas, reserved)
+func converged(w *world, s v1beta1.StatefulSetSpec, res ordinal.Reserved) bool {
+	ords := slices.Collect(ordinal.NewReplicas(0, *s.Replicas, res).All())
 	if len(w.pods) != len(ords) {
 		return false
 	}

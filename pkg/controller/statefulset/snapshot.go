@@ -7,6 +7,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/ordinal"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
@@ -17,8 +18,9 @@ type Snapshot struct {
 	Spec v1beta1.StatefulSetSpec
 	// Name is the StatefulSet's name (pods are <Name>-<ordinal>).
 	Name string
-	// Reserved are the ordinals reserveOrdinals skips.
-	Reserved map[int]bool
+	// Reserved are the ordinals reserveOrdinals skips (as intervals: observe refuses a spec beyond
+	// pkg/ordinal's bounds before any pod is read).
+	Reserved ordinal.Reserved
 	// CurrentRevision is the revision the pods below the partition keep (status.currentRevision);
 	// UpdateRevision is the revision of the current pod template.
 	CurrentRevision, UpdateRevision string

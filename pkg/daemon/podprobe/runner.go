@@ -236,7 +236,7 @@ func (r *Runner) once(ctx context.Context, t target, spec *v1alpha1.PodProbeMark
 		return Missing, fmt.Sprintf("container %q is not in pod %s/%s", t.container, t.namespace, t.pod)
 	}
 	h := handler(spec)
-	if !c.Running || !Due(spec, c.Started, time.Now()) || (h.Exec == nil && t.ip == "" && hostless(spec)) {
+	if !c.Running || !Due(spec, c.Started, time.Now()) || (h.Exec == nil && t.ip == "") {
 		return Skipped, ""
 	}
 	pctx, cancel := context.WithTimeout(ctx, time.Duration(max(spec.TimeoutSeconds, 1))*time.Second)
@@ -248,13 +248,17 @@ func (r *Runner) once(ctx context.Context, t target, spec *v1alpha1.PodProbeMark
 	return res, msg
 }
 
-// hostless reports whether an HTTP or TCP probe names no host (it needs the pod's IP).
-func hostless(spec *v1alpha1.PodProbeMarkerProbeSpec) bool {
-	return (spec.HTTPGet != nil && spec.HTTPGet.Host == "") || (spec.TCPSocket != nil && spec.TCPSocket.Host == "")
-}
-
+// handler is the probe's action aimed at the pod's own IP: a host the spec names is ignored
+// (admission refuses it), so a marker never makes the daemon, on the node's network, dial
+// anything but the pod it probes.
 func handler(spec *v1alpha1.PodProbeMarkerProbeSpec) containeraction.Handler {
-	core := spec.CoreProbe()
+	core := spec.CoreProbe() // a copy
+	if core.HTTPGet != nil {
+		core.HTTPGet.Host = ""
+	}
+	if core.TCPSocket != nil {
+		core.TCPSocket.Host = ""
+	}
 	return containeraction.Handler{Exec: core.Exec, HTTPGet: core.HTTPGet, TCPSocket: core.TCPSocket}
 }
 

@@ -21,6 +21,11 @@
 // moments ago refuses the disruptions of its pods until its controller has counted them (for a
 // minute at most).
 //
+// Handler decides from the live pod the request names (by UID, from the cache or the API
+// server; pkg/webhook/livepod), never from the request's oldObject: a request about a pod that
+// does not exist or has another UID changes no budget. Who may call it at all is
+// pkg/webhook/callers' concern.
+//
 // A refused eviction answers 429 with a retry hint, as Kubernetes' PodDisruptionBudget does, so
 // `kubectl drain` waits and retries; a refused deletion or update answers 403, as OpenKruise does.
 package budgetguard

@@ -22,13 +22,14 @@ import (
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/podbudget"
+	"github.com/kruise-ng/kruise/pkg/webhook/livepod"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets,verbs=list;watch
 // +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets/status,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
 // DisruptionBudgetCause is the cause type of a refused eviction, as Kubernetes reports a
 // PodDisruptionBudget's refusal.
@@ -37,7 +38,7 @@ const DisruptionBudgetCause metav1.CauseType = "DisruptionBudget"
 // Handler answers the budget entries' calls.
 type Handler struct {
 	// Reader reads pods and budgets, normally from the cache; Live reads a budget afresh after a
-	// conflicting status write.
+	// conflicting status write, and a pod the cache does not hold as the request names it.
 	Reader, Live client.Reader
 	// Writer writes the budgets' status.
 	Writer client.Client
@@ -121,37 +122,42 @@ func (h *Handler) AdmitUpdate(ctx context.Context, pod *corev1.Pod) (bool, strin
 	return dec.Allowed, dec.Reason, err
 }
 
-// operation returns the pod an admission disrupts and how, or a nil pod when it disrupts none.
+// operation returns the pod an admission disrupts and how, or a nil pod when it disrupts none. The
+// pod is the live one the request names (livepod: by UID, from the cache or the API server),
+// never the request's oldObject: a request about a pod that does not exist, or exists under
+// another UID, disrupts none. An update's new object is compared with the live pod.
 func (h *Handler) operation(ctx context.Context, req admission.Request) (*corev1.Pod, policyv1alpha1.PubOperation, error) {
-	decode := func(raw runtime.RawExtension) (*corev1.Pod, error) {
-		pod := &corev1.Pod{}
-		return pod, h.Decoder.DecodeRaw(raw, pod)
-	}
+	var op policyv1alpha1.PubOperation
 	switch {
 	case req.Operation == admissionv1.Delete && req.SubResource == "":
-		pod, err := decode(req.OldObject)
-		return pod, policyv1alpha1.PubDeleteOperation, err
+		op = policyv1alpha1.PubDeleteOperation
 	case req.Operation == admissionv1.Create && req.SubResource == "eviction":
-		pod := &corev1.Pod{}
-		if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: req.Name}, pod); err != nil {
-			return nil, "", client.IgnoreNotFound(err)
-		}
-		return pod, policyv1alpha1.PubEvictOperation, nil
+		op = policyv1alpha1.PubEvictOperation
 	case req.Operation == admissionv1.Update && req.SubResource == "resize":
-		pod, err := decode(req.OldObject)
-		return pod, policyv1alpha1.PubResizeOperation, err
+		op = policyv1alpha1.PubResizeOperation
 	case req.Operation == admissionv1.Update && req.SubResource == "":
-		old, err := decode(req.OldObject)
-		if err != nil {
-			return nil, "", err
-		}
-		pod, err := decode(req.Object)
-		if err != nil || !podbudget.UpdateDisrupts(old, pod) {
-			return nil, "", err
-		}
-		return old, policyv1alpha1.PubUpdateOperation, nil
+		op = policyv1alpha1.PubUpdateOperation
+	default:
+		return nil, "", nil
 	}
-	return nil, "", nil
+	want, err := livepod.Named(req.AdmissionRequest)
+	if err != nil {
+		return nil, "", err
+	}
+	pod, err := livepod.Finder{Cache: h.Reader, API: h.Live}.Get(ctx, want)
+	if err != nil || pod == nil {
+		return nil, "", err
+	}
+	if op == policyv1alpha1.PubUpdateOperation {
+		updated := &corev1.Pod{}
+		if err := h.Decoder.DecodeRaw(req.Object, updated); err != nil {
+			return nil, "", err
+		}
+		if !podbudget.UpdateDisrupts(pod, updated) {
+			return nil, "", nil
+		}
+	}
+	return pod, op, nil
 }
 
 // budgetFor returns the budget that guards pod: the one named (a budget's entry called) if it

@@ -3,6 +3,7 @@ package certs
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -35,6 +36,16 @@ type Rotator struct {
 
 	mu       sync.Mutex
 	servedCA []byte // the CA of the pair in CertDir
+	bundle   atomic.Pointer[[]byte]
+}
+
+// CABundle is the CA bundle of the last Sync (PEM: the current CA and, during a switch, the
+// previous one); nil before the first. It does not wait for a Sync under way.
+func (r *Rotator) CABundle() []byte {
+	if b := r.bundle.Load(); b != nil {
+		return *b
+	}
+	return nil
 }
 
 // Sync makes the certificates, CA bundles and files current once, and returns when to check next.
@@ -55,6 +66,7 @@ func (r *Rotator) Sync(ctx context.Context) (time.Time, error) {
 		return time.Time{}, err
 	}
 	r.servedCA = b.CACert
+	r.bundle.Store(&b.CABundle)
 	if changed {
 		r.Log.Info("webhook serving certificate written", "dir", r.CertDir, "renewAt", b.RenewAt)
 	}

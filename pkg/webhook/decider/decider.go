@@ -5,8 +5,10 @@
 //
 // Every replica serves the webhooks (the API server calls any of them). The leader publishes the
 // address of its webhook server in a Lease and decides; the other replicas pass the calls on to
-// that address, over TLS checked against the webhooks' own CA bundle, marked so that they are
-// never passed on twice. A replica that finds no leader to ask answers the call itself, the slow
+// that address, over mutual TLS: the decider's certificate is checked against the webhooks' own CA
+// bundle, and the follower presents its serving certificate (issued by that CA for client auth
+// too), without which the decider does not take the call as passed on (pkg/webhook/callers). The
+// calls are marked so that they are never passed on twice. A replica that finds no leader to ask answers the call itself, the slow
 // and safe way (the status written before the answer).
 package decider
 
@@ -83,8 +85,12 @@ type Decider struct {
 	// ServerName is a name of the webhook serving certificate, checked on the decider's answer.
 	ServerName string
 	// CA returns the CA bundle the webhook serving certificate is signed by.
-	CA  func(ctx context.Context) ([]byte, error)
-	Log logr.Logger
+	CA func(ctx context.Context) ([]byte, error)
+	// ClientCertificate is the certificate this replica presents to the decider
+	// (callers.FileCertificate of its serving pair); nil presents none, and the decider then
+	// answers the call as any caller's, not as one passed on.
+	ClientCertificate func(*tls.CertificateRequestInfo) (*tls.Certificate, error)
+	Log               logr.Logger
 	// OnStop runs when the decider stops deciding, before the replica gives up its leadership:
 	// the writes still behind are finished there.
 	OnStop []func(ctx context.Context)
@@ -259,7 +265,8 @@ func (d *Decider) call(ctx context.Context, addr, path string, req admission.Req
 	return admission.Response{AdmissionResponse: *review.Response}, nil
 }
 
-// transportFor is the HTTPS transport that trusts the current CA bundle (kept alive across calls).
+// transportFor is the HTTPS transport that trusts the current CA bundle and presents
+// ClientCertificate (kept alive across calls).
 func (d *Decider) transportFor(ctx context.Context) (*http.Transport, error) {
 	ca, err := d.CA(ctx)
 	if err != nil {
@@ -277,7 +284,8 @@ func (d *Decider) transportFor(ctx context.Context) (*http.Transport, error) {
 	if d.transport != nil {
 		d.transport.CloseIdleConnections()
 	}
-	d.transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: d.ServerName, MinVersion: tls.VersionTLS12},
+	d.transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: d.ServerName, MinVersion: tls.VersionTLS12,
+		GetClientCertificate: d.ClientCertificate},
 		MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute, ForceAttemptHTTP2: true}
 	d.transportCA = ca
 	return d.transport, nil

@@ -2,7 +2,7 @@ package decider
 
 import (
 	"context"
-	"encoding/pem"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -24,35 +24,69 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/kruise-ng/kruise/pkg/pki"
+	"github.com/kruise-ng/kruise/pkg/webhook/callers"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
-// replica is a webhook server serving handle at /x/ over TLS (certificate for example.com).
-func replica(t *testing.T, handle admission.HandlerFunc) *httptest.Server {
+// replicaPKI is a webhook CA and the serving pair it issued (for example.com and 127.0.0.1, with
+// client auth), written to dir as the replicas' files are.
+type replicaPKI struct {
+	ca                *pki.Authority
+	certFile, keyFile string
+	pair              tls.Certificate
+}
+
+func newPKI(t *testing.T) *replicaPKI {
 	t.Helper()
-	srv := webhook.NewServer(webhook.Options{})
+	ca, err := pki.NewAuthority("kruise-webhook-ca", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.Issue(pki.Request{CommonName: "kruise-webhook", DNSNames: []string{"example.com"},
+		IPs: []net.IP{net.ParseIP("127.0.0.1")}, Server: true, Validity: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile, err := kp.WriteFiles(t.TempDir(), "tls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &replicaPKI{ca: ca, certFile: certFile, keyFile: keyFile, pair: pair}
+}
+
+// replica is a webhook server serving handle at /x/ over TLS with p's serving pair, trusting
+// p's CA for replicas, as the manager serves (callers.Server).
+func replica(t *testing.T, p *replicaPKI, handle admission.HandlerFunc) *httptest.Server {
+	t.Helper()
+	trust := &callers.Trust{Replicas: func() []byte { return p.ca.CertPEM }}
+	srv := &callers.Server{Server: webhook.NewServer(webhook.Options{}), Trust: trust}
 	registration.Serve(srv, "/x/", handle)
-	ts := httptest.NewTLSServer(srv.WebhookMux())
+	ts := httptest.NewUnstartedServer(srv.WebhookMux())
+	ts.TLS = &tls.Config{Certificates: []tls.Certificate{p.pair}}
+	trust.ConfigureTLS(ts.TLS)
+	ts.StartTLS()
 	t.Cleanup(ts.Close)
 	return ts
 }
 
-func caOf(ts *httptest.Server) func(context.Context) ([]byte, error) {
-	return func(context.Context) ([]byte, error) {
-		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), nil
-	}
-}
+func (p *replicaPKI) caBundle(context.Context) ([]byte, error) { return p.ca.CertPEM, nil }
 
 func leaseTo(addr string) *coordinationv1.Lease {
 	return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kruise-system", Name: LeaseName},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(addr)}}
 }
 
-func follower(t *testing.T, ca func(context.Context) ([]byte, error), objs ...client.Object) (*Decider, client.Client) {
+// follower is a replica that trusts p's CA and presents p's serving pair as its certificate.
+func follower(t *testing.T, p *replicaPKI, objs ...client.Object) (*Decider, client.Client) {
 	t.Helper()
 	c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objs...).Build()
 	return &Decider{Client: c, Reader: c, Namespace: "kruise-system", Address: "10.0.0.2:9876", ServerName: "example.com",
-		CA: ca, Log: logr.Discard()}, c
+		CA: p.caBundle, ClientCertificate: callers.FileCertificate(p.certFile, p.keyFile), Log: logr.Discard()}, c
 }
 
 func request() admission.Request {
@@ -63,15 +97,16 @@ func request() admission.Request {
 // A follower passes the call to the address in the Lease, marked as forwarded, path and all, and
 // returns the decider's answer, patch included.
 func TestForwardsToTheDecider(t *testing.T) {
+	p := newPKI(t)
 	var path atomic.Value
-	leader := replica(t, func(ctx context.Context, req admission.Request) admission.Response {
+	leader := replica(t, p, func(ctx context.Context, req admission.Request) admission.Response {
 		path.Store(registration.Suffix(ctx))
 		if !registration.Forwarded(ctx) {
 			return admission.Denied("not marked as forwarded")
 		}
 		return admission.PatchResponseFromRaw(req.Object.Raw, []byte(`{"metadata":{"name":"p","labels":{"placed":"yes"}}}`))
 	})
-	d, _ := follower(t, caOf(leader), leaseTo(leader.Listener.Addr().String()))
+	d, _ := follower(t, p, leaseTo(leader.Listener.Addr().String()))
 	resp, ok := d.Forward(context.Background(), "/x/ns/spread", request())
 	if !ok || !resp.Allowed || !strings.Contains(string(resp.Patch), "placed") {
 		t.Fatalf("forwarded: ok %v, response %+v", ok, resp.AdmissionResponse)
@@ -81,9 +116,36 @@ func TestForwardsToTheDecider(t *testing.T) {
 	}
 }
 
+// The forwarded mark counts only from a caller with a replica's certificate: without one the call
+// is answered as any caller's; with a certificate of another CA the handshake fails and the
+// follower answers by itself.
+func TestForwardedMarkNeedsAReplicaCertificate(t *testing.T) {
+	p := newPKI(t)
+	var marked atomic.Int32
+	leader := replica(t, p, func(ctx context.Context, _ admission.Request) admission.Response {
+		if registration.Forwarded(ctx) {
+			marked.Add(1)
+		}
+		return admission.Allowed("")
+	})
+	d, _ := follower(t, p, leaseTo(leader.Listener.Addr().String()))
+	d.ClientCertificate = nil
+	if _, ok := d.Forward(context.Background(), "/x/ns/spread", request()); !ok || marked.Load() != 0 {
+		t.Errorf("without a certificate: answered %v, taken as forwarded %d times", ok, marked.Load())
+	}
+	other := newPKI(t) // a certificate the decider's CA did not issue
+	d2, _ := follower(t, p, leaseTo(leader.Listener.Addr().String()))
+	d2.ClientCertificate = callers.FileCertificate(other.certFile, other.keyFile)
+	if resp, ok := d2.Forward(context.Background(), "/x/ns/spread", request()); ok || marked.Load() != 0 {
+		t.Errorf("with a foreign certificate: answered %v (%+v), taken as forwarded %d times; want the handshake refused",
+			ok, resp.Result, marked.Load())
+	}
+}
+
 // With the decider gone (its address refuses) the follower answers by itself, and keeps doing so
 // for a moment without trying again.
 func TestAnswersByItselfWithoutDecider(t *testing.T) {
+	p := newPKI(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -91,8 +153,7 @@ func TestAnswersByItselfWithoutDecider(t *testing.T) {
 	dead := l.Addr().String()
 	l.Close()
 	var reads atomic.Int32
-	d, c := follower(t, func(context.Context) ([]byte, error) { return nil, nil }, leaseTo(dead))
-	d.CA = caOf(replica(t, func(context.Context, admission.Request) admission.Response { return admission.Allowed("") }))
+	d, c := follower(t, p, leaseTo(dead))
 	d.Reader = countingReader{Reader: c, n: &reads}
 	if _, ok := d.Forward(context.Background(), "/x/ns/spread", request()); ok {
 		t.Fatal("forwarded to an address that refuses")
@@ -102,7 +163,7 @@ func TestAnswersByItselfWithoutDecider(t *testing.T) {
 		t.Errorf("second call: forwarded %v, Lease read %d more times; want neither within %v", ok, reads.Load()-before, unreachableFor)
 	}
 	// No Lease at all: nobody to forward to.
-	d2, _ := follower(t, d.CA)
+	d2, _ := follower(t, p)
 	if _, ok := d2.Forward(context.Background(), "/x/ns/spread", request()); ok {
 		t.Error("forwarded with no Lease")
 	}
@@ -111,9 +172,10 @@ func TestAnswersByItselfWithoutDecider(t *testing.T) {
 // A replica that no longer decides says so; the follower reads the Lease again and reaches the new
 // decider at once.
 func TestFollowsTheNewDecider(t *testing.T) {
+	p := newPKI(t)
 	var c client.Client
-	newLeader := replica(t, func(context.Context, admission.Request) admission.Response { return admission.Allowed("new") })
-	old := replica(t, func(ctx context.Context, _ admission.Request) admission.Response {
+	newLeader := replica(t, p, func(context.Context, admission.Request) admission.Response { return admission.Allowed("new") })
+	old := replica(t, p, func(ctx context.Context, _ admission.Request) admission.Response {
 		// The new leader publishes while the old one is asked.
 		lease := &coordinationv1.Lease{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: "kruise-system", Name: LeaseName}, lease); err == nil {
@@ -123,7 +185,7 @@ func TestFollowsTheNewDecider(t *testing.T) {
 		return admission.Errored(http.StatusServiceUnavailable, notDeciding{})
 	})
 	// Both test servers share one certificate.
-	d, cl := follower(t, caOf(old), leaseTo(old.Listener.Addr().String()))
+	d, cl := follower(t, p, leaseTo(old.Listener.Addr().String()))
 	c = cl
 	resp, ok := d.Forward(context.Background(), "/x/ns/spread", request())
 	if !ok || resp.Result == nil || resp.Result.Message != "new" {
@@ -134,7 +196,7 @@ func TestFollowsTheNewDecider(t *testing.T) {
 // The leader publishes its address, is told to (Leading) at once and decides (Deciding) after the
 // settling time; when it stops it stops deciding first and runs OnStop.
 func TestLeaderPublishesAndDecides(t *testing.T) {
-	d, c := follower(t, nil, leaseTo("10.0.0.9:9876"))
+	d, c := follower(t, newPKI(t), leaseTo("10.0.0.9:9876"))
 	d.Settle = 50 * time.Millisecond
 	stopped := make(chan bool, 1)
 	d.OnStop = []func(context.Context){func(context.Context) { stopped <- d.Deciding() }}

@@ -45,6 +45,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/kruise-ng/kruise/pkg/webhook/callers"
 )
 
 // Source is the webhook whose client config the entries copy.
@@ -103,17 +105,20 @@ type suffixKey struct{}
 func Serve(srv webhook.Server, prefix string, handle admission.HandlerFunc) {
 	srv.Register(prefix, &admission.Webhook{Handler: handle, WithContextFunc: func(ctx context.Context, r *http.Request) context.Context {
 		ctx = context.WithValue(ctx, suffixKey{}, strings.TrimPrefix(r.URL.Path, prefix))
-		return context.WithValue(ctx, forwardedKey{}, r.Header.Get(ForwardedHeader) != "")
+		forwarded := r.Header.Get(ForwardedHeader) != "" && callers.Of(r.Context()) == callers.Replica
+		return context.WithValue(ctx, forwardedKey{}, forwarded)
 	}})
 }
 
 // ForwardedHeader marks a call one replica passed on to another (pkg/webhook/decider): it is
-// answered where it arrives, never passed on again.
+// answered where it arrives, never passed on again. It counts only on a call whose caller
+// presented a replica's certificate (pkg/webhook/callers); from anyone else it is ignored.
 const ForwardedHeader = "X-Kruise-Forwarded-By"
 
 type forwardedKey struct{}
 
-// Forwarded reports whether the call came from another replica rather than the API server.
+// Forwarded reports whether the call came from another replica rather than the API server: it
+// carries ForwardedHeader and its caller presented a replica's certificate.
 func Forwarded(ctx context.Context) bool {
 	f, _ := ctx.Value(forwardedKey{}).(bool)
 	return f

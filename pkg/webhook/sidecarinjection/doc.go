@@ -22,7 +22,10 @@
 //     reason; one stored around Kruise (by OpenKruise, say) is registered by Registrar, and its
 //     InjectionRegistered condition says when.
 //
-// When several SidecarSets select a pod, the first entry called injects them all (in name order,
-// as OpenKruise); the others are skipped by the API server (the entries' matchConditions read the
-// pod's injected-list annotation), so a pod costs one call whatever the number of SidecarSets.
+// No annotation of the pod's author is trusted: a pod created with a forged injected-list or hash
+// annotation (or containers named as a sidecar) gets every SidecarSet that selects it. Each entry
+// that selects a pod calls, and every call injects all the SidecarSets that select it (in name
+// order, as OpenKruise), replacing what an earlier call — or the author — put under a sidecar's
+// name; injection is idempotent, so a pod selected by K SidecarSets costs K calls and ends as one
+// injection would leave it.
 package sidecarinjection

@@ -2,7 +2,6 @@ package sidecarinjection
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -33,8 +32,7 @@ type EntryOptions struct {
 //     namespaceSelector and v1alpha1 namespace, minus the excluded namespaces (namespaceSelector);
 //   - fails closed (failurePolicy Fail): a pod that must get a sidecar is refused while the
 //     manager cannot be reached, never created without it;
-//   - is skipped (matchConditions) for a pod whose injected-list annotation names the SidecarSet
-//     already, which an earlier entry's call has done when several SidecarSets select one pod.
+//   - has no matchConditions: a pod's annotations are its author's, so none may skip a call.
 //
 // Entries reports, by SidecarSet name, why a SidecarSet got no entry.
 func Entries(sets []*v1beta1.SidecarSet, o EntryOptions) ([]admissionregistrationv1.MutatingWebhook, map[string]string) {
@@ -97,10 +95,6 @@ func entry(s *v1beta1.SidecarSet, o EntryOptions) (*admissionregistrationv1.Muta
 		TimeoutSeconds:          &timeout,
 		AdmissionReviewVersions: []string{"v1"},
 		ReinvocationPolicy:      &never,
-		MatchConditions: []admissionregistrationv1.MatchCondition{{
-			Name:       "not-injected-yet",
-			Expression: notInjectedExpression(s.Name),
-		}},
 	}, ""
 }
 
@@ -133,11 +127,3 @@ func namespaceSelector(s *v1beta1.SidecarSet, excluded []string) (*metav1.LabelS
 // that would be longer than a webhook name may be. The API server quotes it when a call fails, so
 // the user learns which SidecarSet refused the pod.
 func EntryName(set string) string { return registration.Name(set, ".sidecarset.kruise.io") }
-
-// notInjectedExpression is true for a pod whose injected-list annotation does not name set.
-func notInjectedExpression(set string) string {
-	key := sidecarset.InjectedListAnnotation
-	pattern := "(^|,)" + regexp.QuoteMeta(set) + "(,|$)"
-	return fmt.Sprintf("!has(object.metadata.annotations) || !(%q in object.metadata.annotations) || !object.metadata.annotations[%q].matches(%q)",
-		key, key, pattern)
-}

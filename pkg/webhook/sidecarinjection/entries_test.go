@@ -73,8 +73,8 @@ func TestEntryURLMode(t *testing.T) {
 	if *got[0].ClientConfig.URL != "https://127.0.0.1:9876"+PathPrefix+"a.b" {
 		t.Errorf("URL %s", *got[0].ClientConfig.URL)
 	}
-	if want := `.matches("(^|,)a\\.b(,|$)")`; !strings.Contains(got[0].MatchConditions[0].Expression, want) {
-		t.Errorf("match condition %s does not contain %s", got[0].MatchConditions[0].Expression, want)
+	if len(got[0].MatchConditions) != 0 {
+		t.Errorf("an entry skips pods by what their author wrote: %v", got[0].MatchConditions)
 	}
 }
 

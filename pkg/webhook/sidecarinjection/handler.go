@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -84,8 +83,8 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
 }
 
-// inject returns pod with the sidecars of the SidecarSets that select it and are not injected
-// yet, or nil when there are none.
+// inject returns pod with the sidecars of the SidecarSets that select it, or nil when there are
+// none.
 func (h *Handler) inject(ctx context.Context, pod *corev1.Pod, namespace, required string) (*corev1.Pod, error) {
 	ns := &corev1.Namespace{}
 	if err := h.Reader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil && !apierrors.IsNotFound(err) {
@@ -98,21 +97,12 @@ func (h *Handler) inject(ctx context.Context, pod *corev1.Pod, namespace, requir
 	if err != nil {
 		return nil, err
 	}
-	already := injected(pod)
-	var todo []*v1beta1.SidecarSet
-	for _, s := range sets {
-		if !already[s.Name] {
-			todo = append(todo, s)
-		}
-	}
-	if len(todo) == 0 {
-		return nil, nil
-	}
-	revisions, err := h.revisions(ctx, todo)
+	// Every SidecarSet that selects the pod, whatever its annotations say (doc.go).
+	revisions, err := h.revisions(ctx, sets)
 	if err != nil {
 		return nil, err
 	}
-	res, err := sidecarset.Inject(pod, todo, sidecarset.Options{
+	res, err := sidecarset.Inject(pod, sets, sidecarset.Options{
 		NamespaceLabels: ns.Labels,
 		Now:             metav1.NewTime(h.Clock.Now()),
 		Revisions:       revisions,
@@ -182,15 +172,4 @@ func (h *Handler) revisions(ctx context.Context, sets []*v1beta1.SidecarSet) (ma
 		}
 	}
 	return out, nil
-}
-
-// injected are the SidecarSets the pod's injected-list annotation names.
-func injected(pod *corev1.Pod) map[string]bool {
-	out := map[string]bool{}
-	for _, n := range strings.Split(pod.Annotations[sidecarset.InjectedListAnnotation], ",") {
-		if n != "" {
-			out[n] = true
-		}
-	}
-	return out
 }

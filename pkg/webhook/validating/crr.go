@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/webhook/access"
 )
 
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create;update,versions=v1alpha1,name=vcontainerrecreaterequest-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
@@ -70,10 +71,19 @@ func ValidateContainerRecreateRequestSpec(spec *v1alpha1.ContainerRecreateReques
 	return errs
 }
 
-type crrValidator struct{}
+var crrResource = v1alpha1.GroupVersion.WithResource("containerrecreaterequests").GroupResource()
 
-func (crrValidator) ValidateCreate(_ context.Context, crr *v1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
-	return nil, invalid("ContainerRecreateRequest", crr.Name, ValidateContainerRecreateRequestSpec(&crr.Spec, field.NewPath("spec")))
+// crrValidator also checks that the author may delete the pod: a restart of its containers is
+// a disruption, as a deletion is. The spec is immutable, so only a create is checked.
+type crrValidator struct {
+	access *access.Checker
+}
+
+func (v crrValidator) ValidateCreate(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {
+	if err := invalid("ContainerRecreateRequest", crr.Name, ValidateContainerRecreateRequestSpec(&crr.Spec, field.NewPath("spec"))); err != nil {
+		return nil, err
+	}
+	return nil, v.access.Require(ctx, crrResource, crr.Name, access.ContainerRecreateRequest(crr)...)
 }
 
 func (crrValidator) ValidateUpdate(_ context.Context, oldCRR, crr *v1alpha1.ContainerRecreateRequest) (admission.Warnings, error) {

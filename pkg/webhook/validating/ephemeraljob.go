@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/webhook/access"
 )
 
 // EphemeralJobPath is where the EphemeralJob validating webhook is served.
@@ -23,18 +24,33 @@ const EphemeralJobPath = "/validate-apps-kruise-io-v1alpha1-ephemeraljob"
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-ephemeraljob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=ephemeraljobs,verbs=create;update,versions=v1alpha1,name=vephemeraljob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 
 // registerEphemeralJobs adds the EphemeralJob validating webhook.
-func registerEphemeralJobs(srv webhook.Server, scheme *runtime.Scheme) {
-	srv.Register(EphemeralJobPath, admission.WithValidator[*v1alpha1.EphemeralJob](scheme, ephemeralJobValidator{}))
+func registerEphemeralJobs(srv webhook.Server, scheme *runtime.Scheme, checker *access.Checker) {
+	srv.Register(EphemeralJobPath, admission.WithValidator[*v1alpha1.EphemeralJob](scheme, ephemeralJobValidator{access: checker}))
 }
 
-type ephemeralJobValidator struct{}
+var ephemeralJobResource = v1alpha1.GroupVersion.WithResource("ephemeraljobs").GroupResource()
 
-func (ephemeralJobValidator) ValidateCreate(_ context.Context, obj *v1alpha1.EphemeralJob) (admission.Warnings, error) {
-	return nil, invalid("EphemeralJob", obj.Name, ValidateEphemeralJob(obj))
+// ephemeralJobValidator also checks that the author (or the updater of the spec) may add
+// ephemeral containers to the namespace's pods, which the job makes Kruise do.
+type ephemeralJobValidator struct {
+	access *access.Checker
 }
 
-func (ephemeralJobValidator) ValidateUpdate(_ context.Context, _, obj *v1alpha1.EphemeralJob) (admission.Warnings, error) {
-	return nil, invalid("EphemeralJob", obj.Name, ValidateEphemeralJob(obj))
+func (v ephemeralJobValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.EphemeralJob) (admission.Warnings, error) {
+	if err := invalid("EphemeralJob", obj.Name, ValidateEphemeralJob(obj)); err != nil {
+		return nil, err
+	}
+	return nil, v.access.Require(ctx, ephemeralJobResource, obj.Name, access.EphemeralJob(obj)...)
+}
+
+func (v ephemeralJobValidator) ValidateUpdate(ctx context.Context, old, obj *v1alpha1.EphemeralJob) (admission.Warnings, error) {
+	if err := invalid("EphemeralJob", obj.Name, ValidateEphemeralJob(obj)); err != nil {
+		return nil, err
+	}
+	if reflect.DeepEqual(old.Spec, obj.Spec) {
+		return nil, nil
+	}
+	return nil, v.access.Require(ctx, ephemeralJobResource, obj.Name, access.EphemeralJob(obj)...)
 }
 
 func (ephemeralJobValidator) ValidateDelete(context.Context, *v1alpha1.EphemeralJob) (admission.Warnings, error) {

@@ -170,7 +170,7 @@ func FuzzValidatingWebhooks(f *testing.F) {
 	cluster := fake.NewClientBuilder().WithScheme(scheme).WithObjects(fuzzSidecarSetCluster()...).Build()
 	sidecarSets := SidecarSetOptions{Reader: cluster, Config: cluster, Namespace: "kruise-system"}
 	targets := webhookfuzz.Targets(f, scheme, func(srv webhook.Server) {
-		Register(srv, scheme, acceptTemplates{}, pods, sidecarSets, cluster, ResourceDistributionOptions{}, Gates{})
+		Register(srv, scheme, acceptTemplates{}, pods, sidecarSets, cluster, ResourceDistributionOptions{}, Gates{}, nil)
 	})
 	webhookfuzz.Seed(f, targets, fuzzSamples...)
 	f.Fuzz(func(t *testing.T, path string, update bool, obj, old []byte) {

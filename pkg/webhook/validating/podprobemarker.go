@@ -3,7 +3,9 @@ package validating
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/webhook/access"
 )
 
 // PodProbeMarkerPath is where the PodProbeMarker validating webhook is served.
@@ -31,9 +36,31 @@ var nativePodConditions = map[string]bool{string(corev1.PodScheduled): true, str
 	string(corev1.PodInitialized): true, string(corev1.ContainersReady): true, string(corev1.PodReadyToStartContainers): true,
 	string(corev1.DisruptionTarget): true, string(corev1.PodResizePending): true, string(corev1.PodResizeInProgress): true}
 
-func registerPodProbeMarkers(srv webhook.Server, scheme *runtime.Scheme) {
-	srv.Register(PodProbeMarkerPath, admission.WithValidator[*v1alpha1.PodProbeMarker](scheme, podProbeMarkerValidator{}))
+// reservedPodConditions are the pod conditions a probe may not write: Kubernetes' own and those
+// Kruise's controllers and readiness gates own (a marker writing one would take other teams' pods
+// out of service or let them through gates they have not passed).
+var reservedPodConditions = map[string]bool{string(pub.InPlaceUpdateReady): true, string(pub.KruisePodReadyConditionType): true,
+	string(sidecarset.UpgradableCondition): true, "SidecarTerminated": true} // SidecarTerminated: pkg/controller/sidecarterminator
+
+// reservedMarkDomains are the label and annotation prefixes a probe may not mark pods with:
+// Kubernetes' and Kruise's own (a mark such as apps.kruise.io/specified-delete or
+// pub.kruise.io/no-protect makes Kruise delete a pod or drop its protection).
+const reservedMarkDomainsMessage = "must not be under kubernetes.io/, k8s.io/ or a kruise.io domain: those keys drive Kubernetes and Kruise themselves"
+
+func reservedMark(key string) bool {
+	prefix, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return false
+	}
+	prefix = strings.ToLower(prefix)
+	return prefix == "kubernetes.io" || prefix == "k8s.io" || prefix == "kruise.io" || strings.HasSuffix(prefix, ".kruise.io")
 }
+
+func registerPodProbeMarkers(srv webhook.Server, scheme *runtime.Scheme, checker *access.Checker) {
+	srv.Register(PodProbeMarkerPath, admission.WithValidator[*v1alpha1.PodProbeMarker](scheme, podProbeMarkerValidator{access: checker}))
+}
+
+var podProbeMarkerResource = v1alpha1.GroupVersion.WithResource("podprobemarkers").GroupResource()
 
 // ValidatePodProbeMarker reports every problem of a PodProbeMarker, each at its field's path, by
 // OpenKruise v1.9.0's rules: a valid, non-empty selector; at least one probe; each probe with a
@@ -42,7 +69,8 @@ func registerPodProbeMarkers(srv webhook.Server, scheme *runtime.Scheme) {
 // or tcpSocket (port), non-negative timings, a podConditionType or a markerPolicy (the condition
 // type a valid label name, unique among the probes), policies with a unique state Succeeded or
 // Failed and valid labels and annotations, not both empty. gRPC probes are refused, as OpenKruise
-// refuses them (kruise-daemon does not run them).
+// refuses them (kruise-daemon does not run them), and so is a probe's host. Kruise also refuses
+// a podConditionType that Kubernetes or Kruise owns and marks under their prefixes.
 func ValidatePodProbeMarker(obj *v1alpha1.PodProbeMarker) field.ErrorList {
 	spec := &obj.Spec
 	path := field.NewPath("spec")
@@ -82,6 +110,9 @@ func ValidatePodProbeMarker(obj *v1alpha1.PodProbeMarker) field.ErrorList {
 			}
 			conditions[t] = true
 			errs = append(errs, metav1validation.ValidateLabelName(t, pp.Child("podConditionType"))...)
+			if nativePodConditions[t] || reservedPodConditions[t] {
+				errs = append(errs, field.Invalid(pp.Child("podConditionType"), t, "is a pod condition Kubernetes or Kruise owns: name a condition of your own"))
+			}
 		}
 		states := map[v1alpha1.PodProbeMarkerState]bool{}
 		for j, policy := range p.MarkerPolicy {
@@ -97,6 +128,8 @@ func ValidatePodProbeMarker(obj *v1alpha1.PodProbeMarker) field.ErrorList {
 			}
 			errs = append(errs, metav1validation.ValidateLabels(policy.Labels, mp.Child("labels"))...)
 			errs = append(errs, validateAnnotationKeys(policy.Annotations, mp.Child("annotations"))...)
+			errs = append(errs, validateMarkKeys(policy.Labels, mp.Child("labels"))...)
+			errs = append(errs, validateMarkKeys(policy.Annotations, mp.Child("annotations"))...)
 		}
 	}
 	return errs
@@ -107,6 +140,17 @@ func validateAnnotationKeys(annotations map[string]string, path *field.Path) fie
 	for k := range annotations {
 		for _, msg := range validation.IsQualifiedName(strings.ToLower(k)) {
 			errs = append(errs, field.Invalid(path, k, msg))
+		}
+	}
+	return errs
+}
+
+// validateMarkKeys refuses marks under Kubernetes' and Kruise's own prefixes, in key order.
+func validateMarkKeys(marks map[string]string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(marks)) {
+		if reservedMark(k) {
+			errs = append(errs, field.Invalid(path.Key(k), k, reservedMarkDomainsMessage))
 		}
 	}
 	return errs
@@ -130,6 +174,9 @@ func validateMarkerProbe(p *v1alpha1.PodProbeMarkerProbeSpec, path *field.Path) 
 			errs = append(errs, field.Invalid(hp.Child("path"), h.Path, "must be a valid URL path"))
 		}
 		errs = append(errs, validatePortNumOrName(h.Port, hp.Child("port"))...)
+		if h.Host != "" {
+			errs = append(errs, field.Forbidden(hp.Child("host"), hostForbidden))
+		}
 		if h.Scheme != corev1.URISchemeHTTP && h.Scheme != corev1.URISchemeHTTPS {
 			errs = append(errs, field.NotSupported(hp.Child("scheme"), h.Scheme, []string{"HTTP", "HTTPS"}))
 		}
@@ -142,6 +189,9 @@ func validateMarkerProbe(p *v1alpha1.PodProbeMarkerProbeSpec, path *field.Path) 
 	if p.TCPSocket != nil {
 		handlers++
 		errs = append(errs, validatePortNumOrName(p.TCPSocket.Port, path.Child("tcpSocket", "port"))...)
+		if p.TCPSocket.Host != "" {
+			errs = append(errs, field.Forbidden(path.Child("tcpSocket", "host"), hostForbidden))
+		}
 	}
 	if p.GRPC != nil {
 		errs = append(errs, field.Forbidden(path.Child("grpc"), "gRPC probes are not supported by PodProbeMarker (OpenKruise v1.9.0 refuses them too): use exec, httpGet or tcpSocket"))
@@ -164,6 +214,10 @@ func validateMarkerProbe(p *v1alpha1.PodProbeMarkerProbeSpec, path *field.Path) 
 	return errs
 }
 
+// hostForbidden: kruise-daemon runs on each node's network, so a host would let a marker's author
+// reach any address from every node; it probes the pod's own IP (OpenKruise refuses a host too).
+const hostForbidden = "must not be set: the probe reaches the pod's own IP (kruise-daemon runs on the node's network)"
+
 func validatePortNumOrName(port intstr.IntOrString, path *field.Path) field.ErrorList {
 	var msgs []string
 	if port.Type == intstr.Int {
@@ -178,16 +232,25 @@ func validatePortNumOrName(port intstr.IntOrString, path *field.Path) field.Erro
 	return errs
 }
 
-type podProbeMarkerValidator struct{}
+// podProbeMarkerValidator also checks that the author may do what the marker makes Kruise do
+// (pkg/webhook/access): patch the selected pods and their status, and exec into them for an exec
+// probe.
+type podProbeMarkerValidator struct {
+	access *access.Checker
+}
 
-// ValidateCreate rejects an invalid new PodProbeMarker.
-func (podProbeMarkerValidator) ValidateCreate(_ context.Context, obj *v1alpha1.PodProbeMarker) (admission.Warnings, error) {
-	return nil, invalid(podProbeMarkerKind, obj.Name, ValidatePodProbeMarker(obj))
+// ValidateCreate rejects an invalid new PodProbeMarker, or one whose author lacks the rights it uses.
+func (v podProbeMarkerValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.PodProbeMarker) (admission.Warnings, error) {
+	if err := invalid(podProbeMarkerKind, obj.Name, ValidatePodProbeMarker(obj)); err != nil {
+		return nil, err
+	}
+	return nil, v.access.Require(ctx, podProbeMarkerResource, obj.Name, access.PodProbeMarker(obj)...)
 }
 
 // ValidateUpdate rejects an invalid PodProbeMarker or a changed selector (immutable, as in
-// OpenKruise); an update that leaves the spec as it is (finalizers, labels) passes.
-func (podProbeMarkerValidator) ValidateUpdate(_ context.Context, oldObj, newObj *v1alpha1.PodProbeMarker) (admission.Warnings, error) {
+// OpenKruise); an update that leaves the spec as it is (finalizers, labels) passes. A changed
+// spec is checked against the updater's rights.
+func (v podProbeMarkerValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v1alpha1.PodProbeMarker) (admission.Warnings, error) {
 	if apiequality.Semantic.DeepEqual(oldObj.Spec, newObj.Spec) {
 		return nil, nil
 	}
@@ -195,7 +258,10 @@ func (podProbeMarkerValidator) ValidateUpdate(_ context.Context, oldObj, newObj 
 	if !apiequality.Semantic.DeepEqual(oldObj.Spec.Selector, newObj.Spec.Selector) {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "selector"), fmt.Sprintf("is immutable (was %v)", oldObj.Spec.Selector)))
 	}
-	return nil, invalid(podProbeMarkerKind, newObj.Name, errs)
+	if err := invalid(podProbeMarkerKind, newObj.Name, errs); err != nil {
+		return nil, err
+	}
+	return nil, v.access.Require(ctx, podProbeMarkerResource, newObj.Name, access.PodProbeMarker(newObj)...)
 }
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).

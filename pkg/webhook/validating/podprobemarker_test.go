@@ -54,6 +54,29 @@ func TestValidatePodProbeMarker(t *testing.T) {
 		"bad condition": {func(m *v1alpha1.PodProbeMarker) { m.Spec.Probes[0].PodConditionType = "not valid!" }, "spec.probes[0].podConditionType"},
 		"bad state":     {func(m *v1alpha1.PodProbeMarker) { m.Spec.Probes[0].MarkerPolicy[0].State = "True" }, "spec.probes[0].markerPolicy[0].state: Unsupported"},
 		"empty policy":  {func(m *v1alpha1.PodProbeMarker) { m.Spec.Probes[0].MarkerPolicy[0].Labels = nil }, "spec.probes[0].markerPolicy[0]: Required"},
+		"http host": {func(m *v1alpha1.PodProbeMarker) {
+			m.Spec.Probes[0].Probe = v1alpha1.PodProbeMarkerProbeSpec{HTTPGet: &v1alpha1.PodProbeMarkerHTTPGetAction{Path: "/", Port: intstr.FromInt32(80),
+				Scheme: "HTTP", Host: "169.254.169.254"}}
+		}, "spec.probes[0].probe.httpGet.host: Forbidden"},
+		"tcp host": {func(m *v1alpha1.PodProbeMarker) {
+			m.Spec.Probes[0].Probe = tcp(intstr.FromInt32(80))
+			m.Spec.Probes[0].Probe.TCPSocket.Host = "127.0.0.1"
+		}, "spec.probes[0].probe.tcpSocket.host: Forbidden"},
+		"Ready condition":    {func(m *v1alpha1.PodProbeMarker) { m.Spec.Probes[0].PodConditionType = "Ready" }, "spec.probes[0].podConditionType: Invalid value: \"Ready\": is a pod condition Kubernetes or Kruise owns"},
+		"in-place condition": {func(m *v1alpha1.PodProbeMarker) { m.Spec.Probes[0].PodConditionType = "InPlaceUpdateReady" }, "is a pod condition Kubernetes or Kruise owns"},
+		"KruisePodReady":     {func(m *v1alpha1.PodProbeMarker) { m.Spec.Probes[0].PodConditionType = "KruisePodReady" }, "is a pod condition Kubernetes or Kruise owns"},
+		"specified-delete mark": {func(m *v1alpha1.PodProbeMarker) {
+			m.Spec.Probes[0].MarkerPolicy[0].Labels = map[string]string{"apps.kruise.io/specified-delete": "true"}
+		}, "spec.probes[0].markerPolicy[0].labels[apps.kruise.io/specified-delete]: Invalid value"},
+		"no-protect mark": {func(m *v1alpha1.PodProbeMarker) {
+			m.Spec.Probes[0].MarkerPolicy[0].Annotations = map[string]string{"pub.kruise.io/no-protect": "true"}
+		}, "spec.probes[0].markerPolicy[0].annotations[pub.kruise.io/no-protect]"},
+		"kubernetes.io mark": {func(m *v1alpha1.PodProbeMarker) {
+			m.Spec.Probes[0].MarkerPolicy[0].Labels = map[string]string{"kubernetes.io/hostname": "n1"}
+		}, "must not be under kubernetes.io/"},
+		"k8s.io mark": {func(m *v1alpha1.PodProbeMarker) {
+			m.Spec.Probes[0].MarkerPolicy[0].Annotations = map[string]string{"k8s.io/x": "1"}
+		}, "must not be under kubernetes.io/"},
 		"bad label": {func(m *v1alpha1.PodProbeMarker) {
 			m.Spec.Probes[0].MarkerPolicy[0].Labels = map[string]string{"a": "not valid!"}
 		}, "spec.probes[0].markerPolicy[0].labels"},
@@ -79,4 +102,12 @@ func TestValidatePodProbeMarker(t *testing.T) {
 
 func tcp(port intstr.IntOrString) v1alpha1.PodProbeMarkerProbeSpec {
 	return v1alpha1.PodProbeMarkerProbeSpec{TCPSocket: &corev1.TCPSocketAction{Port: port}}
+}
+
+func TestPodProbeMarkerKeepsMarksOfOthersDomains(t *testing.T) {
+	m := validMarker()
+	m.Spec.Probes[0].MarkerPolicy[0].Annotations = map[string]string{"controller.kubernetes.io/pod-deletion-cost": "-5", "example.com/role": "leader"}
+	if errs := ValidatePodProbeMarker(m); len(errs) != 0 {
+		t.Errorf("pod-deletion-cost and a team's own key refused: %v", errs)
+	}
 }

@@ -404,7 +404,7 @@ func TestSelectorsLooselyOverlap(t *testing.T) {
 func TestPodUnavailableBudgetWebhookRegistered(t *testing.T) {
 	scheme := webhookfuzz.NewScheme(t)
 	targets := webhookfuzz.Targets(t, scheme, func(srv webhook.Server) {
-		Register(srv, scheme, nil, nil, SidecarSetOptions{}, nil, ResourceDistributionOptions{}, Gates{})
+		Register(srv, scheme, nil, nil, SidecarSetOptions{}, nil, ResourceDistributionOptions{}, Gates{}, nil)
 	})
 	for _, tg := range targets {
 		if tg.Path == PodUnavailableBudgetPath {

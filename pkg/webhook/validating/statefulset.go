@@ -34,8 +34,11 @@ const maxMinReadySeconds = 300
 //
 // The rules:
 //   - spec.selector is required, not empty and valid, and selects the template's labels;
-//   - spec.replicas, spec.revisionHistoryLimit and spec.ordinals.start are ≥ 0;
+//   - spec.replicas, spec.revisionHistoryLimit and spec.ordinals.start are ≥ 0; spec.replicas is
+//     at most ordinal.MaxReplicas (100000);
 //   - spec.reserveOrdinals: each an integer ≥ 0 or a string "first-last" of digits, first ≤ last;
+//     at most ordinal.MaxReserveEntries (100) entries reserving at most ordinal.MaxReservedOrdinals
+//     (100000) ordinals in all;
 //   - spec.serviceName, when set, is a DNS label (it becomes each pod's subdomain);
 //   - spec.podManagementPolicy is OrderedReady or Parallel;
 //   - spec.updateStrategy.type is RollingUpdate or OnDelete; rollingUpdate only with RollingUpdate;
@@ -65,7 +68,11 @@ const maxMinReadySeconds = 300
 //     labels and annotations), an invalid claim template, a serviceName that is no DNS label,
 //     negative revisionHistoryLimit, ordinals.start or gracePeriodSeconds, an ordinal above
 //     2147483647 or a reserved range of more than 100000 ordinals (which the controller refuses),
-//     an unknown volumeClaimUpdateStrategy.type.
+//     an unknown volumeClaimUpdateStrategy.type;
+//   - refused where OpenKruise accepts a spec that would make the controller allocate without
+//     bound (issue 33): replicas above 100000, more than 100 reserveOrdinals entries, more than
+//     100000 reserved ordinals in all (pkg/ordinal's bounds; the controller refuses to run such a
+//     spec too, with condition InvalidSpec).
 func ValidateStatefulSet(obj *v1beta1.StatefulSet) field.ErrorList {
 	return validateStatefulSet(obj, nil)
 }
@@ -154,6 +161,9 @@ func validateStatefulSetCounts(spec *v1beta1.StatefulSetSpec, path *field.Path) 
 	var errs field.ErrorList
 	if spec.Replicas != nil {
 		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(*spec.Replicas), path.Child("replicas"))...)
+		if e := ordinal.CheckReplicas(*spec.Replicas); e != nil {
+			errs = append(errs, field.Invalid(path.Child("replicas"), *spec.Replicas, fmt.Sprintf("must be at most %d: %s", e.Bound, e.Why)))
+		}
 	}
 	if spec.RevisionHistoryLimit != nil {
 		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(*spec.RevisionHistoryLimit), path.Child("revisionHistoryLimit"))...)
@@ -166,8 +176,16 @@ func validateStatefulSetCounts(spec *v1beta1.StatefulSetSpec, path *field.Path) 
 
 // validateReserveOrdinals: each entry is an ordinal (an integer ≥ 0) or a range "first-last" of
 // ordinals (digits only, first ≤ last), as OpenKruise reads them; ordinals above 2147483647 (no pod
-// has one) and ranges of more than ordinal.MaxReservedRange ordinals are refused (pkg/ordinal).
+// has one), ranges of more than ordinal.MaxReservedRange ordinals, more than
+// ordinal.MaxReserveEntries entries (then the entries are not checked one by one) and more than
+// ordinal.MaxReservedOrdinals ordinals in all are refused (pkg/ordinal's bounds, which the
+// controller applies too).
 func validateReserveOrdinals(list []intstr.IntOrString, p *field.Path) field.ErrorList {
+	if e := ordinal.CheckReserveEntries(len(list)); e != nil {
+		tooMany := field.TooMany(p, len(list), e.Bound)
+		tooMany.Detail = fmt.Sprintf("must have at most %d entries: %s", e.Bound, e.Why)
+		return field.ErrorList{tooMany}
+	}
 	var errs field.ErrorList
 	for i, o := range list {
 		switch o.Type {
@@ -181,6 +199,15 @@ func validateReserveOrdinals(list []intstr.IntOrString, p *field.Path) field.Err
 			}
 		default:
 			errs = append(errs, field.Invalid(p.Index(i), o.String(), "must be an ordinal or a range such as '3-5'"))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if r, err := ordinal.ParseReserved(list); err == nil {
+		if e := ordinal.CheckReservedCount(r); e != nil {
+			errs = append(errs, field.Invalid(p, fmt.Sprintf("%d reserved ordinals", e.Value),
+				fmt.Sprintf("must reserve at most %d ordinals in all: %s", e.Bound, e.Why)))
 		}
 	}
 	return errs

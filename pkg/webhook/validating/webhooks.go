@@ -2,6 +2,9 @@ package validating
 
 import (
 	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/webhook/access"
 )
 
 // CloneSetPath is where the CloneSet validating webhook is served.
@@ -50,25 +54,26 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // reads and dry-runs; gates register the entries of the SidecarSets, budgets, WorkloadSpreads and
 // PersistentPodStates about to be stored.
 func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, cache client.Reader, sidecarSets SidecarSetOptions,
-	budgets client.Reader, distributions ResourceDistributionOptions, gates Gates) {
+	budgets client.Reader, distributions ResourceDistributionOptions, gates Gates, checker *access.Checker) {
 	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: cache}))
-	registerStatefulSets(srv, scheme, templates, cache)
+	registerStatefulSets(srv, scheme, templates, cache, checker)
 	registerDaemonSets(srv, scheme, templates)
 	registerSidecarSets(srv, scheme, templates, sidecarSets, gates.SidecarSet)
 	registerPullJobs(srv, scheme)
+	registerNodeImages(srv, scheme)
 	registerBroadcastJobs(srv, scheme, templates)
 	registerAdvancedCronJobs(srv, scheme, templates)
 	registerPodUnavailableBudgets(srv, scheme, budgets, gates.Budget)
 	registerUnitedDeployments(srv, scheme, templates)
 	registerWorkloadSpreads(srv, scheme, WorkloadSpreadOptions{Reader: cache, Config: sidecarSets.Config,
-		Namespace: sidecarSets.Namespace, Templates: templates, Gate: gates.WorkloadSpread})
+		Namespace: sidecarSets.Namespace, Templates: templates, Gate: gates.WorkloadSpread, Access: checker})
 	registerPersistentPodStates(srv, scheme, PersistentPodStateOptions{Reader: cache, Config: sidecarSets.Config,
 		Namespace: sidecarSets.Namespace, Gate: gates.PersistentPodState})
 	registerResourceDistributions(srv, scheme, distributions)
-	registerPodProbeMarkers(srv, scheme)
-	registerEphemeralJobs(srv, scheme)
+	registerPodProbeMarkers(srv, scheme, checker)
+	registerEphemeralJobs(srv, scheme, checker)
 	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
-		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{}))
+		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{access: checker}))
 }
 
 // cloneSetValidator adapts ValidateCloneSet and ValidateCloneSetUpdate to controller-runtime, and
@@ -113,11 +118,11 @@ const (
 
 // registerStatefulSets adds the Advanced StatefulSet validating webhooks: a v1alpha1 object is
 // converted to v1beta1 (the stored version) and validated as such, so the rules exist once.
-func registerStatefulSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, classes client.Reader) {
+func registerStatefulSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, classes client.Reader, checker *access.Checker) {
 	srv.Register(StatefulSetV1beta1Path, admission.WithValidator[*v1beta1.StatefulSet](scheme,
-		statefulSetValidator[*v1beta1.StatefulSet]{templates: templates, classes: classes, toV1beta1: same[*v1beta1.StatefulSet]}))
+		statefulSetValidator[*v1beta1.StatefulSet]{templates: templates, classes: classes, access: checker, toV1beta1: same[*v1beta1.StatefulSet]}))
 	srv.Register(StatefulSetV1alpha1Path, admission.WithValidator[*v1alpha1.StatefulSet](scheme,
-		statefulSetValidator[*v1alpha1.StatefulSet]{templates: templates, classes: classes,
+		statefulSetValidator[*v1alpha1.StatefulSet]{templates: templates, classes: classes, access: checker,
 			toV1beta1: toHub[*v1alpha1.StatefulSet, v1beta1.StatefulSet]}))
 }
 
@@ -140,7 +145,10 @@ type statefulSetValidator[T client.Object] struct {
 	templates PodTemplateChecker
 	// classes reads StorageClasses, to refuse a claim template that grows under
 	// volumeClaimUpdateStrategy OnPodRollingUpdate when its class cannot expand (nil: not checked).
-	classes   client.Reader
+	classes client.Reader
+	// access checks that the author may delete the existing claims a Delete retention policy
+	// adopts (read through classes; nil: not checked).
+	access    *access.Checker
 	toV1beta1 func(T) (*v1beta1.StatefulSet, error)
 }
 
@@ -155,7 +163,25 @@ func (v statefulSetValidator[T]) ValidateCreate(ctx context.Context, obj T) (adm
 		errs = v.templates.Check(ctx, sts.Namespace, withClaimVolumes(&sts.Spec.Template, sts.Spec.VolumeClaimTemplates, sts.Name),
 			field.NewPath("spec", "template"))
 	}
-	return nil, invalid(statefulSetKind, sts.Name, errs)
+	if err := invalid(statefulSetKind, sts.Name, errs); err != nil {
+		return nil, err
+	}
+	return nil, v.requireClaimAccess(ctx, sts)
+}
+
+var statefulSetResource = v1beta1.GroupVersion.WithResource("statefulsets").GroupResource()
+
+// requireClaimAccess refuses sts when its claim retention policy would adopt, and so delete,
+// existing claims its author may not delete.
+func (v statefulSetValidator[T]) requireClaimAccess(ctx context.Context, sts *v1beta1.StatefulSet) error {
+	if v.access == nil || v.classes == nil || !access.DeletesClaims(sts) || len(sts.Spec.VolumeClaimTemplates) == 0 {
+		return nil
+	}
+	var claims corev1.PersistentVolumeClaimList
+	if err := v.classes.List(ctx, &claims, client.InNamespace(sts.Namespace)); err != nil {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("could not list the claims of namespace %q to check what the retention policy adopts (%v); retry", sts.Namespace, err))
+	}
+	return v.access.Require(ctx, statefulSetResource, sts.Name, access.StatefulSetClaims(sts, access.AdoptedClaims(sts, claims.Items))...)
 }
 
 // ValidateUpdate rejects an invalid StatefulSet or a forbidden change; the template is checked
@@ -177,7 +203,14 @@ func (v statefulSetValidator[T]) ValidateUpdate(ctx context.Context, oldObj, new
 		errs = v.templates.Check(ctx, sts.Namespace, withClaimVolumes(&sts.Spec.Template, sts.Spec.VolumeClaimTemplates, sts.Name),
 			field.NewPath("spec", "template"))
 	}
-	return nil, invalid(statefulSetKind, sts.Name, errs)
+	if err := invalid(statefulSetKind, sts.Name, errs); err != nil {
+		return nil, err
+	}
+	if apiequality.Semantic.DeepEqual(old.Spec.PersistentVolumeClaimRetentionPolicy, sts.Spec.PersistentVolumeClaimRetentionPolicy) &&
+		apiequality.Semantic.DeepEqual(old.Spec.VolumeClaimTemplates, sts.Spec.VolumeClaimTemplates) {
+		return nil, nil
+	}
+	return nil, v.requireClaimAccess(ctx, sts)
 }
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).

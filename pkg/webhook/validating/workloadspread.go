@@ -26,6 +26,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/subset"
+	"github.com/kruise-ng/kruise/pkg/webhook/access"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
@@ -71,6 +72,8 @@ type WorkloadSpreadOptions struct {
 	Templates PodTemplateChecker
 	// Gate registers the spread's entries before it is stored (nil: not done here).
 	Gate Gate[*v1alpha1.WorkloadSpread]
+	// Access checks that the author may update the target (nil: not checked).
+	Access *access.Checker
 }
 
 // registerWorkloadSpreads adds the WorkloadSpread validating webhook.
@@ -330,7 +333,27 @@ func (v workloadSpreadValidator) ValidateCreate(ctx context.Context, obj *v1alph
 	if len(errs) > 0 {
 		return nil, invalid(workloadSpreadKind, obj.Name, errs)
 	}
+	if err := v.requireAccess(ctx, obj); err != nil {
+		return nil, err
+	}
 	return nil, admitStored(ctx, v.opts.Gate, obj)
+}
+
+var workloadSpreadResource = v1alpha1.GroupVersion.WithResource("workloadspreads").GroupResource()
+
+// requireAccess refuses ws unless its author (or the updater of its spec) may update its target,
+// whose pods ws rewrites as they are created.
+func (v workloadSpreadValidator) requireAccess(ctx context.Context, ws *v1alpha1.WorkloadSpread) error {
+	ref := ws.Spec.TargetReference
+	if v.opts.Access == nil || ref == nil {
+		return nil
+	}
+	target, err := v.opts.Access.Resource(ref.APIVersion, ref.Kind)
+	if err != nil {
+		return invalid(workloadSpreadKind, ws.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "targetRef"),
+			ref.APIVersion+"/"+ref.Kind, fmt.Sprintf("names no resource the API server serves: %v", err))})
+	}
+	return v.opts.Access.Require(ctx, workloadSpreadResource, ws.Name, access.WorkloadSpread(ws, target)...)
 }
 
 // ValidateUpdate rejects an invalid WorkloadSpread or a forbidden change; the cluster is read
@@ -349,6 +372,9 @@ func (v workloadSpreadValidator) ValidateUpdate(ctx context.Context, oldObj, new
 	}
 	if len(errs) > 0 {
 		return nil, invalid(workloadSpreadKind, newObj.Name, errs)
+	}
+	if err := v.requireAccess(ctx, newObj); err != nil {
+		return nil, err
 	}
 	return nil, admitUpdate(ctx, v.opts.Gate, oldObj, newObj)
 }

@@ -194,11 +194,7 @@ func TestDeciderWritesReleasesFirst(t *testing.T) {
 	hs := newHarness(t, 0, webCloneSet(), ws)
 	hs.h.Decider = deciding{}
 	hs.gate = make(chan struct{})
-	pod := podOf("web-1", "apps.kruise.io/v1alpha1", "CloneSet", "web")
-	pod.Annotations = map[string]string{workloadspread.MatchedAnnotation: `{"name":"spread","subset":"a"}`}
-	raw, _ := json.Marshal(pod)
-	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Delete, Namespace: "ns",
-		Name: pod.Name, OldObject: runtime.RawExtension{Raw: raw}}}
+	req := deletionOf(hs.store(t, placedPod("web-1", "a")))
 	answered := make(chan struct{})
 	go func() { hs.h.handle(context.Background(), req, "ns/spread"); close(answered) }()
 	select {

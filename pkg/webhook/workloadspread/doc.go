@@ -24,4 +24,10 @@
 // A pod already carrying the matched-workloadspread annotation skips the creation entries (their
 // matchConditions), so when two spreads select one pod the first called places it, as OpenKruise
 // places a pod in the first spread it lists. Dry-run requests are answered without a status write.
+//
+// A deletion or eviction is released for the live pod it names only (by UID; pkg/webhook/livepod),
+// never from the request's oldObject. A creation cannot be checked so (the pod does not exist
+// yet): that a recorded creation is the API server's rests on pkg/webhook/callers (the API
+// server's client certificate) and the chart's NetworkPolicy; an unmatched creation expires from
+// creatingPods (workloadspread.CreateTimeout).
 package workloadspread

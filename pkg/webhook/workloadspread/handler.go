@@ -28,6 +28,7 @@ import (
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/subset"
 	"github.com/kruise-ng/kruise/pkg/webhook/decider"
+	"github.com/kruise-ng/kruise/pkg/webhook/livepod"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/workloadspread"
@@ -35,13 +36,14 @@ import (
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=workloadspreads,verbs=list;watch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=workloadspreads/status,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list;watch
 
 // Handler answers the WorkloadSpread entries' calls.
 type Handler struct {
 	// Reader reads spreads, pods and workloads, normally from the cache; Live reads a spread
-	// afresh when the cache does not know it yet or after a conflicting status write.
+	// afresh when the cache does not know it yet or after a conflicting status write, and a pod
+	// the cache does not hold as a deletion names it.
 	Reader, Live client.Reader
 	// Writer writes the spreads' status.
 	Writer client.Client
@@ -137,15 +139,18 @@ func (h *Handler) handle(ctx context.Context, req admission.Request, suffix stri
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		return admission.PatchResponseFromRaw(req.Object.Raw, raw)
-	case req.Operation == admissionv1.Delete && req.SubResource == "":
-		pod := &corev1.Pod{}
-		if err := h.Decoder.DecodeRaw(req.OldObject, pod); err != nil {
+	case req.SubResource == "" && req.Operation == admissionv1.Delete, req.SubResource == "eviction" && req.Operation == admissionv1.Create:
+		// The live pod the request names (by UID), never its oldObject: a release is recorded only
+		// for a pod that exists, as it is.
+		want, err := livepod.Named(req.AdmissionRequest)
+		if err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
 		}
-		h.release(ctx, pod, dryRun)
-	case req.Operation == admissionv1.Create && req.SubResource == "eviction":
-		pod := &corev1.Pod{}
-		if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: req.Name}, pod); err == nil {
+		pod, err := livepod.Finder{Cache: h.Reader, API: h.Live}.Get(ctx, want)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "read the pod of a deletion", "pod", req.Namespace+"/"+req.Name)
+		}
+		if pod != nil {
 			h.release(ctx, pod, dryRun)
 		}
 	}

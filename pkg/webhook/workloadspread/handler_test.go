@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -98,6 +99,31 @@ func newHarness(t *testing.T, conflicts int32, objs ...client.Object) *harness {
 	hs.h = &Handler{Reader: c, Live: c, Writer: c, Finder: &workloadfinder.Finder{Reader: c},
 		Decoder: admission.NewDecoder(scheme), Clock: clocktesting.NewFakePassiveClock(now)}
 	return hs
+}
+
+// placedPod is a pod of CloneSet web placed in subset of the spread.
+func placedPod(name, subset string) *corev1.Pod {
+	pod := podOf(name, "apps.kruise.io/v1alpha1", "CloneSet", "web")
+	pod.Annotations = map[string]string{workloadspread.MatchedAnnotation: `{"name":"spread","subset":"` + subset + `"}`}
+	return pod
+}
+
+// store creates pod in the harness's API server (with a UID) and returns it as stored.
+func (hs *harness) store(t *testing.T, pod *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	pod = pod.DeepCopy()
+	pod.UID = types.UID("uid-" + pod.Name)
+	if err := hs.raw.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// deletionOf is the API server's admission request for pod's deletion.
+func deletionOf(pod *corev1.Pod) admission.Request {
+	raw, _ := json.Marshal(pod)
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Delete, Namespace: pod.Namespace,
+		Name: pod.Name, OldObject: runtime.RawExtension{Raw: raw}}}
 }
 
 // create admits pod's creation through the spread's entry and returns the pod as admitted.
@@ -302,12 +328,10 @@ func TestRecordsDeletion(t *testing.T) {
 	ws.Status.VersionedSubsetStatuses = map[string][]appsv1alpha1.WorkloadSpreadSubsetStatus{
 		workloadspread.VersionIgnored: {{Name: "a", Replicas: 2}, {Name: "b", MissingReplicas: -1}}}
 	hs := newHarness(t, 0, webCloneSet(), ws)
-	pod := podOf("web-1", "apps.kruise.io/v1alpha1", "CloneSet", "web")
-	pod.Annotations = map[string]string{workloadspread.MatchedAnnotation: `{"name":"spread","subset":"a"}`}
-	raw, _ := json.Marshal(pod)
+	pod := hs.store(t, placedPod("web-1", "a"))
 	for _, dry := range []bool{true, false} {
-		req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Delete, Namespace: "ns",
-			Name: pod.Name, OldObject: runtime.RawExtension{Raw: raw}, DryRun: ptr.To(dry)}}
+		req := deletionOf(pod)
+		req.DryRun = ptr.To(dry)
 		if resp := hs.h.handle(context.Background(), req, "ns/spread"); !resp.Allowed {
 			t.Fatalf("deletion refused: %v", resp.Result)
 		}
