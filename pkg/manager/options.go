@@ -135,15 +135,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.WebhookClientCAFile, "webhook-client-ca-file", "",
 		"PEM bundle of the CA(s) of the client certificate the API server presents to webhooks (set in its --admission-control-config-file; docs/webhook-authentication.md): "+
 			"when set, a call to the webhook server without a certificate of that CA or of the webhook CA (another replica) is refused with 403, CRD conversion excepted. Empty: callers without a certificate are served")
-	fs.Func("webhook-client-allowed-names", "comma-separated common names accepted of the certificates of --webhook-client-ca-file's CA (default: any); for a CA that signs other clients' certificates too", func(v string) error {
-		o.WebhookClientAllowedNames = nil
-		for _, n := range strings.Split(v, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				o.WebhookClientAllowedNames = append(o.WebhookClientAllowedNames, n)
-			}
-		}
-		return nil
-	})
+	fs.Func("webhook-client-allowed-names", "comma-separated common names accepted of the certificates of --webhook-client-ca-file's CA (default: any); for a CA that signs other clients' certificates too", commaList(&o.WebhookClientAllowedNames))
 	replica := os.Getenv("POD_NAME")
 	if replica == "" {
 		replica, _ = os.Hostname()
@@ -154,15 +146,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", 5, "objects each controller reconciles in parallel")
 	fs.StringVar(&o.PodWebhookFailurePolicy, "pod-webhook-failure-policy", "Fail",
 		"what the API server does with a Kruise workload's pod when the pod webhook cannot be reached: Fail (refuse it; the workload retries) or Ignore (admit it without the KruisePodReady gate). Other pods never call the webhook")
-	fs.Func("pod-webhook-excluded-namespaces", "comma-separated namespaces whose pods never call the pod webhook, besides kube-system, kube-node-lease and the manager's", func(v string) error {
-		o.PodWebhookExcludedNamespaces = nil
-		for _, ns := range strings.Split(v, ",") {
-			if ns = strings.TrimSpace(ns); ns != "" {
-				o.PodWebhookExcludedNamespaces = append(o.PodWebhookExcludedNamespaces, ns)
-			}
-		}
-		return nil
-	})
+	fs.Func("pod-webhook-excluded-namespaces", "comma-separated namespaces whose pods never call the pod webhook, besides kube-system, kube-node-lease and the manager's", commaList(&o.PodWebhookExcludedNamespaces))
 	fs.StringVar(&o.FeatureGates, "feature-gates", "", "comma-separated Name=true|false feature gates (OpenKruise's names)")
 	fs.BoolVar(&o.AdmissionAccessChecks, "admission-access-checks", true,
 		"refuse a Kruise object whose author may not themselves do what it makes Kruise do to existing pods and claims (SubjectAccessReview at admission: pods/exec for a PodProbeMarker's exec probe, pods/ephemeralcontainers for an EphemeralJob, update of a WorkloadSpread's target, delete pods for a ContainerRecreateRequest, …; docs/security.md); false: OpenKruise's behaviour")
@@ -249,4 +233,17 @@ func (o *Options) webhookURL() string {
 		port = o.WebhookURLPort
 	}
 	return "https://" + net.JoinHostPort(o.WebhookURLHost, fmt.Sprint(port))
+}
+
+// commaList parses a flag's comma-separated list into dst, blanks dropped.
+func commaList(dst *[]string) func(string) error {
+	return func(v string) error {
+		*dst = nil
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				*dst = append(*dst, item)
+			}
+		}
+		return nil
+	}
 }

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kruise-ng/kruise/pkg/internal/allocs"
 )
 
 func TestNewReservedMergesIntervals(t *testing.T) {
@@ -154,28 +155,13 @@ func attack(n, width int) []intstr.IntOrString {
 	return out
 }
 
-// allocated is how many bytes f allocates: the least of three runs, so that what the runtime
-// allocates on its own now and then does not count.
-func allocated(f func()) uint64 {
-	least := uint64(math.MaxUint64)
-	for range 3 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		least = min(least, after.TotalAlloc-before.TotalAlloc)
-	}
-	return least
-}
-
 // TestMemoryFollowsEntriesNotOrdinals is the attack that took the manager down: 300 ranges of
 // 100,000 ordinals (30 million) built a set of each. Read as intervals, they take a few KiB, and
 // walking the replicas allocates nothing.
 func TestMemoryFollowsEntriesNotOrdinals(t *testing.T) {
 	entries := attack(300, MaxReservedRange)
 	var r Reserved
-	if n := allocated(func() {
+	if n := allocs.Bytes(func() {
 		var err error
 		if r, err = ParseReserved(entries); err != nil {
 			t.Fatal(err)
@@ -187,7 +173,7 @@ func TestMemoryFollowsEntriesNotOrdinals(t *testing.T) {
 		t.Errorf("300 back-to-back ranges: %d intervals reserving %d, want 1 reserving %d", len(r.Intervals()), r.Count(), 300*MaxReservedRange)
 	}
 	s := NewReplicas(0, math.MaxInt32, r)
-	if n := allocated(func() {
+	if n := allocs.Bytes(func() {
 		for ord := range s.All() {
 			if ord >= 300*MaxReservedRange+10 {
 				break

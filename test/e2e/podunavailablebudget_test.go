@@ -126,19 +126,7 @@ func TestPodUnavailableBudgetGuardsDeletionsAndEvictions(t *testing.T) {
 	})
 	t0 := time.Now()
 	// The entries must be registered before the first deletion counts on them.
-	harness.Eventually(t, 30*time.Second, "budget webhook registered", func() (bool, string) {
-		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := c.Get(ctx, client.ObjectKey{Name: install.BudgetProtectionConfiguration}, cfg); err != nil {
-			return false, err.Error()
-		}
-		n := 0
-		for _, w := range cfg.Webhooks {
-			if w.Name == budgetguard.EntryName(ns, "guard") || w.Name == budgetguard.EvictionEntryName(ns) {
-				n++
-			}
-		}
-		return n == 2, fmt.Sprintf("%d of 2 entries", n)
-	})
+	waitBudgetEntries(t, c, ns, "guard")
 	t.Logf("registered after %.1fs", time.Since(t0).Seconds())
 	if err := cs.CoreV1().Pods(ns).Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("first deletion refused: %v", err)
@@ -226,4 +214,23 @@ func TestPodUnavailableBudgetGuardsInPlaceUpdates(t *testing.T) {
 	if !waited {
 		t.Errorf("no WaitingForPodUnavailableBudget event: the budget never held an update back")
 	}
+}
+
+// waitBudgetEntries waits until the budget's entry and its namespace's eviction entry are
+// registered: a deletion or eviction counts on them.
+func waitBudgetEntries(t *testing.T, c client.Client, ns, name string) {
+	t.Helper()
+	harness.Eventually(t, 30*time.Second, "budget webhook registered", func() (bool, string) {
+		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := c.Get(context.Background(), client.ObjectKey{Name: install.BudgetProtectionConfiguration}, cfg); err != nil {
+			return false, err.Error()
+		}
+		n := 0
+		for _, w := range cfg.Webhooks {
+			if w.Name == budgetguard.EntryName(ns, name) || w.Name == budgetguard.EvictionEntryName(ns) {
+				n++
+			}
+		}
+		return n == 2, fmt.Sprintf("%d of 2 entries", n)
+	})
 }

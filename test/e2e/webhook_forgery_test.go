@@ -13,7 +13,6 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -27,11 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/pki"
 	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
 	"github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
-	"github.com/kruise-ng/kruise/test/harness"
 )
 
 // forger posts AdmissionReviews straight to kruise-manager's webhook port, never through the API
@@ -105,8 +102,8 @@ func userCertificate(t *testing.T, user string) *tls.Certificate {
 
 // A forged AdmissionReview — the DELETE of a pod a PodUnavailableBudget guards, the pod copied
 // from the API server, UID and all — posted straight to the webhook port changes no budget:
-// without a client certificate it is refused (403), with a self-made one or a user's certificate
-// of the cluster CA the TLS handshake fails. Even with the API server's own certificate, a request
+// without a client certificate, with a self-made one or with a user's certificate of the cluster
+// CA it is refused (403: a certificate that does not verify counts as none). Even with the API server's own certificate, a request
 // about a pod that does not exist, or under another UID, is allowed and changes nothing (the budget
 // decides from the live pod). The defaulting webhooks refuse anonymous callers too. A real eviction
 // through the API server is still counted.
@@ -135,19 +132,7 @@ func guardedPods(t *testing.T, c client.Client, ns string) func() string {
 	waitBudget(t, c, ns, "guard", "counts the pods", func(p *policyv1alpha1.PodUnavailableBudget) bool {
 		return p.Status.TotalReplicas == 3 && p.Status.CurrentAvailable == 3 && p.Status.UnavailableAllowed == 1
 	})
-	harness.Eventually(t, 30*time.Second, "budget entries registered", func() (bool, string) {
-		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := c.Get(ctx, client.ObjectKey{Name: install.BudgetProtectionConfiguration}, cfg); err != nil {
-			return false, err.Error()
-		}
-		n := 0
-		for _, w := range cfg.Webhooks {
-			if w.Name == budgetguard.EntryName(ns, "guard") || w.Name == budgetguard.EvictionEntryName(ns) {
-				n++
-			}
-		}
-		return n == 2, fmt.Sprintf("%d of 2 entries", n)
-	})
+	waitBudgetEntries(t, c, ns, "guard")
 	return func() string {
 		t.Helper()
 		got := &policyv1alpha1.PodUnavailableBudget{}
@@ -181,10 +166,8 @@ func TestForgedAdmissionReviewChangesNoBudget(t *testing.T) {
 		before := version()
 		code, resp, body, err := f.post(path, deletion(live))
 		switch {
-		case f.cert == nil && (err != nil || code != http.StatusForbidden || !strings.Contains(body, "requires a client certificate")):
+		case err != nil || code != http.StatusForbidden || !strings.Contains(body, "requires a client certificate"):
 			t.Errorf("%s: %d %+v %q %v; want 403 asking for a client certificate", f.name, code, resp, body, err)
-		case f.cert != nil && err == nil:
-			t.Errorf("%s: answered %d %+v %q; want the TLS handshake refused", f.name, code, resp, body)
 		}
 		t.Logf("%s: %d %q %v", f.name, code, body, err)
 		if after := version(); after != before {

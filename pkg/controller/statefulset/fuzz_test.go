@@ -2,7 +2,6 @@ package statefulset
 
 import (
 	"math"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/internal/allocs"
 	"github.com/kruise-ng/kruise/pkg/ordinal"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
@@ -61,21 +61,6 @@ func fuzzPods(n uint8, start, spaced int32) []PodFacts {
 	return pods
 }
 
-// bytesAllocated is how many bytes f allocates: the least of three runs, so that what the runtime
-// allocates on its own now and then does not count.
-func bytesAllocated(f func()) uint64 {
-	least := uint64(math.MaxUint64)
-	for range 3 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		least = min(least, after.TotalAlloc-before.TotalAlloc)
-	}
-	return least
-}
-
 // FuzzPlan reads a spec built from the input as the controller does (ordinal.Bounded, then the
 // planner and the status over a few pods) and fails when that allocates more than planBudget of the
 // pods -- whatever replicas, ordinals.start and reserveOrdinals say. The seed corpus
@@ -93,7 +78,7 @@ func FuzzPlan(f *testing.F) {
 		facts := fuzzPods(pods, start, gap)
 		var plan Plan
 		var err error
-		used := bytesAllocated(func() {
+		used := allocs.Bytes(func() {
 			var r ordinal.Replicas
 			if r, err = ordinal.Bounded(start, replicas, s.ReserveOrdinals); err != nil {
 				return
@@ -153,7 +138,7 @@ func TestPlanMemoryOfTheAttacks(t *testing.T) {
 		facts := fuzzPods(c.pods, c.start, 1)
 		began := time.Now()
 		var plan Plan
-		used := bytesAllocated(func() {
+		used := allocs.Bytes(func() {
 			r, err := ordinal.Bounded(c.start, c.replicas, s.ReserveOrdinals)
 			if err != nil {
 				return

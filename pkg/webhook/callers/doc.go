@@ -13,5 +13,7 @@
 //     webhooks without a client certificate); otherwise they are served, as OpenKruise serves
 //     every caller.
 //
-// A certificate that is presented but verifies against neither CA fails the TLS handshake.
+// A certificate that is presented but verifies against neither CA counts as none: the handshake
+// never fails for it, so an API server that presents one to every webhook still reaches a manager
+// that was not told its CA.
 package callers

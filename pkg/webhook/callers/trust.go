@@ -147,8 +147,10 @@ func certificates(data []byte) []*x509.Certificate {
 }
 
 // ConfigureTLS is a webhook.Options TLSOpts entry: the server asks each client for a certificate
-// and verifies one given against the current CAs, failing the handshake when it does not verify;
-// a client without one is let through to the per-path check (Guard).
+// and lets every handshake through; Classify verifies a certificate given against the current CAs,
+// and one that does not verify counts as none (Guard decides per path). A handshake never fails
+// for a certificate Kruise does not know: an API server that presents one to every webhook (an
+// admission kubeconfig user "*") must still reach a manager not told its CA.
 func (t *Trust) ConfigureTLS(base *tls.Config) {
 	base.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
 		r, err := t.current()
@@ -161,25 +163,34 @@ func (t *Trust) ConfigureTLS(base *tls.Config) {
 			// Built at the first handshake, once the webhook server has set its certificate.
 			c := base.Clone()
 			c.GetConfigForClient = nil
-			c.ClientAuth = tls.VerifyClientCertIfGiven
-			c.ClientCAs = r.pool
+			c.ClientAuth = tls.RequestClientCert
 			r.config = c
 		}
 		return r.config, nil
 	}
 }
 
-// Classify is who presented the connection's certificate; Anonymous without a verified one.
+// Classify is who presented the connection's certificate; Anonymous without one that verifies
+// against the current CAs for client authentication.
 func (t *Trust) Classify(state *tls.ConnectionState) Kind {
-	if state == nil || len(state.VerifiedChains) == 0 {
+	if state == nil || len(state.PeerCertificates) == 0 {
 		return Anonymous
 	}
 	r, err := t.current()
 	if err != nil {
 		return Anonymous
 	}
+	intermediates := x509.NewCertPool()
+	for _, c := range state.PeerCertificates[1:] {
+		intermediates.AddCert(c)
+	}
+	chains, err := state.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: r.pool, Intermediates: intermediates,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	if err != nil {
+		return Anonymous
+	}
 	kind := Anonymous
-	for _, chain := range state.VerifiedChains {
+	for _, chain := range chains {
 		root := chain[len(chain)-1].Raw
 		if containsDER(r.replicas, root) {
 			return Replica
