@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -86,7 +87,7 @@ func restartInPlace(ctx context.Context, c client.Client, cs *appsv1alpha1.Clone
 		var crrs []*appsv1alpha1.ContainerRecreateRequest
 		for _, name := range batch {
 			crr := restartRequest(pods[name], stamp)
-			if err := c.Create(ctx, crr); err != nil {
+			if err := createRestart(ctx, c, crr, out); err != nil {
 				return fmt.Errorf("restart pod %s: %w", name, err)
 			}
 			crrs = append(crrs, crr)
@@ -99,6 +100,28 @@ func restartInPlace(ctx context.Context, c client.Client, cs *appsv1alpha1.Clone
 	}
 	fmt.Fprintf(out, "cloneset %q restarted: %d pods in place in %.1fs\n", cs.Name, done, time.Since(t0).Seconds())
 	return nil
+}
+
+// budgetRetry is how often a restart its pod's PodUnavailableBudget refused is asked again.
+var budgetRetry = 2 * time.Second
+
+// createRestart creates crr, waiting while the pod's PodUnavailableBudget refuses the restart
+// (429, as kubectl drain waits for a PodDisruptionBudget).
+func createRestart(ctx context.Context, c client.Client, crr *appsv1alpha1.ContainerRecreateRequest, out io.Writer) error {
+	for told := false; ; told = true {
+		err := c.Create(ctx, crr)
+		if !apierrors.IsTooManyRequests(err) {
+			return err
+		}
+		if !told {
+			fmt.Fprintf(out, "pod %s waits for its PodUnavailableBudget: %v\n", crr.Spec.PodName, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w; last refusal: %v", ctx.Err(), err)
+		case <-time.After(budgetRetry):
+		}
+	}
 }
 
 // restartRequest asks kruise-daemon to restart every container of pod, after taking it out of its

@@ -214,6 +214,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			policyv1alpha1.PubUpdateOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate),
 			policyv1alpha1.PubResizeOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate)}}
 	budgetguard.Register(mgr.GetWebhookServer(), scheme, guard)
+	validating.RegisterContainerRecreateRequests(mgr.GetWebhookServer(), scheme,
+		validating.ContainerRecreateRequestOptions{Access: accessChecker(o, mgr), Pods: mgr.GetClient(), Budget: guard})
 	ppswebhook.Register(mgr.GetWebhookServer(), scheme, &ppswebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader()})
 	spreadAdmission := &workloadspreadwebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(),
 		Writer: mgr.GetClient(), Finder: finder, Recorder: mgr.GetEventRecorder("workloadspread-webhook")}

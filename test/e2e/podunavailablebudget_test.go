@@ -234,3 +234,50 @@ func waitBudgetEntries(t *testing.T, c client.Client, ns, name string) {
 		return n == 2, fmt.Sprintf("%d of 2 entries", n)
 	})
 }
+
+// A ContainerRecreateRequest is a disruption its pod's budget is asked for, as an in-place update
+// is: with one pod allowed out of service, the first restart is admitted and recorded in
+// unavailablePods, the next refused with 429 naming the budget (kubectl-kruise restart waits on
+// it), and let through once the budget frees (here the record's timeout: kwok's pods never
+// restart, so the first pod never leaves service).
+func TestPodUnavailableBudgetGuardsRestarts(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	pods := ejRunningPods(t, ns, "restarted", 3)
+	pub := &policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "restarts",
+		Annotations: map[string]string{policyv1alpha1.PubProtectTotalReplicasAnnotation: "3"}},
+		Spec: policyv1alpha1.PodUnavailableBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "restarted"}},
+			MaxUnavailable: ptr.To(intstr.FromInt32(1))}}
+	if err := c.Create(ctx, pub); err != nil {
+		t.Fatal(err)
+	}
+	waitBudget(t, c, ns, "restarts", "counts the pods", func(p *policyv1alpha1.PodUnavailableBudget) bool {
+		return p.Status.CurrentAvailable == 3 && p.Status.UnavailableAllowed == 1
+	})
+	restart := func(pod string) error {
+		return c.Create(ctx, &appsv1alpha1.ContainerRecreateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod + "-restart"},
+			Spec: appsv1alpha1.ContainerRecreateRequestSpec{PodName: pod, Containers: []appsv1alpha1.ContainerRecreateRequestContainer{{Name: "app"}}}})
+	}
+	if err := restart(pods[0]); err != nil {
+		t.Fatalf("restart within the budget refused: %v", err)
+	}
+	got := &policyv1alpha1.PodUnavailableBudget{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pub), got); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Status.UnavailablePods[pods[0]]; !ok {
+		t.Errorf("the admitted restart is not recorded: %+v", got.Status)
+	}
+	t0 := time.Now()
+	err := restart(pods[1])
+	if !apierrors.IsTooManyRequests(err) || !strings.Contains(err.Error(), "PodUnavailableBudget restarts allows no more unavailable pods") {
+		t.Fatalf("restart beyond the budget: %v; want 429 naming the budget", err)
+	}
+	t.Logf("refused: %v", err)
+	harness.Eventually(t, 60*time.Second, "the second restart let through once the budget frees", func() (bool, string) {
+		err := restart(pods[1])
+		return err == nil, fmt.Sprint(err)
+	})
+	t.Logf("second restart admitted %.1fs after its refusal", time.Since(t0).Seconds())
+}

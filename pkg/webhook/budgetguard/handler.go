@@ -111,6 +111,20 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 // the budget that guards pod admits its update and records it, as an UPDATE through the webhook
 // would be, before the engine takes the pod out of service.
 func (h *Handler) AdmitUpdate(ctx context.Context, pod *corev1.Pod) (bool, string, error) {
+	return h.admitOutOfBand(ctx, pod, false)
+}
+
+// AdmitRestart is the ContainerRecreateRequest admission's budget: a restart of pod's containers
+// takes it out of service as an in-place update does, so the budget that guards pod admits it as
+// an UPDATE and records it before the request is stored (a dry run records nothing). A pod
+// already out of service, or in an in-place update the budget recorded (the in-place engine's own
+// restarts), costs nothing.
+func (h *Handler) AdmitRestart(ctx context.Context, pod *corev1.Pod, dryRun bool) (bool, string, error) {
+	return h.admitOutOfBand(ctx, pod, dryRun)
+}
+
+// admitOutOfBand admits an UPDATE of pod that does not reach the pods' webhook as one.
+func (h *Handler) admitOutOfBand(ctx context.Context, pod *corev1.Pod, dryRun bool) (bool, string, error) {
 	if h.Off[policyv1alpha1.PubUpdateOperation] {
 		return true, "", nil
 	}
@@ -118,7 +132,7 @@ func (h *Handler) AdmitUpdate(ctx context.Context, pod *corev1.Pod) (bool, strin
 	if err != nil || pub == nil {
 		return err == nil, "", err
 	}
-	dec, err := h.admit(ctx, pub, pod, policyv1alpha1.PubUpdateOperation, false)
+	dec, err := h.admit(ctx, pub, pod, policyv1alpha1.PubUpdateOperation, dryRun)
 	return dec.Allowed, dec.Reason, err
 }
 

@@ -43,7 +43,8 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-persistentpodstate,mutating=false,failurePolicy=fail,sideEffects=NoneOnDryRun,matchPolicy=Exact,groups=apps.kruise.io,resources=persistentpodstates,verbs=create;update,versions=v1alpha1,name=vpersistentpodstate-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-policy-kruise-io-v1alpha1-podunavailablebudget,mutating=false,failurePolicy=fail,sideEffects=NoneOnDryRun,matchPolicy=Exact,groups=policy.kruise.io,resources=podunavailablebudgets,verbs=create;update,versions=v1alpha1,name=vpodunavailablebudget-v1alpha1.policy.kruise.io,admissionReviewVersions=v1
 
-// Register adds every validating webhook to srv; templates checks pod templates (nil: not checked
+// Register adds every validating webhook but the ContainerRecreateRequest's
+// (RegisterContainerRecreateRequests) to srv; templates checks pod templates (nil: not checked
 // beyond the rules of this package); cache reads, normally from the manager's cache, the pods a
 // CloneSet's podsToDelete names, the WorkloadSpreads and PersistentPodStates of a namespace (for
 // their conflicts) and the workload a WorkloadSpread targets (nil: none of it looked up);
@@ -72,8 +73,6 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateC
 	registerResourceDistributions(srv, scheme, distributions)
 	registerPodProbeMarkers(srv, scheme, checker)
 	registerEphemeralJobs(srv, scheme, checker)
-	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
-		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator{access: checker}))
 }
 
 // cloneSetValidator adapts ValidateCloneSet and ValidateCloneSetUpdate to controller-runtime, and
