@@ -15,6 +15,7 @@ import (
 
 	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/metricsauth"
+	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
 // Names shared with the install manifests.
@@ -46,6 +47,10 @@ type Options struct {
 	// AdmissionAccessChecks makes admission check, with a SubjectAccessReview, that a Kruise
 	// object's author holds the rights the object makes Kruise use (pkg/webhook/access).
 	AdmissionAccessChecks bool
+	// MaxEntryObjectsPerNamespace caps the PodUnavailableBudgets, WorkloadSpreads and
+	// PersistentPodStates of one namespace (each kind on its own; 0: no cap): their webhook
+	// entries share configurations that etcd bounds in size (registration.Gate.PerNamespace).
+	MaxEntryObjectsPerNamespace int
 
 	// Namespace is where the manager keeps its webhook Secret (and, in a cluster, runs).
 	Namespace string
@@ -150,6 +155,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.FeatureGates, "feature-gates", "", "comma-separated Name=true|false feature gates (OpenKruise's names)")
 	fs.BoolVar(&o.AdmissionAccessChecks, "admission-access-checks", true,
 		"refuse a Kruise object whose author may not themselves do what it makes Kruise do to existing pods and claims (SubjectAccessReview at admission: pods/exec for a PodProbeMarker's exec probe, pods/ephemeralcontainers for an EphemeralJob, update of a WorkloadSpread's target, delete pods for a ContainerRecreateRequest, …; docs/security.md); false: OpenKruise's behaviour")
+	fs.IntVar(&o.MaxEntryObjectsPerNamespace, "max-entry-objects-per-namespace", registration.DefaultPerNamespace,
+		"the most PodUnavailableBudgets, WorkloadSpreads and PersistentPodStates (each kind on its own) one namespace may hold: each adds webhook entries to a configuration all namespaces share, which etcd bounds in size; 0: no cap")
 	fs.BoolVar(&o.DaemonSetKeepUnselected, "daemonset-keep-unselected", false,
 		"keep an Advanced DaemonSet's updated pod on a node taken out of rollingUpdate.selector (OpenKruise's behaviour) instead of moving it back to the revision of the other unselected nodes")
 	o.ConversionCRDs = install.ConversionCRDs
@@ -163,6 +170,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WebhookURLHost != "" && net.ParseIP(o.WebhookURLHost) == nil && strings.ContainsAny(o.WebhookURLHost, ":/") {
 		errs = append(errs, fmt.Errorf("--webhook-url-host %q must be a host name or IP, without port or scheme", o.WebhookURLHost))
+	}
+	if o.MaxEntryObjectsPerNamespace < 0 {
+		errs = append(errs, fmt.Errorf("--max-entry-objects-per-namespace %d must be at least 0 (0: no cap)", o.MaxEntryObjectsPerNamespace))
 	}
 	if o.WebhookURLPort < 0 || o.WebhookURLPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-url-port %d is not a port", o.WebhookURLPort))

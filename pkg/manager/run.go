@@ -190,13 +190,20 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	podWebhookPlaces := func(namespace string) bool {
 		return o.PodWebhookFailurePolicy == string(admissionregistrationv1.Fail) && !slices.Contains(excluded, namespace)
 	}
+	budgetGate := budgetguard.NewGate(admissions, install.BudgetProtectionConfiguration, podSource, mgr.GetClient(), finder)
+	spreadGate := workloadspreadwebhook.NewGate(admissions, install.WorkloadSpreadConfiguration, podSource, mgr.GetClient(),
+		finder, podWebhookPlaces)
+	ppsGate := ppswebhook.NewGate(ppswebhook.GateOptions{Admission: admissions, Configuration: install.PersistentPodStateConfiguration,
+		Source: podSource, Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace, ExcludedNamespaces: excluded})
+	// One tenant must not fill the configurations every namespace shares (SidecarSets are
+	// cluster-scoped: their authors are the cluster's administrators).
+	budgetGate.PerNamespace, spreadGate.PerNamespace, ppsGate.PerNamespace =
+		o.MaxEntryObjectsPerNamespace, o.MaxEntryObjectsPerNamespace, o.MaxEntryObjectsPerNamespace
 	entryGates := validating.Gates{
-		SidecarSet: sidecarinjection.NewGate(admissions, install.SidecarInjectionConfiguration, podSource, mgr.GetClient(), excluded),
-		Budget:     budgetguard.NewGate(admissions, install.BudgetProtectionConfiguration, podSource, mgr.GetClient(), finder),
-		WorkloadSpread: workloadspreadwebhook.NewGate(admissions, install.WorkloadSpreadConfiguration, podSource, mgr.GetClient(),
-			finder, podWebhookPlaces),
-		PersistentPodState: ppswebhook.NewGate(ppswebhook.GateOptions{Admission: admissions, Configuration: install.PersistentPodStateConfiguration,
-			Source: podSource, Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace, ExcludedNamespaces: excluded}),
+		SidecarSet:         sidecarinjection.NewGate(admissions, install.SidecarInjectionConfiguration, podSource, mgr.GetClient(), excluded),
+		Budget:             budgetGate,
+		WorkloadSpread:     spreadGate,
+		PersistentPodState: ppsGate,
 	}
 	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, mgr.GetClient(),
 		validating.SidecarSetOptions{Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace,

@@ -20,7 +20,8 @@ import (
 func NewGate(a registration.Admission, configuration string, source registration.Source, reader client.Reader, finder *workloadfinder.Finder) *registration.Gate[*policyv1alpha1.PodUnavailableBudget, admissionregistrationv1.ValidatingWebhook] {
 	return &registration.Gate[*policyv1alpha1.PodUnavailableBudget, admissionregistrationv1.ValidatingWebhook]{
 		Admission: a, Configuration: configuration, Source: source, Reader: reader, Kind: "PodUnavailableBudget",
-		Key: func(p *policyv1alpha1.PodUnavailableBudget) string { return p.Namespace + "/" + p.Name },
+		List: func() client.ObjectList { return &policyv1alpha1.PodUnavailableBudgetList{} },
+		Key:  func(p *policyv1alpha1.PodUnavailableBudget) string { return p.Namespace + "/" + p.Name },
 		Entries: func(ctx context.Context, pub *policyv1alpha1.PodUnavailableBudget, base admissionregistrationv1.WebhookClientConfig) ([]admissionregistrationv1.ValidatingWebhook, error) {
 			b, err := BudgetOf(ctx, finder, pub)
 			if err != nil {

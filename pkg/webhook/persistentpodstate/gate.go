@@ -32,7 +32,8 @@ type GateOptions struct {
 func NewGate(o GateOptions) *registration.Gate[*v1alpha1.PersistentPodState, admissionregistrationv1.MutatingWebhook] {
 	return &registration.Gate[*v1alpha1.PersistentPodState, admissionregistrationv1.MutatingWebhook]{
 		Admission: o.Admission, Configuration: o.Configuration, Source: o.Source, Reader: o.Reader, Kind: "PersistentPodState",
-		Key: func(p *v1alpha1.PersistentPodState) string { return p.Namespace + "/" + p.Name },
+		List: func() client.ObjectList { return &v1alpha1.PersistentPodStateList{} },
+		Key:  func(p *v1alpha1.PersistentPodState) string { return p.Namespace + "/" + p.Name },
 		Entries: func(ctx context.Context, pps *v1alpha1.PersistentPodState, base admissionregistrationv1.WebhookClientConfig) ([]admissionregistrationv1.MutatingWebhook, error) {
 			custom, err := workloadfinder.CustomWorkloads(ctx, o.Config, o.Namespace, workloadfinder.PersistentPodStateWhitelist)
 			if err != nil {

@@ -171,6 +171,7 @@ func FuzzValidatingWebhooks(f *testing.F) {
 	sidecarSets := SidecarSetOptions{Reader: cluster, Config: cluster, Namespace: "kruise-system"}
 	targets := webhookfuzz.Targets(f, scheme, func(srv webhook.Server) {
 		Register(srv, scheme, acceptTemplates{}, pods, sidecarSets, cluster, ResourceDistributionOptions{}, Gates{}, nil)
+		RegisterContainerRecreateRequests(srv, scheme, ContainerRecreateRequestOptions{})
 	})
 	webhookfuzz.Seed(f, targets, fuzzSamples...)
 	f.Fuzz(func(t *testing.T, path string, update bool, obj, old []byte) {

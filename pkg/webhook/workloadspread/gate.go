@@ -22,7 +22,8 @@ func NewGate(a registration.Admission, configuration string, source registration
 	finder *workloadfinder.Finder, podWebhookPlaces func(string) bool) *registration.Gate[*appsv1alpha1.WorkloadSpread, admissionregistrationv1.MutatingWebhook] {
 	return &registration.Gate[*appsv1alpha1.WorkloadSpread, admissionregistrationv1.MutatingWebhook]{
 		Admission: a, Configuration: configuration, Source: source, Reader: reader, Kind: "WorkloadSpread",
-		Key: func(ws *appsv1alpha1.WorkloadSpread) string { return ws.Namespace + "/" + ws.Name },
+		List: func() client.ObjectList { return &appsv1alpha1.WorkloadSpreadList{} },
+		Key:  func(ws *appsv1alpha1.WorkloadSpread) string { return ws.Namespace + "/" + ws.Name },
 		Entries: func(ctx context.Context, ws *appsv1alpha1.WorkloadSpread, base admissionregistrationv1.WebhookClientConfig) ([]admissionregistrationv1.MutatingWebhook, error) {
 			s, err := SpreadOf(ctx, finder, ws, podWebhookPlaces)
 			if err != nil {
