@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,14 @@ import (
 	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
 	"github.com/kruise-ng/kruise/test/harness"
 )
+
+// maxOneBudget guards the total pods labelled app=app, letting one of them out of service.
+func maxOneBudget(ns, name, app string, total int) *policyv1alpha1.PodUnavailableBudget {
+	return &policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+		Annotations: map[string]string{policyv1alpha1.PubProtectTotalReplicasAnnotation: strconv.Itoa(total)}},
+		Spec: policyv1alpha1.PodUnavailableBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			MaxUnavailable: ptr.To(intstr.FromInt32(1))}}
+}
 
 func waitBudget(t *testing.T, c client.Client, ns, name, what string, cond func(*policyv1alpha1.PodUnavailableBudget) bool) *policyv1alpha1.PodUnavailableBudget {
 	t.Helper()
@@ -114,10 +123,7 @@ func TestPodUnavailableBudgetGuardsDeletionsAndEvictions(t *testing.T) {
 	for _, n := range names {
 		newPod(n)
 	}
-	pub := &policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guard",
-		Annotations: map[string]string{policyv1alpha1.PubProtectTotalReplicasAnnotation: "4"}},
-		Spec: policyv1alpha1.PodUnavailableBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}},
-			MaxUnavailable: ptr.To(intstr.FromInt32(1))}}
+	pub := maxOneBudget(ns, "guard", "guarded", 4)
 	if err := c.Create(ctx, pub); err != nil {
 		t.Fatal(err)
 	}
@@ -245,10 +251,7 @@ func TestPodUnavailableBudgetGuardsRestarts(t *testing.T) {
 	c := kruiseClient(t)
 	ns := namespace(t)
 	pods := ejRunningPods(t, ns, "restarted", 3)
-	pub := &policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "restarts",
-		Annotations: map[string]string{policyv1alpha1.PubProtectTotalReplicasAnnotation: "3"}},
-		Spec: policyv1alpha1.PodUnavailableBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "restarted"}},
-			MaxUnavailable: ptr.To(intstr.FromInt32(1))}}
+	pub := maxOneBudget(ns, "restarts", "restarted", 3)
 	if err := c.Create(ctx, pub); err != nil {
 		t.Fatal(err)
 	}

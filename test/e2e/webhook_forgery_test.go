@@ -20,9 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
@@ -122,10 +120,7 @@ func guardedPods(t *testing.T, c client.Client, ns string) func() string {
 	for _, n := range []string{"a", "b", "c"} {
 		waitPod(t, ns, n, "ready", func(p *corev1.Pod) bool { return condition(p, corev1.PodReady) == corev1.ConditionTrue })
 	}
-	pub := &policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guard",
-		Annotations: map[string]string{policyv1alpha1.PubProtectTotalReplicasAnnotation: "3"}},
-		Spec: policyv1alpha1.PodUnavailableBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "forged"}},
-			MaxUnavailable: ptr.To(intstr.FromInt32(1))}}
+	pub := maxOneBudget(ns, "guard", "forged", 3)
 	if err := c.Create(ctx, pub); err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,8 @@ func (g *Gate[T, W]) overCap(ctx context.Context, obj T, name string) error {
 
 // Admit registers obj's entries and waits until the API server calls them; an error says why
 // they could not be registered or confirmed, and the object is then refused, so that no request
-// after its create or update returned passes by its entries.
+// after its create or update returned passes by its entries. A dry run is only checked against
+// the cap (PerNamespace).
 func (g *Gate[T, W]) Admit(ctx context.Context, obj T) error {
 	name := obj.GetName()
 	if ns := obj.GetNamespace(); ns != "" {
@@ -75,6 +76,9 @@ func (g *Gate[T, W]) Admit(ctx context.Context, obj T) error {
 	}
 	if err := g.overCap(ctx, obj, name); err != nil {
 		return err
+	}
+	if req, err := admission.RequestFromContext(ctx); err == nil && req.DryRun != nil && *req.DryRun {
+		return nil // a dry run registers nothing
 	}
 	base, err := g.Source.ClientConfig(ctx, g.Reader)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -39,6 +40,14 @@ func TestGateCapsObjectsPerNamespace(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "namespace full holds 2 ConfigMaps") ||
 		!strings.Contains(err.Error(), "--max-entry-objects-per-namespace=2") {
 		t.Errorf("create over the cap: %v", err)
+	}
+	dryRun := admission.NewContextWithRequest(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Operation: admissionv1.Create, DryRun: ptr.To(true)}})
+	if err := g.Admit(dryRun, cm("full", "c")); !apierrors.IsForbidden(err) {
+		t.Errorf("dry-run create over the cap: %v; want 403 as for the real one", err)
+	}
+	if err := g.Admit(dryRun, cm("room", "b")); err != nil {
+		t.Errorf("dry-run create below the cap: %v; want allowed, nothing registered", err)
 	}
 	for what, err := range map[string]error{
 		"create below the cap":   g.Admit(in(admissionv1.Create), cm("room", "b")),
