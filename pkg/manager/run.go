@@ -335,7 +335,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := budgets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the PodUnavailableBudget controller: %w", err)
 	}
-	protection := &budgetguard.Registrar{Client: mgr.GetClient(), Finder: finder, Configuration: install.BudgetProtectionConfiguration,
+	protection := &budgetguard.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("podunavailablebudget-protection"), Finder: finder, Configuration: install.BudgetProtectionConfiguration,
 		Source: podSource, Namespace: o.Namespace, Live: mgr.GetAPIReader()}
 	if err := protection.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the PodUnavailableBudget webhook registrar: %w", err)
@@ -343,7 +343,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := ppsctl.SetupWithManager(mgr, finder, o.Workers, o.Namespace); err != nil {
 		return fmt.Errorf("set up the PersistentPodState controllers: %w", err)
 	}
-	persistence := &ppswebhook.Registrar{Client: mgr.GetClient(), Configuration: install.PersistentPodStateConfiguration,
+	persistence := &ppswebhook.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("persistentpodstate-injection"), Configuration: install.PersistentPodStateConfiguration,
 		Config: mgr.GetAPIReader(), Namespace: o.Namespace,
 		Source: podSource, ExcludedNamespaces: excluded, Live: mgr.GetAPIReader()}
 	if err := persistence.SetupWithManager(mgr); err != nil {
@@ -353,7 +353,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := spreads.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the WorkloadSpread controller: %w", err)
 	}
-	spreading := &workloadspreadwebhook.Registrar{Client: mgr.GetClient(), Finder: finder, Configuration: install.WorkloadSpreadConfiguration,
+	spreading := &workloadspreadwebhook.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("workloadspread-registration"), Finder: finder, Configuration: install.WorkloadSpreadConfiguration,
 		Source: podSource, Namespace: o.Namespace, Live: mgr.GetAPIReader(), PodWebhookPlaces: podWebhookPlaces}
 	if err := spreading.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the WorkloadSpread webhook registrar: %w", err)

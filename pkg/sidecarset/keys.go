@@ -1,5 +1,7 @@
 package sidecarset
 
+import "github.com/kruise-ng/kruise/pkg/registrationmark"
+
 // Annotation, label and env keys OpenKruise v1.9.0 uses for SidecarSet injection. The values are
 // part of the wire contract: pods and SidecarSets written by either manager carry them.
 const (
@@ -53,3 +55,6 @@ const (
 	// injection is paused, it selects no pod, the entries cannot be written); absent otherwise.
 	NotRegisteredAnnotation = "apps.kruise.io/injection-not-registered"
 )
+
+// Marks are RegisteredAnnotation and NotRegisteredAnnotation, as the registrar writes them.
+var Marks = registrationmark.Keys{Registered: RegisteredAnnotation, NotRegistered: NotRegisteredAnnotation}

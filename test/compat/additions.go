@@ -25,6 +25,25 @@ var Additions = map[string]Addition{
 		Why: "issue 39: whether the API server sends the pods a SidecarSet selects to Kruise (condition InjectionRegistered), " +
 			"and how many it selects run without its sidecars (docs/sidecarset.md)",
 	},
+	"policy.kruise.io_podunavailablebudgets.yaml": {
+		StatusFields: []string{"conditions"},
+		Columns:      []string{"Registered"},
+		Why: "issue 33: whether the API server sends the disruptions of the pods a budget guards to Kruise " +
+			"(condition ProtectionRegistered; docs/podunavailablebudget.md)",
+	},
+	"apps.kruise.io_workloadspreads.yaml": {
+		StatusFields: []string{"conditions"},
+		Columns:      []string{"Registered"},
+		Why: "issue 33: whether the API server sends the creations of the pods a spread places to Kruise " +
+			"(condition PlacementRegistered; docs/workloadspread.md)",
+	},
+	"apps.kruise.io_persistentpodstates.yaml": {
+		StatusFields: []string{"conditions"},
+		// Age: a CRD with printer columns shows only those, and OpenKruise's (none) shows the age.
+		Columns: []string{"Registered", "Age"},
+		Why: "issue 33: whether the API server sends the creations of the pods a PersistentPodState keeps to Kruise " +
+			"(condition InjectionRegistered; docs/persistentpodstate.md)",
+	},
 }
 
 // WithoutAdditions returns ours without the additions a, or an error naming an addition ours

@@ -72,7 +72,17 @@ type PersistentPodStateStatus struct {
 	// PodStates maps pod names to their recorded states.
 	// +optional
 	PodStates map[string]PersistentPodStatePodState `json:"podStates,omitempty"`
+	// Conditions: InjectionRegistered says whether the API server sends the creations of the pods it keeps the state of to Kruise for the
+	// current generation. Kruise only (not in OpenKruise).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// PersistentPodStateInjectionRegistered is the condition type that says whether the injection
+// webhook entry of the PersistentPodState's current generation is in place.
+const PersistentPodStateInjectionRegistered = "InjectionRegistered"
 
 // PersistentPodStatePodState is what was recorded about one pod.
 type PersistentPodStatePodState struct {
@@ -91,6 +101,8 @@ type PersistentPodStatePodState struct {
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Registered",type="string",JSONPath=".status.conditions[?(@.type=='InjectionRegistered')].status",priority=1,description="Whether the creations of the pods it keeps the state of are sent to Kruise."
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp",description="Time since creation."
 
 // PersistentPodState records where, and with which annotations, the pods of a workload ran, so that
 // a pod recreated under the same name comes back to the same place with the same annotations.

@@ -108,7 +108,17 @@ type WorkloadSpreadStatus struct {
 	// VersionedSubsetStatuses is the state of each subset per workload revision.
 	// +optional
 	VersionedSubsetStatuses map[string][]WorkloadSpreadSubsetStatus `json:"versionedSubsetStatuses,omitempty"`
+	// Conditions: PlacementRegistered says whether the API server sends the creations of the pods it places to Kruise for the
+	// current generation. Kruise only (not in OpenKruise).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// WorkloadSpreadPlacementRegistered is the condition type that says whether the placement
+// webhook entry of the spread's current generation is in place.
+const WorkloadSpreadPlacementRegistered = "PlacementRegistered"
 
 // WorkloadSpreadSubsetConditionType names a subset condition.
 type WorkloadSpreadSubsetConditionType string
@@ -163,6 +173,7 @@ type WorkloadSpreadSubsetCondition struct {
 // +kubebuilder:printcolumn:name="WorkloadName",type="string",JSONPath=".spec.targetRef.name",description="Name of the spread workload."
 // +kubebuilder:printcolumn:name="WorkloadKind",type="string",JSONPath=".spec.targetRef.kind",description="Kind of the spread workload."
 // +kubebuilder:printcolumn:name="Adaptive",type="boolean",JSONPath=".spec.scheduleStrategy.type[?(@ == \"Adaptive\")]",description="Whether the Adaptive strategy is used."
+// +kubebuilder:printcolumn:name="Registered",type="string",JSONPath=".status.conditions[?(@.type=='PlacementRegistered')].status",priority=1,description="Whether the creations of the pods it places are sent to Kruise."
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp",description="Time since creation."
 
 // WorkloadSpread spreads the pods of a workload over subsets of nodes, with a quota per subset.

@@ -66,7 +66,18 @@ type PodUnavailableBudgetStatus struct {
 
 	// TotalReplicas is how many pods the budget protects.
 	TotalReplicas int32 `json:"totalReplicas"`
+
+	// Conditions: ProtectionRegistered says whether the API server sends the disruptions of the pods it guards to Kruise for the
+	// current generation. Kruise only (not in OpenKruise).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// PodUnavailableBudgetProtectionRegistered is the condition type that says whether the
+// protection webhook entry of the budget's current generation is in place.
+const PodUnavailableBudgetProtectionRegistered = "ProtectionRegistered"
 
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -77,6 +88,7 @@ type PodUnavailableBudgetStatus struct {
 // +kubebuilder:printcolumn:name="Current",type="integer",JSONPath=".status.currentAvailable",description="Protected pods available now."
 // +kubebuilder:printcolumn:name="Desired",type="integer",JSONPath=".status.desiredAvailable",description="Protected pods that must stay available."
 // +kubebuilder:printcolumn:name="Total",type="integer",JSONPath=".status.totalReplicas",description="Pods the budget protects."
+// +kubebuilder:printcolumn:name="Registered",type="string",JSONPath=".status.conditions[?(@.type=='ProtectionRegistered')].status",priority=1,description="Whether the disruptions of the pods it guards are sent to Kruise."
 
 // PodUnavailableBudget limits how many of a set of pods may be unavailable at once through voluntary
 // disruptions such as eviction, deletion and in-place updates.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/registrationmark"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
@@ -181,6 +182,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("observe PersistentPodState %s: %w", req, err)
 	}
 	plan := PlanStates(snap)
+	plan.Status.Conditions = registrationmark.Entries.With(registrationmark.PersistentPodStateInjection, pps, pps.Status.Conditions, metav1.Now())
 	if err := r.applyStatus(ctx, pps, plan); err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{}, nil // the newer object's event brings it back

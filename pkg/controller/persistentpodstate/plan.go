@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/ordinal"
@@ -239,7 +240,8 @@ func sameState(a, b v1alpha1.PersistentPodStatePodState) bool {
 
 // SameStatus reports whether two statuses say the same (absent and empty maps alike).
 func SameStatus(a, b v1alpha1.PersistentPodStateStatus) bool {
-	if a.ObservedGeneration != b.ObservedGeneration || len(a.PodStates) != len(b.PodStates) {
+	if a.ObservedGeneration != b.ObservedGeneration || len(a.PodStates) != len(b.PodStates) ||
+		!equality.Semantic.DeepEqual(a.Conditions, b.Conditions) {
 		return false
 	}
 	for name, x := range a.PodStates {

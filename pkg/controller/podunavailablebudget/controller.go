@@ -33,6 +33,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/podbudget"
+	"github.com/kruise-ng/kruise/pkg/registrationmark"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
@@ -113,6 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // invalid spec: the validating webhook names the field; nothing to retry
 	}
 	status, recheck := podbudget.Status(pub, pods, expected, desired, r.Clock.Now())
+	status.Conditions = registrationmark.Entries.With(registrationmark.BudgetProtection, pub, pub.Status.Conditions, metav1.NewTime(r.Clock.Now()))
 	if !equality.Semantic.DeepEqual(normalize(pub.Status), normalize(status)) {
 		pub = pub.DeepCopy()
 		pub.Status = status

@@ -29,6 +29,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/registrationmark"
 	"github.com/kruise-ng/kruise/pkg/sidecarset"
 )
 
@@ -158,7 +159,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.reportNotInjected(set, report)
 	plan.Status.NotInjectedPods = missing
-	plan.Status.Conditions = withRegistration(set, set.Status.Conditions, metav1.NewTime(r.Clock.Now()))
+	plan.Status.Conditions = sidecarset.Marks.With(registrationmark.SidecarSetInjection, set, set.Status.Conditions, metav1.NewTime(r.Clock.Now()))
 	var statusWait time.Duration
 	if !equality.Semantic.DeepEqual(set.Status, plan.Status) {
 		now := r.Clock.Now()

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/registrationmark"
 	"github.com/kruise-ng/kruise/pkg/subset"
 	"github.com/kruise-ng/kruise/pkg/updateorder"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
@@ -265,7 +267,8 @@ func costPods(pods []*corev1.Pod) []ws.Pod {
 // revision without pods while it still holds records).
 func (p *plan) planStatus(snap *snapshot, versioned map[string]map[string][]*corev1.Pod, all map[string][]*corev1.Pod, now time.Time) {
 	spread := snap.spread
-	p.status = appsv1alpha1.WorkloadSpreadStatus{ObservedGeneration: spread.Generation}
+	p.status = appsv1alpha1.WorkloadSpreadStatus{ObservedGeneration: spread.Generation,
+		Conditions: registrationmark.Entries.With(registrationmark.SpreadPlacement, spread, spread.Status.Conditions, metav1.NewTime(now))}
 	var ok bool
 	p.status.SubsetStatuses, ok = p.subsetStatuses(snap, spread.Status.SubsetStatuses, all, now, true)
 	p.statusValid = ok

@@ -5,24 +5,30 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/registrationmark"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=kruise-podunavailablebudget-protection,verbs=update
+// +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets,verbs=list;watch;patch
 
 // Registrar keeps the entries of Configuration in line with the budgets (Entries), keeping those
 // the budgets' admissions added or need until it has seen those versions (NewGate,
-// registration.Sync); their endpoint and CA bundle come from Source.
+// registration.Sync), and marks each budget with the state of its current generation's entries
+// (registrationmark.Entries, with an event), from which the budget controller writes the
+// ProtectionRegistered condition; their endpoint and CA bundle come from Source.
 type Registrar struct {
-	Client client.Client
-	Finder *workloadfinder.Finder
+	Client   client.Client
+	Recorder events.EventRecorder
+	Finder   *workloadfinder.Finder
 	// Configuration is the ValidatingWebhookConfiguration of the entries (installed empty).
 	Configuration string
 	Source        registration.Source
@@ -59,9 +65,11 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		return reconcile.Result{}, err
 	}
 	budgets := make([]Budget, 0, len(list.Items))
+	objects := make([]client.Object, 0, len(list.Items))
 	seen := make(map[string]int64, len(list.Items))
 	for i := range list.Items {
 		pub := &list.Items[i]
+		objects = append(objects, pub)
 		seen[pub.Namespace+"/"+pub.Name] = pub.Generation
 		b, err := BudgetOf(ctx, r.Finder, pub)
 		if err != nil {
@@ -70,11 +78,18 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		budgets = append(budgets, b)
 	}
 	want := Entries(budgets, *base, 0)
-	if _, err := registration.SyncValidating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no budget is enforced",
+	synced, err := registration.SyncValidating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no budget is enforced",
 		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
 		Seen:  seen,
-		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &policyv1alpha1.PodUnavailableBudgetList{} })}, want); err != nil {
-		return reconcile.Result{}, err
-	}
-	return reconcile.Result{RequeueAfter: resync}, nil
+		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &policyv1alpha1.PodUnavailableBudgetList{} })}, want)
+	return r.marker().After(ctx, objects, synced, err, nil, reconcile.Result{RequeueAfter: resync})
+}
+
+// marker marks the budgets and tells it in events.
+func (r *Registrar) marker() registration.Marker {
+	m := registration.Marker{Client: r.Client, Recorder: r.Recorder, Keys: registrationmark.Entries,
+		Registered: "ProtectionRegistered", NotRegistered: "ProtectionNotRegistered"}
+	m.Says.Registered = "generation %s is registered: disruptions of the pods it guards are held to it, or refused while Kruise cannot be reached"
+	m.Says.Lost = "generation %s is not registered: %s; disruptions of the pods it guards are not held to it"
+	return m
 }

@@ -2,16 +2,9 @@ package sidecarinjection
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"strconv"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,81 +78,19 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 	synced, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration,
 		Without: "no SidecarSet is injected", Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
 		Seen: seen, Live: registration.LiveGeneration(r.Live, func() client.ObjectList { return &v1beta1.SidecarSetList{} })}, want)
-	if err != nil && !apierrors.IsConflict(err) {
-		// The SidecarSets not registered yet say why; their admissions' entries still hold.
-		why := "the injection webhook entries cannot be written: " + err.Error()
-		if len(why) > maxReason {
-			why = why[:maxReason] + "…"
-		}
-		return reconcile.Result{}, errors.Join(err, r.markAll(ctx, sets, func(*v1beta1.SidecarSet) (bool, string) { return false, why }))
+	objects := make([]client.Object, len(sets))
+	for i := range sets {
+		objects[i] = sets[i]
 	}
-	if err != nil || synced.Wrote {
-		return reconcile.Result{}, err // after a write, the cache shows it next and the SidecarSets are marked then
-	}
-	if err := r.markAll(ctx, sets, func(s *v1beta1.SidecarSet) (bool, string) { return true, skipped[s.Name] }); err != nil {
-		return reconcile.Result{}, err
-	}
-	if synced.Pending > 0 {
-		return reconcile.Result{RequeueAfter: registration.PendingTTL}, nil
-	}
-	return reconcile.Result{}, nil
+	return r.marker().After(ctx, objects, synced, err, func(o client.Object) string { return skipped[o.GetName()] }, reconcile.Result{})
 }
 
-// maxReason bounds the reason NotRegisteredAnnotation carries.
-const maxReason = 512
-
-// markAll marks every SidecarSet with state's answer for it.
-func (r *Registrar) markAll(ctx context.Context, sets []*v1beta1.SidecarSet, state func(*v1beta1.SidecarSet) (registered bool, why string)) error {
-	var errs []error
-	for _, s := range sets {
-		registered, why := state(s)
-		errs = append(errs, r.mark(ctx, s, registered, why))
-	}
-	return errors.Join(errs...)
-}
-
-// mark records on s the state of its current generation's registration: registered says the API
-// server has it (an entry, or none when why says why there is none); otherwise why says what
-// keeps it from being registered, and RegisteredAnnotation keeps the last generation registered.
-func (r *Registrar) mark(ctx context.Context, s *v1beta1.SidecarSet, registered bool, why string) error {
-	gen := strconv.FormatInt(s.Generation, 10)
-	have := s.Annotations[sidecarset.RegisteredAnnotation]
-	if (have == gen) == registered && s.Annotations[sidecarset.NotRegisteredAnnotation] == why {
-		return nil
-	}
-	if !registered && have == gen {
-		return nil // registered before; a later write failing takes nothing from it
-	}
-	annotations := map[string]any{sidecarset.NotRegisteredAnnotation: nil}
-	if why != "" {
-		annotations[sidecarset.NotRegisteredAnnotation] = why
-	}
-	if registered {
-		annotations[sidecarset.RegisteredAnnotation] = gen
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-	if err != nil {
-		return err
-	}
-	if err := r.Client.Patch(ctx, s, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("mark SidecarSet %s registered: %w", s.Name, err)
-	}
-	if r.Recorder == nil {
-		return nil
-	}
-	switch {
-	case !registered:
-		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, ReasonNotRegistered, ReasonNotRegistered,
-			"generation %s is not registered: %s; pods it selects are not sent to Kruise", gen, why)
-	case why != "":
-		r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, ReasonNotRegistered, ReasonNotRegistered,
-			"generation %s injects no pod: %s", gen, why)
-	default:
-		r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, ReasonRegistered, ReasonRegistered,
-			"generation %s is registered (webhook %s): pods it selects get their sidecars, or are refused while Kruise cannot be reached", gen, EntryName(s.Name))
-	}
-	return nil
+// marker marks the SidecarSets (sidecarset.Marks) and tells it in events.
+func (r *Registrar) marker() registration.Marker {
+	m := registration.Marker{Client: r.Client, Recorder: r.Recorder, Keys: sidecarset.Marks,
+		Registered: ReasonRegistered, NotRegistered: ReasonNotRegistered}
+	m.Says.Registered = "generation %s is registered: pods it selects get their sidecars, or are refused while Kruise cannot be reached"
+	m.Says.Lost = "generation %s is not registered: %s; pods it selects are not sent to Kruise"
+	m.Says.NoEntry = "generation %s injects no pod: %s"
+	return m
 }

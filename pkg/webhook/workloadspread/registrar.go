@@ -7,24 +7,30 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/registrationmark"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kruise-workloadspread,verbs=update
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=workloadspreads,verbs=list;watch;patch
 
 // Registrar keeps the entries of Configuration in line with the spreads (Entries), keeping those
 // the spreads' admissions added or need until it has seen those versions (NewGate,
-// registration.Sync); their endpoint and CA bundle come from Source.
+// registration.Sync), and marks each spread with the state of its current generation's entries
+// (registrationmark.Entries, with an event), from which the spread controller writes the
+// PlacementRegistered condition; their endpoint and CA bundle come from Source.
 type Registrar struct {
-	Client client.Client
-	Finder *workloadfinder.Finder
+	Client   client.Client
+	Recorder events.EventRecorder
+	Finder   *workloadfinder.Finder
 	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
 	Configuration string
 	Source        registration.Source
@@ -65,6 +71,7 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		return reconcile.Result{}, err
 	}
 	spreads := make([]Spread, 0, len(list.Items))
+	objects := make([]client.Object, 0, len(list.Items))
 	seen := make(map[string]int64, len(list.Items))
 	for i := range list.Items {
 		ws := &list.Items[i]
@@ -72,6 +79,7 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		if ws.DeletionTimestamp != nil {
 			continue
 		}
+		objects = append(objects, ws)
 		s, err := SpreadOf(ctx, r.Finder, ws, r.PodWebhookPlaces)
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("WorkloadSpread %s/%s: %w", ws.Namespace, ws.Name, err)
@@ -79,13 +87,20 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 		spreads = append(spreads, s)
 	}
 	want := Entries(spreads, *base, 0)
-	if _, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no WorkloadSpread places pods",
+	synced, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no WorkloadSpread places pods",
 		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
 		Seen:  seen,
-		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &appsv1alpha1.WorkloadSpreadList{} })}, want); err != nil {
-		return reconcile.Result{}, err
-	}
-	return reconcile.Result{RequeueAfter: resync}, nil
+		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &appsv1alpha1.WorkloadSpreadList{} })}, want)
+	return r.marker().After(ctx, objects, synced, err, nil, reconcile.Result{RequeueAfter: resync})
+}
+
+// marker marks the spreads and tells it in events.
+func (r *Registrar) marker() registration.Marker {
+	m := registration.Marker{Client: r.Client, Recorder: r.Recorder, Keys: registrationmark.Entries,
+		Registered: "PlacementRegistered", NotRegistered: "PlacementNotRegistered"}
+	m.Says.Registered = "generation %s is registered: the pods it places are placed on creation, or refused while Kruise cannot be reached"
+	m.Says.Lost = "generation %s is not registered: %s; the pods it places are created without being placed"
+	return m
 }
 
 // SpreadOf is ws as its entries need it: the pods it places, from its target workload's selector
