@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,15 +15,17 @@ import (
 // Feature is a named switch for behaviour that can be turned on or off at start.
 type Feature string
 
-// gate is one feature gate of OpenKruise v1.9.0: its default there, whether it is beta (AllBeta
-// turns it on) or alpha (AllAlpha), and whether Kruise implements what it switches.
+// gate is one feature gate as OpenKruise v1.9.0 defines it: its default there, whether it is beta
+// (AllBeta turns it on) or alpha (AllAlpha), and whether Kruise implements what it switches.
+// Kruise's default is OpenKruise's unless kruiseDefaults says otherwise.
 type gate struct {
 	on, beta, implemented bool
 }
 
-// openKruiseGates are all of OpenKruise v1.9.0's feature gates (pkg/features of its v1.9.0 tag), with
-// OpenKruise's defaults and maturity, so that its
-// --feature-gates flag is accepted as it is. A gate Kruise does not implement is accepted and
+// openKruiseGates are the names OpenKruise v1.9.0's --feature-gates accepts (pkg/features of its
+// v1.9.0 tag: 34 gates of its own, and the two Kubernetes gates it reads, InPlacePodVerticalScaling
+// and DefaultHostNetworkHostPortsInPodTemplates), with OpenKruise's defaults and maturity, so that
+// its --feature-gates flag is accepted as it is. A gate Kruise does not implement is accepted and
 // reported (log and the kruise_manager_feature_gate metric), never an error; a gate is marked
 // implemented together with the code that consults it.
 var openKruiseGates = map[Feature]gate{
@@ -41,29 +44,73 @@ var openKruiseGates = map[Feature]gate{
 	PodIndexLabel:                             {on: true, beta: true, implemented: true},
 	SidecarSetPatchPodMetadataDefaultsAllowed: {implemented: true},
 	PodUnavailableBudgetDeleteGate:            {on: true, beta: true, implemented: true},
-	// On in Kruise, off in OpenKruise: budgets guard in-place updates by default (B2 of issue 18).
-	PodUnavailableBudgetUpdateGate: {on: true, implemented: true},
+	PodUnavailableBudgetUpdateGate:            {implemented: true},
+	InPlacePodVerticalScaling:                 {implemented: true},
+	KruiseDaemon:                              {on: true, beta: true, implemented: true},
+	ImagePullJobGate:                          {implemented: true},
+	ResourcesDeletionProtection:               {on: true, beta: true, implemented: true},
+	SidecarTerminator:                         {implemented: true},
+	PodProbeMarkerGate:                        {on: true, beta: true, implemented: true},
+	ResourceDistributionGate:                  {implemented: true},
+	DeletionProtectionForCRDCascadingGate:     {implemented: true},
 
-	"PodWebhook":                            {on: true, beta: true},
-	KruiseDaemon:                            {on: true, beta: true, implemented: true},
-	"DaemonWatchingPod":                     {on: true, beta: true},
-	"KruisePodReadinessGate":                {},
-	"ResourcesDeletionProtection":           {on: true, beta: true, implemented: true}, // on by default: differs from OpenKruise on purpose (ResourcesDeletionProtection below)
-	"WorkloadSpread":                        {on: true, beta: true},
-	SidecarTerminator:                       {on: true, implemented: true}, // on by default: differs from OpenKruise on purpose (SidecarTerminator below)
-	PodProbeMarkerGate:                      {on: true, beta: true, implemented: true},
-	"CloneSetEventHandlerOptimization":      {},
-	"ImagePullJobGate":                      {},
-	ResourceDistributionGate:                {on: true, beta: true, implemented: true}, // on by default: differs from OpenKruise on purpose (ResourceDistributionGate below)
-	"DeletionProtectionForCRDCascadingGate": {implemented: true},
-	"EnhancedLivenessProbe":                 {},
-	"EnableExternalCerts":                   {},
-	"StatefulSetAutoResizePVCGate":          {},
-	"ForceDeleteTimeoutExpectationGate":     {},
-	"EnablePodProbeMarkerOnServerless":      {},
-	"EnableSortSidecarContainerByName":      {},
-	"InPlacePodVerticalScaling":             {},
-	"DaemonSetPruneIneligibleNodes":         {},
+	PodWebhook:                          {on: true, beta: true},
+	WorkloadSpread:                      {on: true, beta: true},
+	DaemonWatchingPod:                   {on: true, beta: true},
+	"KruisePodReadinessGate":            {},
+	"CloneSetEventHandlerOptimization":  {},
+	EnhancedLivenessProbe:               {},
+	"EnableExternalCerts":               {},
+	"StatefulSetAutoResizePVCGate":      {},
+	"ForceDeleteTimeoutExpectationGate": {},
+	EnablePodProbeMarkerOnServerless:    {},
+	"EnableSortSidecarContainerByName":  {},
+	"DaemonSetPruneIneligibleNodes":     {},
+}
+
+// kruiseDefaults are the gates Kruise defaults differently from OpenKruise v1.9.0, on purpose (the
+// reasons are at the gates' constants); --help, the chart's values and docs/openkruise.md say so.
+var kruiseDefaults = map[Feature]bool{
+	PodUnavailableBudgetUpdateGate: true,
+	ResourceDistributionGate:       true,
+	SidecarTerminator:              true,
+}
+
+// KruiseDefaultsHelp names the gates whose default differs from OpenKruise's, for --help.
+func KruiseDefaultsHelp() string {
+	var out []string
+	for f, on := range kruiseDefaults {
+		out = append(out, fmt.Sprintf("%s=%t", f, on))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+// cascade turns gates off (or on) that depend on others, after the flag is read, as OpenKruise
+// v1.9.0 does at start: without the pod webhook nothing that decides on pods at admission runs;
+// without kruise-daemon nothing that needs it on the nodes runs (no image pulls, restarts in place,
+// probes or sidecar terminations); image pre-download needs ImagePullJobs; CRD cascading protection
+// needs deletion protection.
+func cascade(g FeatureGates) {
+	off := func(fs ...Feature) {
+		for _, f := range fs {
+			g[f] = false
+		}
+	}
+	if !g[PodWebhook] {
+		off("KruisePodReadinessGate", PodUnavailableBudgetDeleteGate, PodUnavailableBudgetUpdateGate, WorkloadSpread,
+			SidecarSetPatchPodMetadataDefaultsAllowed, EnhancedLivenessProbe, EnablePodProbeMarkerOnServerless)
+	}
+	if !g[KruiseDaemon] {
+		off(PreDownloadImageForInPlaceUpdate, DaemonWatchingPod, InPlaceUpdateEnvFromMetadata, PreDownloadImageForDaemonSetUpdate,
+			PodProbeMarkerGate, SidecarTerminator, ImagePullJobGate, EnhancedLivenessProbe)
+	}
+	if g[PreDownloadImageForInPlaceUpdate] || g[PreDownloadImageForDaemonSetUpdate] {
+		g[ImagePullJobGate] = true
+	}
+	if !g[ResourcesDeletionProtection] {
+		off(DeletionProtectionForCRDCascadingGate)
+	}
 }
 
 // The feature gates.
@@ -123,29 +170,47 @@ const (
 	// PodUnavailableBudgetDeleteGate: budgets guard pod deletions and evictions.
 	PodUnavailableBudgetDeleteGate Feature = "PodUnavailableBudgetDeleteGate"
 	// PodUnavailableBudgetUpdateGate: budgets guard in-place updates and resizes, Kruise's own
-	// included (on by default in Kruise; off in OpenKruise).
+	// included. On by default, unlike OpenKruise (alpha, off), on purpose: a rollout never takes a
+	// guarded application below its budget (B2 of issue 18).
 	PodUnavailableBudgetUpdateGate Feature = "PodUnavailableBudgetUpdateGate"
 	// ResourcesDeletionProtection: the label policy.kruise.io/delete-protection (Always, Cascading)
 	// protects Namespaces, Services, Ingresses, CRDs and workloads from deletion
-	// (pkg/webhook/deletionprotection). On by default, unlike OpenKruise (beta, off), on purpose:
-	// the label is opt-in per object, and the webhook is called for labelled objects only.
+	// (pkg/webhook/deletionprotection). Beta, on by default, as in OpenKruise.
 	ResourcesDeletionProtection Feature = "ResourcesDeletionProtection"
 	// ResourceDistributionGate runs the ResourceDistribution controller. On by default, unlike
-	// OpenKruise (beta, off since v1.5 for the permissions it needs: every namespace's Secrets and
+	// OpenKruise (alpha, off since v1.5 for the permissions it needs: every namespace's Secrets and
 	// ConfigMaps), on purpose: a distribution only ever writes the copies it controls, and refuses
 	// a target that holds an object it does not own.
 	ResourceDistributionGate Feature = "ResourceDistributionGate"
 	// SidecarTerminator ends a job pod whose main containers are done while its sidecars run
-	// (pkg/controller/sidecarterminator). On by default, unlike OpenKruise (off), on purpose: it acts
-	// only on containers that opt in through KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT.
+	// (pkg/controller/sidecarterminator). On by default, unlike OpenKruise (alpha, off), on purpose:
+	// it acts only on containers that opt in through KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT.
 	SidecarTerminator Feature = "SidecarTerminator"
 	// PodProbeMarkerGate runs PodProbeMarkers: the manager keeps a NodePodProbe per node and marks
 	// pods from the probes' states, which kruise-daemon runs (OpenKruise's gate of that name, on by
-	// default; off also when KruiseDaemon is off, as in OpenKruise).
+	// default). Off, a PodProbeMarker is refused at admission.
 	PodProbeMarkerGate Feature = "PodProbeMarkerGate"
 	// KruiseDaemon says kruise-daemon runs on the nodes (OpenKruise's gate of that name, on by
-	// default); off, nothing that needs it runs (PodProbeMarkerGate).
+	// default). Off, as in OpenKruise, nothing that needs it runs: the NodeImage, ImagePullJob,
+	// ImageListPullJob, ContainerRecreateRequest and PodProbeMarker controllers, and the gates
+	// cascade turns off; those kinds are refused at admission.
 	KruiseDaemon Feature = "KruiseDaemon"
+	// ImagePullJobGate runs ImagePullJobs and ImageListPullJobs (OpenKruise's gate of that name,
+	// alpha, off by default; its chart turns it on, and so does Kruise's, and either pre-download
+	// gate turns it on). Off, both kinds are refused at admission.
+	ImagePullJobGate Feature = "ImagePullJobGate"
+	// InPlacePodVerticalScaling is Kubernetes' gate of that name as OpenKruise reads it (alpha,
+	// off): off, a budget whose kruise.io/pub-protect-operations names UPDATE guards resizes too.
+	InPlacePodVerticalScaling Feature = "InPlacePodVerticalScaling"
+	// PodWebhook, WorkloadSpread, DaemonWatchingPod, EnhancedLivenessProbe and
+	// EnablePodProbeMarkerOnServerless are accepted (the first three on by default, as in
+	// OpenKruise) and only take part in cascade: Kruise's pod webhook, WorkloadSpreads and
+	// kruise-daemon always do what they switch.
+	PodWebhook                       Feature = "PodWebhook"
+	WorkloadSpread                   Feature = "WorkloadSpread"
+	DaemonWatchingPod                Feature = "DaemonWatchingPod"
+	EnhancedLivenessProbe            Feature = "EnhancedLivenessProbe"
+	EnablePodProbeMarkerOnServerless Feature = "EnablePodProbeMarkerOnServerless"
 	// DeletionProtectionForCRDCascadingGate: a CRD labelled Cascading is refused deletion while it
 	// has custom resources; without the gate it is refused deletion outright (OpenKruise's gate of
 	// that name, off by default).
@@ -159,7 +224,7 @@ type FeatureGates map[Feature]bool
 func (g FeatureGates) Enabled(f Feature) bool { return g[f] }
 
 // Unimplemented lists, sorted, the gates set to something other than OpenKruise's default that
-// Kruise does not implement: accepted for compatibility, and changing nothing.
+// Kruise does not implement: accepted for compatibility, and changing nothing beyond cascade.
 func (g FeatureGates) Unimplemented() []string {
 	var out []string
 	for f, spec := range openKruiseGates {
@@ -174,9 +239,10 @@ func (g FeatureGates) Unimplemented() []string {
 // Implemented reports whether Kruise implements gate f.
 func Implemented(f Feature) bool { return openKruiseGates[f].implemented }
 
-// ParseFeatureGates resolves "A=true,B=false" against OpenKruise's defaults with Kubernetes'
-// feature-gate rules (k8s.io/component-base/featuregate): AllAlpha and AllBeta set every alpha or
-// beta gate not named. Unknown names and non-boolean values are errors.
+// ParseFeatureGates resolves "A=true,B=false" against Kruise's defaults (OpenKruise's, but for
+// kruiseDefaults) with Kubernetes' feature-gate rules (k8s.io/component-base/featuregate): AllAlpha
+// and AllBeta set every alpha or beta gate not named; then cascade, as OpenKruise. Unknown names
+// and non-boolean values are errors.
 func ParseFeatureGates(spec string) (FeatureGates, error) {
 	fg := featuregate.NewFeatureGate()
 	specs := map[featuregate.Feature]featuregate.FeatureSpec{}
@@ -185,7 +251,11 @@ func ParseFeatureGates(spec string) (FeatureGates, error) {
 		if g.beta {
 			pre = featuregate.Beta
 		}
-		specs[featuregate.Feature(f)] = featuregate.FeatureSpec{Default: g.on, PreRelease: pre}
+		on := g.on
+		if k, ok := kruiseDefaults[f]; ok {
+			on = k
+		}
+		specs[featuregate.Feature(f)] = featuregate.FeatureSpec{Default: on, PreRelease: pre}
 	}
 	if err := fg.Add(specs); err != nil {
 		return nil, err
@@ -197,6 +267,7 @@ func ParseFeatureGates(spec string) (FeatureGates, error) {
 	for f := range openKruiseGates {
 		out[f] = fg.Enabled(featuregate.Feature(f))
 	}
+	cascade(out)
 	return out, nil
 }
 
@@ -223,3 +294,27 @@ func reportFeatureGates(log logr.Logger, g FeatureGates) {
 }
 
 func init() { ctrlmetrics.Registry.MustRegister(featureGateMetric) }
+
+// gatedOffKinds are the kinds (by the last part of their webhook path) whose controller a gate
+// turns off, each with the first gate that is off, in the order OpenKruise's webhooks check them:
+// creating one, or changing its spec, is refused as OpenKruise refuses it.
+func gatedOffKinds(g FeatureGates) map[string]string {
+	needs := map[string][]Feature{
+		"resourcedistribution":     {ResourceDistributionGate},
+		"podprobemarker":           {PodProbeMarkerGate, KruiseDaemon},
+		"nodeimage":                {KruiseDaemon},
+		"containerrecreaterequest": {KruiseDaemon},
+		"imagepulljob":             {KruiseDaemon, ImagePullJobGate},
+		"imagelistpulljob":         {KruiseDaemon, ImagePullJobGate},
+	}
+	out := map[string]string{}
+	for kind, gates := range needs {
+		for _, f := range gates {
+			if !g[f] {
+				out[kind] = string(f)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -152,7 +152,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.PodWebhookFailurePolicy, "pod-webhook-failure-policy", "Fail",
 		"what the API server does with a Kruise workload's pod when the pod webhook cannot be reached: Fail (refuse it; the workload retries) or Ignore (admit it without the KruisePodReady gate). Other pods never call the webhook")
 	fs.Func("pod-webhook-excluded-namespaces", "comma-separated namespaces whose pods never call the pod webhook, besides kube-system, kube-node-lease and the manager's", commaList(&o.PodWebhookExcludedNamespaces))
-	fs.StringVar(&o.FeatureGates, "feature-gates", "", "comma-separated Name=true|false feature gates (OpenKruise's names)")
+	fs.StringVar(&o.FeatureGates, "feature-gates", "", "comma-separated Name=true|false feature gates (OpenKruise v1.9.0's names and defaults, "+
+		"except, on purpose: "+KruiseDefaultsHelp()+"; docs/openkruise.md lists them)")
 	fs.BoolVar(&o.AdmissionAccessChecks, "admission-access-checks", true,
 		"refuse a Kruise object whose author may not themselves do what it makes Kruise do to existing pods and claims (SubjectAccessReview at admission: pods/exec for a PodProbeMarker's exec probe, pods/ephemeralcontainers for an EphemeralJob, update of a WorkloadSpread's target, delete pods for a ContainerRecreateRequest, …; docs/security.md); false: OpenKruise's behaviour")
 	fs.IntVar(&o.MaxEntryObjectsPerNamespace, "max-entry-objects-per-namespace", registration.DefaultPerNamespace,

@@ -169,13 +169,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	gatedOff := map[string]string{}
-	if !gates.Enabled(ResourceDistributionGate) {
-		gatedOff["resourcedistribution"] = string(ResourceDistributionGate)
-	}
-	if !gates.Enabled(PodProbeMarkerGate) || !gates.Enabled(KruiseDaemon) {
-		gatedOff["podprobemarker"] = string(PodProbeMarkerGate) + " or " + string(KruiseDaemon)
-	}
+	gatedOff := gatedOffKinds(gates)
 	defaulting.Register(mgr.GetWebhookServer(), scheme, mgr.GetAPIReader(), defaulting.Options{TemplateDefaults: !gates.Enabled(TemplateNoDefaults),
 		HostNetworkHostPorts: gates.Enabled(DefaultHostNetworkHostPortsInPodTemplates), GatedOff: gatedOff})
 	// The admissions of the objects that get webhook entries of their own register them before
@@ -219,7 +213,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			policyv1alpha1.PubDeleteOperation: !gates.Enabled(PodUnavailableBudgetDeleteGate),
 			policyv1alpha1.PubEvictOperation:  !gates.Enabled(PodUnavailableBudgetDeleteGate),
 			policyv1alpha1.PubUpdateOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate),
-			policyv1alpha1.PubResizeOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate)}}
+			policyv1alpha1.PubResizeOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate)},
+		ResizeIsUpdate: !gates.Enabled(InPlacePodVerticalScaling)}
 	budgetguard.Register(mgr.GetWebhookServer(), scheme, guard)
 	validating.RegisterContainerRecreateRequests(mgr.GetWebhookServer(), scheme,
 		validating.ContainerRecreateRequestOptions{Access: accessChecker(o, mgr), Pods: mgr.GetClient(), Budget: guard})
@@ -291,17 +286,25 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := daemonSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the Advanced DaemonSet controller: %w", err)
 	}
-	nodeImages := &nodeimage.Reconciler{Client: mgr.GetClient()}
-	if err := nodeImages.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the NodeImage controller: %w", err)
+	if gates.Enabled(KruiseDaemon) {
+		nodeImages := &nodeimage.Reconciler{Client: mgr.GetClient()}
+		if err := nodeImages.SetupWithManager(mgr, o.Workers); err != nil {
+			return fmt.Errorf("set up the NodeImage controller: %w", err)
+		}
+		recreates := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("containerrecreaterequest-controller")}
+		if err := recreates.SetupWithManager(mgr, o.Workers); err != nil {
+			return fmt.Errorf("set up the ContainerRecreateRequest controller: %w", err)
+		}
 	}
-	pullJobs := &imagepulljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("imagepulljob-controller")}
-	if err := pullJobs.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the ImagePullJob controller: %w", err)
-	}
-	pullLists := &imagelistpulljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("imagelistpulljob-controller")}
-	if err := pullLists.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the ImageListPullJob controller: %w", err)
+	if gates.Enabled(ImagePullJobGate) { // off whenever KruiseDaemon is (cascade)
+		pullJobs := &imagepulljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("imagepulljob-controller")}
+		if err := pullJobs.SetupWithManager(mgr, o.Workers); err != nil {
+			return fmt.Errorf("set up the ImagePullJob controller: %w", err)
+		}
+		pullLists := &imagelistpulljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("imagelistpulljob-controller")}
+		if err := pullLists.SetupWithManager(mgr, o.Workers); err != nil {
+			return fmt.Errorf("set up the ImageListPullJob controller: %w", err)
+		}
 	}
 	broadcastJobs := &broadcastjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("broadcastjob-controller"), OwnerIndexed: true}
 	if err := broadcastJobs.SetupWithManager(mgr, o.Workers); err != nil {
@@ -314,10 +317,6 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	unitedDeployments := &uniteddeployment.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("uniteddeployment-controller"), OwnerIndexed: true}
 	if err := unitedDeployments.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the UnitedDeployment controller: %w", err)
-	}
-	recreates := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("containerrecreaterequest-controller")}
-	if err := recreates.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the ContainerRecreateRequest controller: %w", err)
 	}
 	sidecarSets := &sidecarsetctl.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-controller"),
 		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget, podWriter), RevisionNamespace: o.Namespace,
@@ -374,7 +373,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return fmt.Errorf("set up the ResourceDistribution controller: %w", err)
 		}
 	}
-	if gates.Enabled(PodProbeMarkerGate) && gates.Enabled(KruiseDaemon) {
+	if gates.Enabled(PodProbeMarkerGate) { // off whenever KruiseDaemon is (cascade)
 		if err := podprobemarker.Setup(ctx, mgr, mgr.GetEventRecorder("podprobemarker-controller"), o.Workers); err != nil {
 			return fmt.Errorf("set up the PodProbeMarker controllers: %w", err)
 		}

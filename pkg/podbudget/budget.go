@@ -222,11 +222,12 @@ func Admit(pub *policyv1alpha1.PodUnavailableBudget, pod *corev1.Pod, op policyv
 		return Decision{Allowed: true}
 	}
 	if pub.Status.UnavailableAllowed <= 0 {
-		return Decision{Reason: fmt.Sprintf("PodUnavailableBudget %s allows no more unavailable pods (%d available, %d must stay available)",
+		// The words after the counts are OpenKruise's, which scripts match.
+		return Decision{Reason: fmt.Sprintf("PodUnavailableBudget %s allows no more unavailable pods (%d available, %d must stay available): pub unavailable allowed is negative",
 			pub.Name, pub.Status.CurrentAvailable, pub.Status.DesiredAvailable)}
 	}
 	if len(pub.Status.DisruptedPods)+len(pub.Status.UnavailablePods) > MaxRecorded {
-		return Decision{Reason: fmt.Sprintf("PodUnavailableBudget %s records too many unavailable pods not yet confirmed by its controller", pub.Name)}
+		return Decision{Reason: fmt.Sprintf("PodUnavailableBudget %s records too many unavailable pods not yet confirmed by its controller (too many unavailable not confirmed by PUB controller)", pub.Name)}
 	}
 	pub.Status.UnavailableAllowed--
 	at := metav1.NewTime(now)

@@ -524,13 +524,13 @@ func TestAdmitRefused(t *testing.T) {
 		pub    *policyv1alpha1.PodUnavailableBudget
 		reason string
 	}{
-		{"none allowed", admitting(0), "allows no more unavailable pods (2 available, 2 must stay available)"},
+		{"none allowed", admitting(0), "allows no more unavailable pods (2 available, 2 must stay available): pub unavailable allowed is negative"},
 		{"a negative allowance", admitting(-1), "allows no more unavailable pods"},
 		{"too many records", func() *policyv1alpha1.PodUnavailableBudget {
 			pub := admitting(5)
 			pub.Status.DisruptedPods = full
 			return pub
-		}(), "too many unavailable pods not yet confirmed"},
+		}(), "too many unavailable pods not yet confirmed by its controller (too many unavailable not confirmed by PUB controller)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

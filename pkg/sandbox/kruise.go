@@ -175,10 +175,13 @@ func (s *Sandbox) CrashKruiseManager(ctx context.Context) error {
 
 // RestartKruiseManager stops kruise-manager (SIGTERM) and starts it again with --feature-gates=gates
 // in place of the gates it had ("" for the defaults; without kruise-daemon NoDaemonGates stay unless
-// gates names them); it returns once the new one is ready.
+// gates names them; ImagePullJobs keep running, as the chart has them, unless gates names
+// ImagePullJobGate); it returns once the new one is ready.
 func (s *Sandbox) RestartKruiseManager(ctx context.Context, gates string) error {
 	if !s.hasProcess("kruise-daemon") && !strings.Contains(gates, "InPlaceUpdateEnvFromMetadata") {
 		gates = strings.Trim(NoDaemonGates+","+gates, ",")
+	} else if !strings.Contains(gates, "ImagePullJobGate") {
+		gates = strings.Trim("ImagePullJobGate=true,"+gates, ",")
 	}
 	stop := func(p *Process) error { return p.Stop(10 * time.Second) }
 	return s.restartKruise(ctx, "stopped", stop, func(args []string) []string {
@@ -221,7 +224,10 @@ const DaemonGates = "PreDownloadImageForInPlaceUpdate=true,PreDownloadImageForDa
 
 // NoDaemonGates turn off what needs kruise-daemon (on by default, as in OpenKruise) in a sandbox
 // that runs none: a container whose env reads changed metadata is recreated with its pod instead.
-const NoDaemonGates = "InPlaceUpdateEnvFromMetadata=false"
+// ImagePullJobs run (off in kruise-manager, on in OpenKruise's chart and Kruise's; DaemonGates turn
+// them on through pre-download): the kwok nodes report no pulls, and the jobs' bookkeeping is
+// what a sandbox without kruise-daemon shows.
+const NoDaemonGates = "InPlaceUpdateEnvFromMetadata=false,ImagePullJobGate=true"
 
 // hasProcess reports whether the sandbox runs a process of that name.
 func (s *Sandbox) hasProcess(name string) bool {

@@ -50,6 +50,10 @@ type Handler struct {
 	// Off are the operations not guarded (feature gates PodUnavailableBudgetDeleteGate for DELETE
 	// and EVICT, PodUnavailableBudgetUpdateGate for UPDATE and RESIZE).
 	Off map[policyv1alpha1.PubOperation]bool
+	// ResizeIsUpdate counts a resize as an UPDATE for a budget whose kruise.io/pub-protect-operations
+	// names UPDATE but not RESIZE, as OpenKruise does while the feature gate InPlacePodVerticalScaling
+	// is off.
+	ResizeIsUpdate bool
 
 	locks   sync.Map // budget namespace/name → *sync.Mutex: one admission at a time per budget here
 	written sync.Map // budget namespace/name → the *PodUnavailableBudget this handler last wrote
@@ -84,6 +88,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if pub == nil {
 		return admission.Allowed("no PodUnavailableBudget guards the pod")
 	}
+	op = h.asGuarded(pub, op)
 	dec, err := h.admit(ctx, pub, pod, op, req.DryRun != nil && *req.DryRun)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
@@ -134,6 +139,16 @@ func (h *Handler) admitOutOfBand(ctx context.Context, pod *corev1.Pod, dryRun bo
 	}
 	dec, err := h.admit(ctx, pub, pod, policyv1alpha1.PubUpdateOperation, dryRun)
 	return dec.Allowed, dec.Reason, err
+}
+
+// asGuarded is op as pub guards it: a resize counts as an UPDATE (recorded among the budget's
+// unavailable pods) when ResizeIsUpdate and the budget guards UPDATE but not RESIZE.
+func (h *Handler) asGuarded(pub *policyv1alpha1.PodUnavailableBudget, op policyv1alpha1.PubOperation) policyv1alpha1.PubOperation {
+	if op == policyv1alpha1.PubResizeOperation && h.ResizeIsUpdate && !podbudget.Guards(pub, op) &&
+		podbudget.Guards(pub, policyv1alpha1.PubUpdateOperation) {
+		return policyv1alpha1.PubUpdateOperation
+	}
+	return op
 }
 
 // operation returns the pod an admission disrupts and how, or a nil pod when it disrupts none. The

@@ -17,6 +17,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -342,5 +343,42 @@ func TestHandlerBudgetUnreadable(t *testing.T) {
 	h, _ := handler(t, cl)
 	if resp := serve(t, h, budgetPath, deletion(t, a, false)); resp.Allowed || resp.Result.Code != http.StatusInternalServerError {
 		t.Errorf("deletion with the budget unreadable: allowed %v, %+v", resp.Allowed, resp.Result)
+	}
+}
+
+// A resize of a pod under a budget whose kruise.io/pub-protect-operations is UPDATE passes while
+// InPlacePodVerticalScaling is on; with the gate off (ResizeIsUpdate), as in OpenKruise, it counts
+// as an UPDATE: refused when nothing is allowed, recorded among the unavailable pods otherwise.
+func TestHandlerResizeCountsAsUpdateWithoutInPlacePodVerticalScaling(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		resizeIsUpdate bool
+		allowed        int32
+		want           bool // allowed
+		recorded       bool
+	}{
+		{"gate on, nothing allowed", false, 0, true, false},
+		{"gate off, nothing allowed", true, 0, false, false},
+		{"gate off, one allowed", true, 1, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := guardedPod("a")
+			pub := webBudget(tc.allowed)
+			pub.Annotations = map[string]string{policyv1alpha1.PubProtectOperationAnnotation: "UPDATE"}
+			cl := cluster(t, nil, pub, a)
+			h, _ := handler(t, cl)
+			h.ResizeIsUpdate = tc.resizeIsUpdate
+			resized := a.DeepCopy()
+			resized.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+			req := update(t, a, resized)
+			req.SubResource = "resize"
+			if resp := serve(t, h, budgetPath, req); resp.Allowed != tc.want {
+				t.Fatalf("resize allowed %t, want %t: %+v", resp.Allowed, tc.want, resp.Result)
+			}
+			st := status(t, cl)
+			if _, ok := st.UnavailablePods["a"]; ok != tc.recorded || len(st.DisruptedPods) != 0 {
+				t.Errorf("status after the resize: %+v", st)
+			}
+		})
 	}
 }

@@ -2,9 +2,13 @@ package defaulting
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"reflect"
 	"strings"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -69,7 +73,9 @@ type Options struct {
 	// (OpenKruise's gate DefaultHostNetworkHostPortsInPodTemplates).
 	HostNetworkHostPorts bool
 	// GatedOff are the kinds (by the last part of their webhook path) whose controller a feature
-	// gate turns off, with the gate: creating or updating one succeeds with a warning that says so.
+	// gate turns off, with the gate: creating one, or changing its spec, is refused with 403 and
+	// OpenKruise's words ("feature-gate X is not enabled"); other updates (labels, finalizers, the
+	// status) pass, so that an object stored before the gate was turned off can still be deleted.
 	GatedOff map[string]string
 }
 
@@ -79,21 +85,58 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, op
 		wh := h.webhook
 		part := h.path[strings.LastIndexByte(h.path, '-')+1:]
 		if gate, ok := opts.GatedOff[part]; ok {
-			wh = warn(fmt.Sprintf("the feature gate %s is off: the object is stored, and nothing acts on it", gate), wh)
+			wh = refuseGatedOff(gate, wh)
 		}
 		srv.Register(h.path, wh)
 	}
 }
 
-// warn answers as wh does, with an admission warning msg when it allows.
-func warn(msg string, wh *admission.Webhook) *admission.Webhook {
+// refuseGatedOff refuses creations and spec changes while gate is off, and answers everything
+// else as wh does.
+func refuseGatedOff(gate string, wh *admission.Webhook) *admission.Webhook {
 	return &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		resp := wh.Handle(ctx, req)
-		if resp.Allowed {
-			resp.Warnings = append(resp.Warnings, msg)
+		changed, err := specChanged(req)
+		if err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
 		}
-		return resp
+		if changed {
+			return admission.Errored(http.StatusForbidden, fmt.Errorf("feature-gate %s is not enabled: kruise-manager runs no %s "+
+				"while it is off (turn it on in kruise-manager's --feature-gates)", gate, req.Kind.Kind))
+		}
+		return wh.Handle(ctx, req)
 	})}
+}
+
+// specChanged reports whether req creates an object or changes its spec.
+func specChanged(req admission.Request) (bool, error) {
+	switch req.Operation {
+	case admissionv1.Create:
+		return true, nil
+	case admissionv1.Update:
+	default:
+		return false, nil
+	}
+	var old, obj struct {
+		Spec json.RawMessage `json:"spec"`
+	}
+	if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(req.Object.Raw, &obj); err != nil {
+		return false, err
+	}
+	var a, b any
+	if len(old.Spec) > 0 {
+		if err := json.Unmarshal(old.Spec, &a); err != nil {
+			return false, err
+		}
+	}
+	if len(obj.Spec) > 0 {
+		if err := json.Unmarshal(obj.Spec, &b); err != nil {
+			return false, err
+		}
+	}
+	return !reflect.DeepEqual(a, b), nil
 }
 
 type handler struct {

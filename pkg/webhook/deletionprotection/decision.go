@@ -87,8 +87,20 @@ func (p Policy) NeedsDependents(s Subject) bool {
 	return s.Kind == Namespace || (s.Kind == CustomResourceDefinition && p.CRDCascading)
 }
 
-// Decide returns nil when s may be deleted, otherwise why not (the message of the denial).
+// Refusal is the phrase OpenKruise's refusals start with, which scripts and tests match; every
+// refusal of Decide starts with it too, followed by Kruise's own account of what holds the object.
+const Refusal = "forbidden by ResourcesProtectionDeletion"
+
+// Decide returns nil when s may be deleted, otherwise why not (the message of the denial, which
+// starts with Refusal).
 func (p Policy) Decide(s Subject, d Dependents) error {
+	if err := p.decide(s, d); err != nil {
+		return fmt.Errorf("%s: %w", Refusal, err)
+	}
+	return nil
+}
+
+func (p Policy) decide(s Subject, d Dependents) error {
 	if s.Deleting {
 		return nil
 	}
@@ -118,7 +130,7 @@ func (p Policy) Decide(s Subject, d Dependents) error {
 		}
 	case CustomResourceDefinition:
 		if !p.CRDCascading {
-			return fmt.Errorf("%s, which needs the feature gate %s (off): remove the label or turn the gate on", label, CRDCascadingGate)
+			return fmt.Errorf("%s, which needs the feature gate %s (off; feature-gate %s is not enabled): remove the label or turn the gate on", label, CRDCascadingGate, CRDCascadingGate)
 		}
 		if d.CustomResources > 0 {
 			n := count(d.CustomResources, "custom resource")

@@ -45,9 +45,9 @@ func TestDecide(t *testing.T) {
 		{name: "Always Service", s: svc("Always"),
 			want: "Service team-a/api has policy.kruise.io/delete-protection=Always: remove the label to delete it"},
 		{name: "Cascading CRD without the gate", s: crd("Cascading"),
-			want: "CustomResourceDefinition widgets.example.com has policy.kruise.io/delete-protection=Cascading, which needs the feature gate DeletionProtectionForCRDCascadingGate (off): remove the label or turn the gate on"},
+			want: "CustomResourceDefinition widgets.example.com has policy.kruise.io/delete-protection=Cascading, which needs the feature gate DeletionProtectionForCRDCascadingGate (off; feature-gate DeletionProtectionForCRDCascadingGate is not enabled): remove the label or turn the gate on"},
 		{name: "Cascading CRD without the gate, no CRs", s: crd("Cascading"), d: Dependents{},
-			want: "CustomResourceDefinition widgets.example.com has policy.kruise.io/delete-protection=Cascading, which needs the feature gate DeletionProtectionForCRDCascadingGate (off): remove the label or turn the gate on"},
+			want: "CustomResourceDefinition widgets.example.com has policy.kruise.io/delete-protection=Cascading, which needs the feature gate DeletionProtectionForCRDCascadingGate (off; feature-gate DeletionProtectionForCRDCascadingGate is not enabled): remove the label or turn the gate on"},
 		{name: "Cascading CRD with CRs", policy: on, s: crd("Cascading"), d: Dependents{CustomResources: 2, Resource: "widgets.example.com"},
 			want: "CustomResourceDefinition widgets.example.com has policy.kruise.io/delete-protection=Cascading and still has 2 custom resources (widgets.example.com)"},
 		{name: "Cascading CRD, CRs not all counted", policy: on, s: crd("Cascading"), d: Dependents{CustomResources: 1, CustomResourcesAtLeast: true, Resource: "widgets.example.com"},
@@ -61,8 +61,13 @@ func TestDecide(t *testing.T) {
 			if err := tc.policy.Decide(tc.s, tc.d); err != nil {
 				got = err.Error()
 			}
-			if got != tc.want {
-				t.Errorf("Decide = %q\nwant     %q", got, tc.want)
+			want := tc.want
+			if want != "" {
+				// OpenKruise's phrase first, which automation matches; Kruise's account after it.
+				want = "forbidden by ResourcesProtectionDeletion: " + want
+			}
+			if got != want {
+				t.Errorf("Decide = %q\nwant     %q", got, want)
 			}
 		})
 	}

@@ -114,7 +114,8 @@ func check(t *testing.T, h *Handler, req admission.Request, want string) {
 		t.Errorf("%s %s refused: %s", req.Kind.Kind, req.Name, resp.Result.Message)
 	case want != "" && resp.Allowed:
 		t.Errorf("%s %s allowed; want refused with %q", req.Kind.Kind, req.Name, want)
-	case want != "" && (resp.Result.Code != http.StatusForbidden || !strings.Contains(resp.Result.Message, want)):
+	case want != "" && (resp.Result.Code != http.StatusForbidden || !strings.Contains(resp.Result.Message, want) ||
+		!strings.HasPrefix(resp.Result.Message, Refusal)):
 		t.Errorf("%s %s: %d %q; want 403 with %q", req.Kind.Kind, req.Name, resp.Result.Code, resp.Result.Message, want)
 	}
 }
