@@ -2,6 +2,7 @@ package persistentpodstate
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/kruise-ng/kruise/apis"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -91,6 +93,36 @@ func TestGeneratorCreatesAndDeletes(t *testing.T) {
 	}
 	if err := c.Get(context.Background(), req.NamespacedName, got); !apierrors.IsNotFound(err) {
 		t.Errorf("after the annotation went: %v", err)
+	}
+}
+
+// The generator runs for a workload update only when an annotation OpenKruise's generator reacts
+// to changes (not for kruise.io/persistent-pod-annotations alone, nor for a spec change).
+func TestGenerationAsked(t *testing.T) {
+	set := func(a map[string]string) *appsv1.StatefulSet {
+		return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Annotations: a}}
+	}
+	base := map[string]string{AutoGenerateAnnotation: "true", RequiredTopologyAnnotation: "zone"}
+	with := func(k, v string) map[string]string {
+		out := maps.Clone(base)
+		out[k] = v
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		new  map[string]string
+		want bool
+	}{
+		{"nothing", base, false},
+		{"other annotation", with("note", "x"), false},
+		{"persistent-pod-annotations", with(PersistentAnnotationsAnnotation, "a"), false},
+		{"auto-generate", with(AutoGenerateAnnotation, "false"), true},
+		{"required", with(RequiredTopologyAnnotation, "rack"), true},
+		{"preferred", with(PreferredTopologyAnnotation, "host"), true},
+	} {
+		if got := generationAsked(event.UpdateEvent{ObjectOld: set(base), ObjectNew: set(tc.new)}); got != tc.want {
+			t.Errorf("%s: %t, want %t", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -53,11 +54,23 @@ func (g *Generator) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		name = "persistentpodstate-generator-advancedstatefulset"
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named(name).
-		For(g.newWorkload(), builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
-		// A generated object edited or deleted by hand is put back.
-		Owns(&v1alpha1.PersistentPodState{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// As OpenKruise, the generated object is rewritten when the workload is seen (created, or
+		// listed at start) and when one of the annotations that ask for it changes, and at no other
+		// time: a user's change of it (a retention policy, say) stays until then.
+		For(g.newWorkload(), builder.WithPredicates(predicate.Funcs{UpdateFunc: generationAsked})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(g)
+}
+
+// generationAsked reports whether an update of a workload changes the annotations OpenKruise's
+// generator reacts to (kruise.io/persistent-pod-annotations alone is not one of them).
+func generationAsked(e event.UpdateEvent) bool {
+	for _, k := range []string{AutoGenerateAnnotation, RequiredTopologyAnnotation, PreferredTopologyAnnotation} {
+		if e.ObjectOld.GetAnnotations()[k] != e.ObjectNew.GetAnnotations()[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // Reconcile brings the PersistentPodState one workload's annotations ask for in line with them.
