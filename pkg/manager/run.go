@@ -287,7 +287,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return fmt.Errorf("set up the Advanced DaemonSet controller: %w", err)
 	}
 	if gates.Enabled(KruiseDaemon) {
-		nodeImages := &nodeimage.Reconciler{Client: mgr.GetClient()}
+		nodeImages := &nodeimage.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nodeimage-controller")}
 		if err := nodeImages.SetupWithManager(mgr, o.Workers); err != nil {
 			return fmt.Errorf("set up the NodeImage controller: %w", err)
 		}

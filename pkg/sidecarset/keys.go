@@ -1,6 +1,9 @@
 package sidecarset
 
-import "github.com/kruise-ng/kruise/pkg/registrationmark"
+import (
+	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/registrationmark"
+)
 
 // Annotation, label and env keys OpenKruise v1.9.0 uses for SidecarSet injection. The values are
 // part of the wire contract: pods and SidecarSets written by either manager carry them.
@@ -38,7 +41,7 @@ const (
 	RevisionOwnerLabel = "kruise.io/sidecarset-name"
 	// CustomVersionLabel is, on a SidecarSet's ControllerRevision, the SidecarSet's custom version,
 	// which injectionStrategy.revision.customVersion selects.
-	CustomVersionLabel = "apps.kruise.io/sidecarset-custom-version"
+	CustomVersionLabel = v1beta1.SidecarSetCustomVersionLabel
 )
 
 // defaultNamespace is the namespace of a pod that names none (OpenKruise matches it as such).

@@ -90,3 +90,51 @@ func TestNodeImageRefusedWithFieldPath(t *testing.T) {
 		}
 	}
 }
+
+// A tag no kruise-daemon answers (the sandbox's kwok nodes run none) fails a minute after its
+// createdAt, as OpenKruise's controller fails it: status Failed with OpenKruise's message, counted,
+// and a Warning event PullImageFailed on the NodeImage.
+func TestNodeImageUnansweredTagFails(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	name := "kwok-silent-" + utilrand.String(5)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{sandbox.NodeTypeLabel: "kwok"},
+		Annotations: map[string]string{sandbox.FakeNodeAnnotation: "fake"}}}
+	if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	ni := &appsv1alpha1.NodeImage{}
+	harness.Eventually(t, 30*time.Second, "NodeImage of the new node", func() (bool, string) {
+		err := c.Get(ctx, client.ObjectKey{Name: name}, ni)
+		return err == nil, fmt.Sprint(err)
+	})
+	// Created 58 s ago: due in about 2 s.
+	created := metav1.NewTime(time.Now().Add(-58 * time.Second))
+	patch := fmt.Sprintf(`{"spec":{"images":{"registry.local/app":{"tags":[{"tag":"v1","version":1,"createdAt":%q}]}}}}`,
+		created.UTC().Format(time.RFC3339))
+	if err := c.Patch(ctx, ni, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 30*time.Second, "the unanswered tag failed", func() (bool, string) {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, ni); err != nil {
+			return false, err.Error()
+		}
+		tags := ni.Status.ImageStatuses["registry.local/app"].Tags
+		ok := len(tags) == 1 && tags[0].Phase == appsv1alpha1.NodeImagePullFailed && tags[0].Version == 1 &&
+			tags[0].Message == "node has not responded for a long time" && ni.Status.Failed == 1 && ni.Status.Desired == 1
+		return ok, fmt.Sprintf("%+v", ni.Status)
+	})
+	harness.Eventually(t, 30*time.Second, "a PullImageFailed event", func() (bool, string) {
+		evs, err := cs.EventsV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + name})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "PullImageFailed" && strings.Contains(e.Note, "registry.local/app:v1") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d events", len(evs.Items))
+	})
+}

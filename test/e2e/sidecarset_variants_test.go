@@ -964,3 +964,50 @@ func TestSidecarSetVariantConflictRefused(t *testing.T) {
 		t.Errorf("SidecarSets of this test %v, want %v", mine, want)
 	}
 }
+
+// spec.customVersion (v1beta1) labels the SidecarSet's revisions, so that
+// injectionStrategy.revision.customVersion finds them; a v1alpha1 read shows it as the
+// SidecarSet's label apps.kruise.io/sidecarset-custom-version, as OpenKruise converts it.
+func TestSidecarSetVariantCustomVersion(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	const v1, v2 = "registry.example/agent:v1", "registry.example/agent:v2"
+	s := newSidecarSet("cv-"+ns, ns, "cv", corev1.Container{Name: "agent", Image: v1}, "")
+	s.Spec.CustomVersion = "one"
+	set := createSidecarSet(t, c, s)
+	first := waitSidecarSet(t, c, set.Name, "has a revision", func(s *appsv1beta1.SidecarSet) bool { return s.Status.LatestRevision != "" })
+	rev, err := cs.AppsV1().ControllerRevisions(sandbox.KruiseNamespace).Get(ctx, first.Status.LatestRevision, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rev.Labels[sidecarset.CustomVersionLabel]; got != "one" {
+		t.Errorf("revision %s: custom version label %q, want one", rev.Name, got)
+	}
+	alpha := &appsv1alpha1.SidecarSet{}
+	if err := c.Get(ctx, client.ObjectKey{Name: set.Name}, alpha); err != nil {
+		t.Fatal(err)
+	}
+	if got := alpha.Labels[appsv1beta1.SidecarSetCustomVersionLabel]; got != "one" {
+		t.Errorf("v1alpha1 read: labels %v, want %s=one", alpha.Labels, appsv1beta1.SidecarSetCustomVersionLabel)
+	}
+
+	// v2 under another custom version, paused; new pods pinned to the custom version "one".
+	svPatch(t, c, set, fmt.Sprintf(`{"spec":{"customVersion":"two","containers":[{"name":"agent","image":%q}],`+
+		`"updateStrategy":{"paused":true},"injectionStrategy":{"revision":{"customVersion":"one"}}}}`, v2))
+	waitRegistered(t, c, set.Name)
+	second := waitSidecarSet(t, c, set.Name, "has a new revision", func(s *appsv1beta1.SidecarSet) bool {
+		return s.Status.LatestRevision != "" && s.Status.LatestRevision != first.Status.LatestRevision
+	})
+	rev2, err := cs.AppsV1().ControllerRevisions(sandbox.KruiseNamespace).Get(ctx, second.Status.LatestRevision, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rev2.Labels[sidecarset.CustomVersionLabel]; got != "two" {
+		t.Errorf("revision %s: custom version label %q, want two", rev2.Name, got)
+	}
+	p := svCreatePod(t, ns, "pinned", map[string]string{"app": "cv"}, nil)
+	if got := svContainer(p.Spec.Containers, "agent"); got == nil || got.Image != v1 {
+		t.Errorf("pod created while pinned to custom version one: sidecar %+v, want image %s", got, v1)
+	}
+}

@@ -318,23 +318,46 @@ func TestSidecarSetVersionOnlyFields(t *testing.T) {
 			t.Fatalf("round trip differs:\n%s", diff.Diff(alpha, back))
 		}
 	})
-	t.Run("customVersion rides on the v1alpha1 object", func(t *testing.T) {
+	t.Run("customVersion is the v1alpha1 object's label, as OpenKruise converts it", func(t *testing.T) {
 		hub := &v1beta1.SidecarSet{
-			ObjectMeta: metav1.ObjectMeta{Name: "log-agent"},
+			ObjectMeta: metav1.ObjectMeta{Name: "log-agent", Labels: map[string]string{"team": "a"}},
 			Spec:       v1beta1.SidecarSetSpec{CustomVersion: "v2"},
 		}
 		alpha := &SidecarSet{}
 		if err := alpha.ConvertFrom(hub); err != nil {
 			t.Fatal(err)
 		}
-		checkAnnotation(t, alpha.Annotations, ConversionV1beta1OnlyAnnotation, `{"spec":{"customVersion":"v2"}}`)
-		checkAnnotation(t, alpha.Annotations, ConversionV1alpha1OnlyAnnotation, "")
+		if alpha.Labels[v1beta1.SidecarSetCustomVersionLabel] != "v2" || alpha.Labels["team"] != "a" || alpha.Annotations != nil {
+			t.Fatalf("v1alpha1 labels %v, annotations %v; want the custom version label and no annotation", alpha.Labels, alpha.Annotations)
+		}
 		back := &v1beta1.SidecarSet{}
 		if err := alpha.ConvertTo(back); err != nil {
 			t.Fatal(err)
 		}
 		if !equality.Semantic.DeepEqual(hub, back) {
 			t.Fatalf("round trip differs:\n%s", diff.Diff(hub, back))
+		}
+	})
+	t.Run("a v1alpha1 label becomes spec.customVersion", func(t *testing.T) {
+		alpha := &SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "log-agent",
+			Labels: map[string]string{v1beta1.SidecarSetCustomVersionLabel: "v3"}}}
+		hub := &v1beta1.SidecarSet{}
+		if err := alpha.ConvertTo(hub); err != nil {
+			t.Fatal(err)
+		}
+		if hub.Spec.CustomVersion != "v3" || hub.Labels != nil {
+			t.Fatalf("v1beta1 customVersion %q, labels %v", hub.Spec.CustomVersion, hub.Labels)
+		}
+	})
+	t.Run("an earlier Kruise's annotation is still read", func(t *testing.T) {
+		alpha := &SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "log-agent",
+			Annotations: map[string]string{ConversionV1beta1OnlyAnnotation: `{"spec":{"customVersion":"v1"}}`}}}
+		hub := &v1beta1.SidecarSet{}
+		if err := alpha.ConvertTo(hub); err != nil {
+			t.Fatal(err)
+		}
+		if hub.Spec.CustomVersion != "v1" || hub.Annotations != nil {
+			t.Fatalf("v1beta1 customVersion %q, annotations %v", hub.Spec.CustomVersion, hub.Annotations)
 		}
 	})
 }

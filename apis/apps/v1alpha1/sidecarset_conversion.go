@@ -14,9 +14,11 @@ import (
 //     ConversionV1alpha1OnlyAnnotation annotation of the v1beta1 object, and restored from it on
 //     the way back. It is not turned into a namespaceSelector: v1beta1 readers see the SidecarSet
 //     unrestricted by namespace unless they look at the annotation.
-//   - spec.customVersion exists only in v1beta1. On the way to v1alpha1 it is kept in the
-//     ConversionV1beta1OnlyAnnotation annotation of the v1alpha1 object, and restored from it on
-//     the way back.
+//   - spec.customVersion exists only in v1beta1; a v1alpha1 SidecarSet carries it as its label
+//     apps.kruise.io/sidecarset-custom-version, as OpenKruise converts it: on the way to v1beta1
+//     the label (present, even empty) becomes spec.customVersion and leaves the labels; on the way
+//     to v1alpha1 a set spec.customVersion becomes the label. (A v1alpha1 object read by an earlier
+//     Kruise carried it in ConversionV1beta1OnlyAnnotation; that annotation is still read.)
 //
 // Every other field, status included, has the same name, type and meaning in both versions and is
 // copied as is.
@@ -40,7 +42,8 @@ type sidecarSetSpecV1beta1Only struct {
 }
 
 // ConvertTo converts this v1alpha1 SidecarSet into the v1beta1 hub. spec.customVersion is taken
-// from ConversionV1beta1OnlyAnnotation (which the result does not carry), and a set spec.namespace
+// from the label SidecarSetCustomVersionLabel (which the result does not carry; or from
+// ConversionV1beta1OnlyAnnotation, which earlier versions wrote), and a set spec.namespace
 // is recorded in ConversionV1alpha1OnlyAnnotation. The destination's TypeMeta is left alone.
 func (src *SidecarSet) ConvertTo(dstRaw conversion.Hub) error {
 	dst := dstRaw.(*v1beta1.SidecarSet)
@@ -65,6 +68,13 @@ func (src *SidecarSet) ConvertTo(dstRaw conversion.Hub) error {
 	if betaOnly.Spec != nil {
 		dst.Spec.CustomVersion = betaOnly.Spec.CustomVersion
 	}
+	if v, ok := dst.Labels[v1beta1.SidecarSetCustomVersionLabel]; ok {
+		dst.Spec.CustomVersion = v
+		delete(dst.Labels, v1beta1.SidecarSetCustomVersionLabel)
+		if len(dst.Labels) == 0 {
+			dst.Labels = nil
+		}
+	}
 
 	var alphaOnly sidecarSetV1alpha1Only
 	if src.Spec.Namespace != "" {
@@ -75,7 +85,7 @@ func (src *SidecarSet) ConvertTo(dstRaw conversion.Hub) error {
 
 // ConvertFrom fills this v1alpha1 SidecarSet from the v1beta1 hub. spec.namespace is taken from
 // ConversionV1alpha1OnlyAnnotation (which this object does not keep), and a set spec.customVersion
-// is recorded in ConversionV1beta1OnlyAnnotation. This object's TypeMeta is left alone.
+// becomes the label SidecarSetCustomVersionLabel. This object's TypeMeta is left alone.
 func (dst *SidecarSet) ConvertFrom(srcRaw conversion.Hub) error {
 	src := srcRaw.(*v1beta1.SidecarSet)
 	src.ObjectMeta.DeepCopyInto(&dst.ObjectMeta)
@@ -100,11 +110,16 @@ func (dst *SidecarSet) ConvertFrom(srcRaw conversion.Hub) error {
 		dst.Spec.Namespace = alphaOnly.Spec.Namespace
 	}
 
-	var betaOnly sidecarSetV1beta1Only
-	if src.Spec.CustomVersion != "" {
-		betaOnly.Spec = &sidecarSetSpecV1beta1Only{CustomVersion: src.Spec.CustomVersion}
+	if _, err := takeStash(&dst.ObjectMeta, ConversionV1beta1OnlyAnnotation, &sidecarSetV1beta1Only{}); err != nil {
+		return err
 	}
-	return putStash(&dst.ObjectMeta, ConversionV1beta1OnlyAnnotation, &betaOnly, betaOnly.Spec != nil)
+	if src.Spec.CustomVersion != "" {
+		if dst.Labels == nil {
+			dst.Labels = map[string]string{}
+		}
+		dst.Labels[v1beta1.SidecarSetCustomVersionLabel] = src.Spec.CustomVersion
+	}
+	return nil
 }
 
 func sidecarSetSpecToV1beta1(in *SidecarSetSpec) v1beta1.SidecarSetSpec {

@@ -40,8 +40,9 @@ type SidecarSetSpec struct {
 	// RevisionHistoryLimit is how many old revisions of the SidecarSet are kept.
 	// +optional
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
-	// CustomVersion is a user-chosen version name for the SidecarSet, recorded on its revisions so that
-	// injectionStrategy.revision.customVersion can refer to it.
+	// CustomVersion is a user-chosen version name for the SidecarSet, recorded on its revisions (label
+	// SidecarSetCustomVersionLabel) so that injectionStrategy.revision.customVersion can refer to it.
+	// A v1alpha1 SidecarSet carries it as that label on itself.
 	// +optional
 	CustomVersion string `json:"customVersion,omitempty"`
 	// PatchPodMetadata are metadata changes applied to selected pods on injection.
@@ -82,6 +83,10 @@ type SidecarSetContainer struct {
 
 // SidecarSetPodInjectPolicy is where an injected container is placed among the pod's containers.
 type SidecarSetPodInjectPolicy string
+
+// SidecarSetCustomVersionLabel is, on a SidecarSet's ControllerRevision, the SidecarSet's custom
+// version (spec.customVersion), and on a v1alpha1 SidecarSet its custom version itself.
+const SidecarSetCustomVersionLabel = "apps.kruise.io/sidecarset-custom-version"
 
 const (
 	// SidecarSetBeforeAppContainer places the container before the pod's own containers.

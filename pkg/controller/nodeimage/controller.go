@@ -1,8 +1,9 @@
 // Package nodeimage keeps one NodeImage per Node: named after the node, carrying the node's
 // labels (so that image pull jobs can select nodes through their NodeImages) and owned by the Node,
 // so that the garbage collector deletes it with the node. It also drops the tags whose
-// pullPolicy.ttlSecondsAfterFinished has passed since the node finished them. kruise-daemon on the node pulls what its
-// NodeImage asks for and reports in its status.
+// pullPolicy.ttlSecondsAfterFinished has passed since the node finished them, and, as OpenKruise,
+// fails in the status the tags the node's kruise-daemon left unanswered (Unanswered).
+// kruise-daemon on the node pulls what its NodeImage asks for and reports in its status.
 package nodeimage
 
 import (
@@ -17,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,12 +30,15 @@ import (
 
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages,verbs=list;watch;create;patch;update
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=nodeimages/status,verbs=update
 
 // Reconciler creates and relabels NodeImages; it is their only writer besides the daemons, which
-// write their status.
+// write their status (this writes it only to fail what a daemon did not answer).
 type Reconciler struct {
 	Client client.Client
 	Clock  clock.PassiveClock
+	// Recorder receives the Warning events PullImageFailed; nil drops them.
+	Recorder events.EventRecorder
 }
 
 // Desired is the NodeImage metadata for node: its name and labels, and the Node as owner.
@@ -66,7 +71,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case err != nil:
 		return ctrl.Result{}, err
 	}
+	st, failures, due := Unanswered(ni, r.now())
+	if st != nil {
+		ni = ni.DeepCopy()
+		ni.Status = *st
+		if err := r.Client.Status().Update(ctx, ni); err != nil { // optimistic: a daemon's write wins
+			return ctrl.Result{}, fmt.Errorf("fail unanswered tags of NodeImage %s: %w", ni.Name, err)
+		}
+		r.tell(ni, failures)
+		return ctrl.Result{RequeueAfter: due}, nil // the rest follows the update's event
+	}
 	expired, next := ExpiredTags(ni, r.now())
+	if due > 0 && (next == 0 || due < next) {
+		next = due
+	}
 	if len(expired) > 0 {
 		if err := r.dropTags(ctx, ni, expired); err != nil {
 			return ctrl.Result{}, err
@@ -92,6 +110,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("relabel NodeImage %s: %w", node.Name, err)
 	}
 	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+// tell records a Warning event PullImageFailed for each failure, on the NodeImage and on those
+// that asked for the tag.
+func (r *Reconciler) tell(ni *v1beta1.NodeImage, failures []Failure) {
+	if r.Recorder == nil {
+		return
+	}
+	for _, f := range failures {
+		msg := failureEvent(f, ni.Name)
+		r.Recorder.Eventf(ni, nil, corev1.EventTypeWarning, PullImageFailedReason, "Pull", "%s", msg)
+		for i := range f.Owners {
+			r.Recorder.Eventf(&f.Owners[i], nil, corev1.EventTypeWarning, PullImageFailedReason, "Pull", "%s", msg)
+		}
+	}
 }
 
 func (r *Reconciler) now() time.Time {

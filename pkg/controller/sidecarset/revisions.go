@@ -65,7 +65,7 @@ func (r *Reconciler) syncRevisions(ctx context.Context, pc *podcontrol.Control, 
 			latest = rev
 		}
 	}
-	if v := set.Labels[sidecarset.CustomVersionLabel]; v != "" && latest.Labels[sidecarset.CustomVersionLabel] != v {
+	if v := customVersion(set); v != "" && latest.Labels[sidecarset.CustomVersionLabel] != v {
 		rev := latest.DeepCopy()
 		rev.Labels[sidecarset.CustomVersionLabel] = v
 		if err := r.Client.Update(ctx, rev); err != nil {
@@ -77,6 +77,15 @@ func (r *Reconciler) syncRevisions(ctx context.Context, pc *podcontrol.Control, 
 	return latest, cc, nil
 }
 
+// customVersion is set's custom version: spec.customVersion, or, when that is empty, the label a
+// v1beta1 client may have set on the SidecarSet itself (as on a v1alpha1 one).
+func customVersion(set *v1beta1.SidecarSet) string {
+	if set.Spec.CustomVersion != "" {
+		return set.Spec.CustomVersion
+	}
+	return set.Labels[sidecarset.CustomVersionLabel]
+}
+
 // createRevision writes set's revision name as OpenKruise builds it: in the manager's namespace,
 // owned by the SidecarSet, with its labels and annotations, the owner label and data.
 func (r *Reconciler) createRevision(ctx context.Context, set *v1beta1.SidecarSet, name string, data []byte, number int64) (*appsv1.ControllerRevision, error) {
@@ -85,6 +94,9 @@ func (r *Reconciler) createRevision(ctx context.Context, set *v1beta1.SidecarSet
 		labels = map[string]string{}
 	}
 	labels[sidecarset.RevisionOwnerLabel] = set.Name
+	if v := customVersion(set); v != "" {
+		labels[sidecarset.CustomVersionLabel] = v
+	}
 	rev := &appsv1.ControllerRevision{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.RevisionNamespace, Labels: labels,
 			Annotations:     maps.Clone(set.Annotations),
