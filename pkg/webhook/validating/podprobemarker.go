@@ -244,7 +244,20 @@ func (v podProbeMarkerValidator) ValidateCreate(ctx context.Context, obj *v1alph
 	if err := invalid(podProbeMarkerKind, obj.Name, ValidatePodProbeMarker(obj)); err != nil {
 		return nil, err
 	}
-	return nil, v.access.Require(ctx, podProbeMarkerResource, obj.Name, access.PodProbeMarker(obj)...)
+	return PodProbeMarkerWarnings(obj), v.access.Require(ctx, podProbeMarkerResource, obj.Name, access.PodProbeMarker(obj)...)
+}
+
+// PodProbeMarkerWarnings are the admission warnings of a valid PodProbeMarker: the fields it
+// accepts, as OpenKruise does, that change nothing.
+func PodProbeMarkerWarnings(obj *v1alpha1.PodProbeMarker) admission.Warnings {
+	var out admission.Warnings
+	for i, p := range obj.Spec.Probes {
+		if p.Probe.TerminationGracePeriodSeconds != nil {
+			out = append(out, fmt.Sprintf("%s: has no effect, a PodProbeMarker's probe restarts and ends nothing (OpenKruise ignores it too)",
+				field.NewPath("spec", "probes").Index(i).Child("probe", "terminationGracePeriodSeconds")))
+		}
+	}
+	return out
 }
 
 // ValidateUpdate rejects an invalid PodProbeMarker or a changed selector (immutable, as in
@@ -261,7 +274,7 @@ func (v podProbeMarkerValidator) ValidateUpdate(ctx context.Context, oldObj, new
 	if err := invalid(podProbeMarkerKind, newObj.Name, errs); err != nil {
 		return nil, err
 	}
-	return nil, v.access.Require(ctx, podProbeMarkerResource, newObj.Name, access.PodProbeMarker(newObj)...)
+	return PodProbeMarkerWarnings(newObj), v.access.Require(ctx, podProbeMarkerResource, newObj.Name, access.PodProbeMarker(newObj)...)
 }
 
 // ValidateDelete allows every deletion (the webhook is not registered for DELETE).

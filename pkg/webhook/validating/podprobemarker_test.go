@@ -111,3 +111,21 @@ func TestPodProbeMarkerKeepsMarksOfOthersDomains(t *testing.T) {
 		t.Errorf("pod-deletion-cost and a team's own key refused: %v", errs)
 	}
 }
+
+// probe.terminationGracePeriodSeconds is accepted, as OpenKruise accepts it, with a warning that
+// it changes nothing.
+func TestPodProbeMarkerWarnsOfTerminationGracePeriod(t *testing.T) {
+	m := validMarker()
+	if w := PodProbeMarkerWarnings(m); len(w) != 0 {
+		t.Errorf("warnings without the field: %v", w)
+	}
+	grace := int64(30)
+	m.Spec.Probes[0].Probe.TerminationGracePeriodSeconds = &grace
+	if errs := ValidatePodProbeMarker(m); len(errs) != 0 {
+		t.Fatalf("refused: %v", errs)
+	}
+	w := PodProbeMarkerWarnings(m)
+	if len(w) != 1 || !strings.Contains(w[0], "spec.probes[0].probe.terminationGracePeriodSeconds: has no effect") {
+		t.Errorf("warnings %v", w)
+	}
+}
