@@ -33,13 +33,31 @@ const PodTemplateHashLabel = "pod-template-hash"
 // endpoints at once. Its message differs from the kubelet's, so the kubelet reconciles Ready and
 // writes its own (reason ReadinessGatesNotReady or ContainersNotReady) once it has seen the gate.
 func ConditionPatch(typ corev1.PodConditionType, status corev1.ConditionStatus, reason, message string, now time.Time) ([]byte, error) {
+	return ConditionPatchWithMetadata(typ, status, reason, message, now, nil, nil)
+}
+
+// ConditionPatchWithMetadata is ConditionPatch that also sets labels and annotations (pods/status
+// writes a pod's labels and annotations too).
+func ConditionPatchWithMetadata(typ corev1.PodConditionType, status corev1.ConditionStatus, reason, message string, now time.Time,
+	labels, annotations map[string]string) ([]byte, error) {
 	ts := metav1.NewTime(now)
 	conds := []corev1.PodCondition{{Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: ts}}
 	if status == corev1.ConditionFalse {
 		conds = append(conds, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: reason,
 			Message: message, LastTransitionTime: ts})
 	}
-	return json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
+	patch := map[string]any{"status": map[string]any{"conditions": conds}}
+	meta := map[string]any{}
+	if len(labels) > 0 {
+		meta["labels"] = labels
+	}
+	if len(annotations) > 0 {
+		meta["annotations"] = annotations
+	}
+	if len(meta) > 0 {
+		patch["metadata"] = meta
+	}
+	return json.Marshal(patch)
 }
 
 // OpenPatch returns a strategic-merge patch for pods/status that sets every condition in typs True

@@ -106,6 +106,10 @@ type Options struct {
 	// rollingUpdate.selector, as OpenKruise does; by default Kruise moves it back to the revision
 	// the other unselected nodes run (kruise#1871).
 	DaemonSetKeepUnselected bool
+	// CloneSetScalingExcludePreparingDelete: pods held in PreparingDelete do not count when a
+	// CloneSet scales out (OpenKruise's flag of that name; per CloneSet its label
+	// apps.kruise.io/cloneset-scaling-exclude-preparing-delete).
+	CloneSetScalingExcludePreparingDelete bool
 
 	// SeveralInProcess lets more than one manager run in one process (tests of several replicas):
 	// controller-runtime refuses two controllers of one name per process otherwise. No flag.
@@ -160,6 +164,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"the most PodUnavailableBudgets, WorkloadSpreads and PersistentPodStates (each kind on its own) one namespace may hold: each adds webhook entries to a configuration all namespaces share, which etcd bounds in size; 0: no cap")
 	fs.BoolVar(&o.DaemonSetKeepUnselected, "daemonset-keep-unselected", false,
 		"keep an Advanced DaemonSet's updated pod on a node taken out of rollingUpdate.selector (OpenKruise's behaviour) instead of moving it back to the revision of the other unselected nodes")
+	fs.BoolVar(&o.CloneSetScalingExcludePreparingDelete, "cloneset-scaling-exclude-preparing-delete", false,
+		"a CloneSet does not count its pods in PreparingDelete when it scales out, so their replacements are created at once (OpenKruise's flag; per CloneSet the label apps.kruise.io/cloneset-scaling-exclude-preparing-delete: \"true\")")
 	o.ConversionCRDs = install.ConversionCRDs
 }
 

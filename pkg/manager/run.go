@@ -266,7 +266,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		Engine: engine.New(mgr.GetClient(), nil, cloneSetInPlace, withBudget, podWriter), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
 		PreDownload:             gates.Enabled(PreDownloadImageForInPlaceUpdate),
 		RecreateOnClaimChange:   gates.Enabled(RecreatePodWhenChangeVCTInCloneSetGate),
-		PreparingUpdateAsUpdate: gates.Enabled(PreparingUpdateAsUpdate)}
+		PreparingUpdateAsUpdate: gates.Enabled(PreparingUpdateAsUpdate), ScalingExcludePreparingDelete: o.CloneSetScalingExcludePreparingDelete}
 	if err := cloneSets.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the CloneSet controller: %w", err)
 	}

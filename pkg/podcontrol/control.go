@@ -46,6 +46,14 @@ type Owner struct {
 	GVK schema.GroupVersionKind
 	// Lifecycle is the workload's spec.lifecycle (nil: no hooks).
 	Lifecycle *appspub.Lifecycle
+	// PreparingNormal starts every new pod in PreparingNormal whatever the hooks, as OpenKruise's
+	// CloneSet does (its planner moves them to Normal); without it a pod starts Normal unless a
+	// preNormal hook holds it.
+	PreparingNormal bool
+	// Updating moves every in-place update through Updating whatever the hooks, as OpenKruise's
+	// CloneSet and Advanced StatefulSet do (back to Normal, or Updated, in the write that ends the
+	// update); without it only a workload with hooks writes Updating.
+	Updating bool
 	// GraceSeconds is inPlaceUpdateStrategy.gracePeriodSeconds.
 	GraceSeconds int32
 	// Metrics is the workload's rollout metrics.
@@ -64,8 +72,8 @@ func (c *Control) Event(o Owner, typ, reason, format string, args ...any) {
 
 // Create creates pod (built by the workload from the revision's template: name, namespace,
 // labels and volumes of its own) as a pod of revision rev: with the revision labels, the lifecycle
-// state (PreparingNormal while a preNormal hook holds it), the controller reference, the readiness
-// gates, and then opens the gates.
+// state (PreparingNormal while a preNormal hook holds it, or always with o.PreparingNormal), the
+// controller reference, the readiness gates, and then opens the gates.
 func (c *Control) Create(ctx context.Context, o Owner, pod *corev1.Pod, rev, reason string, done *Batch) error {
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
@@ -75,6 +83,8 @@ func (c *Control) Create(ctx context.Context, o Owner, pod *corev1.Pod, rev, rea
 	state, holdNotReady := appspub.LifecycleStateNormal, false
 	if !lifecycle.Released(hooks.PreNormal, pod) {
 		state, holdNotReady = appspub.LifecycleStatePreparingNormal, hooks.PreNormal.MarkPodNotReady
+	} else if o.PreparingNormal {
+		state = appspub.LifecycleStatePreparingNormal
 	}
 	stateLabels, stateAnnotations := lifecycle.Metadata(state, c.Clock.Now())
 	maps.Copy(pod.Labels, stateLabels)
@@ -151,7 +161,7 @@ func (c *Control) Delete(ctx context.Context, o Owner, pod *corev1.Pod, reason, 
 
 // UpdateInPlace starts the engine's in-place update of pod to spec (gate False, then the spec
 // patch that checks the pod still has the revision and images it was planned against), with the
-// lifecycle state Updating when the workload has hooks.
+// lifecycle state Updating when the workload has hooks or o.Updating.
 func (c *Control) UpdateInPlace(ctx context.Context, o Owner, pod *corev1.Pod, spec *inplace.UpdateSpec, reason string, done *Batch) error {
 	if pod == nil || spec == nil {
 		return nil
@@ -159,7 +169,7 @@ func (c *Control) UpdateInPlace(ctx context.Context, o Owner, pod *corev1.Pod, s
 	key := o.Key()
 	c.Expectations.ExpectUpdate(key, pod.Name, spec.Revision, c.Clock.Now())
 	opts := engine.UpdateOptions{Reason: reason, GraceSeconds: o.GraceSeconds}
-	if o.Lifecycle != nil {
+	if o.Lifecycle != nil || o.Updating {
 		opts.Labels, opts.Annotations = lifecycle.Metadata(appspub.LifecycleStateUpdating, c.Clock.Now())
 	}
 	if err := c.Engine.Update(ctx, pod, spec, opts); err != nil {

@@ -58,11 +58,12 @@ func (c *Control) Progress(ctx context.Context, o Owner, pods map[string]*corev1
 			opens = append(opens, name)
 		}
 	}
+	now := c.Clock.Now()
 	refresh := func(name string, expect func()) error {
 		if expect != nil {
 			expect()
 		}
-		if _, err := c.Engine.Refresh(ctx, pods[name]); err != nil {
+		if _, err := c.Engine.Refresh(ctx, pods[name], afterUpdate(o, pods[name], now)); err != nil {
 			if expect != nil {
 				c.Expectations.Drop(key, name)
 			}
@@ -70,7 +71,6 @@ func (c *Control) Progress(ctx context.Context, o Owner, pods map[string]*corev1
 		}
 		return nil
 	}
-	now := c.Clock.Now()
 	err := Parallel(opens, func(name string) error {
 		return refresh(name, func() { c.Expectations.ExpectOpen(key, name, now) })
 	})
@@ -88,6 +88,18 @@ func (c *Control) Progress(ctx context.Context, o Owner, pods map[string]*corev1
 		}
 		return nil
 	}))
+}
+
+// afterUpdate is the lifecycle state a pod in Updating moves to in the write that ends its
+// in-place update (as OpenKruise moves it once the update is done): Updated while the
+// inPlaceUpdate hook is not satisfied, Normal otherwise. A pod in any other state keeps it.
+func afterUpdate(o Owner, pod *corev1.Pod, now time.Time) engine.Metadata {
+	if pod == nil || lifecycle.State(pod) != appspub.LifecycleStateUpdating {
+		return engine.Metadata{}
+	}
+	to := lifecycle.AfterUpdate(lifecycle.Released(lifecycle.Hooks(o.Lifecycle).InPlaceUpdate, pod))
+	labels, annotations := lifecycle.Metadata(to, now)
+	return engine.Metadata{Labels: labels, Annotations: annotations}
 }
 
 // Pending is one planned in-place update, for Unready.

@@ -50,7 +50,9 @@ func Observe(pod *corev1.Pod, hooks *appspub.Lifecycle) (State, engine.Progress,
 	s.UpdatedReleased = lifecycle.Released(h.InPlaceUpdate, pod)
 	progress, recreate := engine.Inspect(pod)
 	switch progress {
-	case engine.Updating, engine.BatchDone:
+	case engine.Updating, engine.BatchDone, engine.Completed:
+		// Completed is still updating: the write that turns the gate True ends the update, and
+		// moves the lifecycle state on with it (Control.Progress).
 		s.InPlaceUpdating = true
 	case engine.Waiting:
 		s.InPlaceUpdating = true

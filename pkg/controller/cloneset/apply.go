@@ -67,7 +67,7 @@ func (r *Reconciler) control() *podcontrol.Control {
 
 // owner is cs as the owner of podcontrol's writes.
 func (r *Reconciler) owner(cs *v1alpha1.CloneSet) podcontrol.Owner {
-	o := podcontrol.Owner{Object: cs, GVK: gvk, Lifecycle: cs.Spec.Lifecycle, Metrics: workload(cs.Namespace, cs.Name)}
+	o := podcontrol.Owner{Object: cs, GVK: gvk, Lifecycle: cs.Spec.Lifecycle, PreparingNormal: true, Updating: true, Metrics: workload(cs.Namespace, cs.Name)}
 	if ips := cs.Spec.UpdateStrategy.InPlaceUpdateStrategy; ips != nil {
 		o.GraceSeconds = ips.GracePeriodSeconds
 	}

@@ -71,6 +71,9 @@ type Reconciler struct {
 	OwnerIndexed bool
 	// PreparingUpdateAsUpdate is the feature gate PreparingUpdateAsUpdate (Options.PreparingUpdateAsUpdate).
 	PreparingUpdateAsUpdate bool
+	// ScalingExcludePreparingDelete is kruise-manager's --cloneset-scaling-exclude-preparing-delete
+	// (Options.ScalingExcludePreparingDelete).
+	ScalingExcludePreparingDelete bool
 
 	waits  podcontrol.WaitReporter
 	status podcontrol.StatusPacer
@@ -166,7 +169,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		think = r.Clock.Since(now)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	plan := Compute(obs.snap, now, Options{PartitionRollback: r.PartitionRollback, PreparingUpdateAsUpdate: r.PreparingUpdateAsUpdate})
+	plan := Compute(obs.snap, now, Options{PartitionRollback: r.PartitionRollback, PreparingUpdateAsUpdate: r.PreparingUpdateAsUpdate,
+		ScalingExcludePreparingDelete: r.ScalingExcludePreparingDelete})
 	think = r.Clock.Since(now)
 	errs := r.apply(ctx, cs, obs, plan)
 	var preDownloadErr error

@@ -25,7 +25,16 @@ type Options struct {
 	// when scaling, a pod held in PreparingUpdate counts as at the update revision (its update is
 	// under way), so the partition is kept with it counted as updated.
 	PreparingUpdateAsUpdate bool
+	// ScalingExcludePreparingDelete (kruise-manager --cloneset-scaling-exclude-preparing-delete,
+	// off by default as in OpenKruise; per CloneSet its label
+	// apps.kruise.io/cloneset-scaling-exclude-preparing-delete: "true", Snapshot): a pod held in
+	// PreparingDelete does not count when scaling out, so its replacement is created at once.
+	ScalingExcludePreparingDelete bool
 }
+
+// ScalingExcludePreparingDeleteLabel on a CloneSet is ScalingExcludePreparingDelete for it alone
+// (OpenKruise's label).
+const ScalingExcludePreparingDeleteLabel = "apps.kruise.io/cloneset-scaling-exclude-preparing-delete"
 
 // DeleteKind says why a pod is deleted.
 type DeleteKind string
@@ -35,6 +44,9 @@ const (
 	DeleteScaleIn DeleteKind = "ScaleIn"
 	// DeleteSpecified removes a pod the user asked to delete; it is replaced.
 	DeleteSpecified DeleteKind = "Specified"
+	// DeletePrepared removes a pod whose deletion began earlier (it is in PreparingDelete) and
+	// stands: its preDelete hook has let it go. It is replaced when replicas need it.
+	DeletePrepared DeleteKind = "Prepared"
 )
 
 // UpdateMode says how a pod moves to the update revision.
@@ -142,6 +154,7 @@ func (p *Plan) Empty() bool {
 // the same plan. See the package documentation for its invariants.
 func Compute(snap *Snapshot, now time.Time, opts Options) Plan {
 	pl := newPlanner(snap, now, opts)
+	pl.planPreparingDelete()
 	pl.planScaleIn()
 	pl.planSpecifiedDeletes()
 	pl.planUpdates()
@@ -167,8 +180,11 @@ type planner struct {
 	touched  map[string]bool // updated in place by this plan
 	rolled   map[string]bool // moved back to the current revision in place by this plan
 	held     map[string]bool // to delete, but held in PreparingDelete by the preDelete hook
-	avail    map[string]bool // available pods, as the plan leaves them so far
-	plan     Plan
+	// committed are the pods in PreparingDelete whose deletion stands (planPreparingDelete),
+	// cancelled those whose deletion it cancelled.
+	committed, cancelled map[string]bool
+	avail                map[string]bool // available pods, as the plan leaves them so far
+	plan                 Plan
 	// aliveMemo and keepMemo are alive() and keep() since gone and held last changed (nil: to
 	// compute): the plan reads them a dozen times, and at 10,000 pods each is a list of 10,000.
 	aliveMemo, keepMemo []*PodFacts
@@ -179,6 +195,7 @@ func newPlanner(snap *Snapshot, now time.Time, opts Options) *planner {
 		snap: snap, now: now, opts: opts,
 		minReady: time.Duration(snap.Spec.MinReadySeconds) * time.Second,
 		gone:     map[string]bool{}, touched: map[string]bool{}, rolled: map[string]bool{}, held: map[string]bool{}, avail: map[string]bool{},
+		committed: map[string]bool{}, cancelled: map[string]bool{},
 	}
 	for i := range snap.Pods {
 		p := &snap.Pods[i]

@@ -12,11 +12,14 @@ import (
 //   - a pod to update in place that the inPlaceUpdate hook holds moves to PreparingUpdate instead,
 //     and is updated once released (the update writes Updating); afterwards it is Updated until
 //     the hook is satisfied again, then Normal;
-//   - a new pod starts PreparingNormal when a preNormal hook is set (Normal otherwise) and
-//     becomes Normal once the hook is satisfied.
-// Only Normal (or no state) pods count as available. Without spec.lifecycle pods stay Normal
-// through in-place updates: nothing could hold them, and sparing the two state writes keeps an
-// in-place update at three API writes per pod.
+//   - a new pod starts PreparingNormal (podcontrol.Owner.PreparingNormal, as OpenKruise creates every
+//     CloneSet pod) and becomes Normal once the preNormal hook is satisfied, or, with no such hook,
+//     once it is scheduled and Ready;
+//   - an in-place update moves the pod to Updating in its spec patch, and to Normal (or Updated) in
+//     the status write that ends it, so an update stays at three API writes per pod;
+//   - a pod in PreparingDelete is deleted once released, or taken back when replicas need it
+//     (planPreparingDelete).
+// Only Normal (or no state) pods count as available.
 
 // holdForDelete keeps p in PreparingDelete while the preDelete hook holds it; true when it does.
 func (pl *planner) holdForDelete(p *PodFacts, reason string) bool {
@@ -63,10 +66,6 @@ func (pl *planner) planLifecycle() {
 				// A raised partition keeps every old pod: the update will not come (OpenKruise
 				// leaves such a pod held; Kruise lets it serve again).
 				pl.move(p, appspub.LifecycleStateNormal, "the partition keeps it at its revision")
-			}
-		case appspub.LifecycleStatePreparingDelete:
-			if !p.SpecifiedDelete {
-				pl.move(p, appspub.LifecycleStateNormal, "no deletion needed any more")
 			}
 		}
 	}

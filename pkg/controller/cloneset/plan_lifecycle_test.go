@@ -25,6 +25,64 @@ func (p Plan) moves() []string {
 	return out
 }
 
+// TestPlanPreparingDelete: pods already in PreparingDelete when replicas go up again, as
+// OpenKruise's managePreparingDelete and calculateDiffsWithExpectation count them: without
+// markPodNotReady as many as replicas lack are taken back (PreparingNormal); the others stay held,
+// or are deleted once released, and count for scaling out unless ScalingExcludePreparingDelete (the
+// manager's flag or the CloneSet's label) says not to.
+func TestPlanPreparingDelete(t *testing.T) {
+	keepReady := hooks(appspub.Lifecycle{PreDelete: &appspub.LifecycleHook{FinalizersHandler: []string{"x/hold"}}})
+	markNotReady := hooks(appspub.Lifecycle{PreDelete: &appspub.LifecycleHook{FinalizersHandler: []string{"x/hold"}, MarkPodNotReady: true}})
+	normal, preparing := state(appspub.LifecycleStateNormal), state(appspub.LifecycleStatePreparingDelete)
+	exclude := func(s *Snapshot) { s.ExcludePreparingDelete = true }
+	cases := []struct {
+		name           string
+		snap           *Snapshot
+		opts           Options
+		moves, deletes []string
+		creates        int
+	}{
+		{"held, no markPodNotReady: taken back",
+			cs(3, keepReady, pods("a", "v2", 1, preparing, deleteHeld), pods("b", "v2", 2, normal, released)),
+			Options{}, []string{"a-0→PreparingNormal"}, nil, 0},
+		{"held, no markPodNotReady, one more than needed: one taken back, by name, the other stays",
+			cs(3, keepReady, pods("a", "v2", 2, preparing, deleteHeld), pods("b", "v2", 2, normal, released)),
+			Options{}, []string{"a-0→PreparingNormal"}, nil, 0},
+		{"held, markPodNotReady: stays, counted, nothing created",
+			cs(3, markNotReady, pods("a", "v2", 1, preparing, deleteHeld), pods("b", "v2", 2, normal, released)),
+			Options{}, nil, nil, 0},
+		{"held, markPodNotReady, excluded by the manager's flag: its replacement is created at once",
+			cs(3, markNotReady, pods("a", "v2", 1, preparing, deleteHeld), pods("b", "v2", 2, normal, released)),
+			Options{ScalingExcludePreparingDelete: true}, nil, nil, 1},
+		{"held, markPodNotReady, excluded by the CloneSet's label: its replacement is created at once",
+			cs(3, markNotReady, exclude, pods("a", "v2", 1, preparing, deleteHeld), pods("b", "v2", 2, normal, released)),
+			Options{}, nil, nil, 1},
+		{"released, markPodNotReady: deleted, replaced",
+			cs(3, markNotReady, pods("a", "v2", 1, preparing, released), pods("b", "v2", 2, normal, released)),
+			Options{}, nil, []string{"a-0"}, 1},
+		{"released, replicas lower: deleted before any other pod is chosen",
+			cs(2, markNotReady, pods("a", "v2", 1, preparing, released), pods("b", "v2", 3, normal, released)),
+			Options{}, nil, []string{"a-0", "b-0"}, 0},
+		{"hook removed from the spec: a pod left in PreparingDelete is taken back when needed",
+			cs(3, pods("a", "v2", 1, preparing), pods("b", "v2", 2, normal, released)),
+			Options{}, []string{"a-0→PreparingNormal"}, nil, 0},
+		{"held for a recreating update: never taken back, deleted once released",
+			cs(2, keepReady, updateType(v1alpha1.RecreateCloneSetUpdateStrategyType), pods("a", "v1", 1, preparing, deleteHeld),
+				pods("b", "v1", 1, normal, released)), Options{}, nil, nil, 0},
+		{"specified for deletion: never taken back",
+			cs(3, markNotReady, pods("a", "v2", 1, preparing, deleteHeld, specified), pods("b", "v2", 2, normal, released)),
+			Options{}, nil, nil, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Compute(tc.snap, t0, tc.opts)
+			if !slices.Equal(p.moves(), tc.moves) || !slices.Equal(p.deleted(), tc.deletes) || len(p.Creates) != tc.creates {
+				t.Fatalf("moves %v deletes %v creates %d; want %v %v %d", p.moves(), p.deleted(), len(p.Creates), tc.moves, tc.deletes, tc.creates)
+			}
+		})
+	}
+}
+
 func TestPlanLifecycleHooks(t *testing.T) {
 	ip := v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType
 	preDelete := hooks(appspub.Lifecycle{PreDelete: &appspub.LifecycleHook{FinalizersHandler: []string{"x/hold"}, MarkPodNotReady: true}})
@@ -45,9 +103,9 @@ func TestPlanLifecycleHooks(t *testing.T) {
 		{"scale in: a released pod in PreparingDelete is deleted",
 			cs(2, preDelete, pods("a", "v2", 1, state(appspub.LifecycleStatePreparingDelete), released),
 				pods("b", "v2", 2, normal, deleteHeld, released)), nil, []string{"a-0"}, nil, 0, false},
-		{"replicas back up: a pod in PreparingDelete returns to Normal",
+		{"replicas back up, hook marks NotReady: the deletion stands, the held pod counts, nothing is created",
 			cs(3, preDelete, pods("a", "v2", 1, state(appspub.LifecycleStatePreparingDelete), deleteHeld, released),
-				pods("b", "v2", 2, normal, deleteHeld, released)), []string{"a-0→Normal"}, nil, nil, 0, false},
+				pods("b", "v2", 2, normal, deleteHeld, released)), nil, nil, nil, 0, false},
 		{"specified delete: held, its replacement waits for room",
 			cs(2, preDelete, pods("a", "v2", 1, normal, deleteHeld, released, specified), pods("b", "v2", 1, normal, released)),
 			[]string{"a-0→PreparingDelete"}, nil, nil, 0, true},

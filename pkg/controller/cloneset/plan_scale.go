@@ -13,12 +13,65 @@ import (
 	"github.com/kruise-ng/kruise/pkg/updateorder"
 )
 
+// planPreparingDelete decides the pods already in PreparingDelete (not specified for deletion),
+// as OpenKruise's managePreparingDelete does: unless the preDelete hook marks pods NotReady (then
+// a deletion, once begun, stands), as many as replicas lack have their deletion cancelled (back to
+// PreparingNormal), by name — but not a pod the rollout recreates (recreatedByUpdate); every other
+// one is deleted once its hook lets it go, before any other pod is chosen.
+func (pl *planner) planPreparingDelete() {
+	var preparing []*PodFacts
+	planned := 0
+	for _, p := range pl.active {
+		if p.SpecifiedDelete || p.Lifecycle == appspub.LifecycleStatePreparingDelete {
+			planned++
+		}
+		if p.Lifecycle == appspub.LifecycleStatePreparingDelete && !p.SpecifiedDelete {
+			preparing = append(preparing, p)
+		}
+	}
+	cancel := 0
+	if h := pl.hooks().PreDelete; h == nil || !h.MarkPodNotReady {
+		cancel = pl.b.Replicas - (len(pl.active) - planned)
+	}
+	slices.SortFunc(preparing, func(a, b *PodFacts) int { return cmp.Compare(a.Name, b.Name) })
+	for _, p := range preparing {
+		if cancel > 0 && !pl.recreatedByUpdate(p) {
+			cancel--
+			pl.cancelled[p.Name] = true
+			pl.move(p, appspub.LifecycleStatePreparingNormal, "deletion cancelled: replicas need the pod")
+			continue
+		}
+		pl.committed[p.Name] = true
+		pl.deletePod(p, DeletePrepared, "in PreparingDelete: deleted once its preDelete hook lets it go")
+	}
+}
+
+// preparingDeleteKept counts the pods in PreparingDelete whose deletion stands and that are still
+// there (held by their hook), and how many of them are at an old revision.
+func (pl *planner) preparingDeleteKept() (all, old int) {
+	for _, p := range pl.active {
+		if pl.committed[p.Name] && !pl.gone[p.Name] {
+			all++
+			if pl.isOld(p) {
+				old++
+			}
+		}
+	}
+	return all, old
+}
+
+// excludePreparingDelete reports whether pods held in PreparingDelete do not count when scaling out.
+func (pl *planner) excludePreparingDelete() bool {
+	return pl.opts.ScalingExcludePreparingDelete || pl.snap.ExcludePreparingDelete
+}
+
 // planScaleIn deletes the pods beyond replicas plus the surge allowed now. Specified pods go first,
 // then pods in deletion order, taken only from a revision group above its target (old pods above
 // the partition, updated pods above replicas − partition), so scaling in never breaks the partition.
 // Scale-in never leaves fewer than replicas pods.
 func (pl *planner) planScaleIn() {
-	excess := len(pl.active) - (pl.b.Replicas + pl.surge)
+	// The pods in PreparingDelete whose deletion stands are gone already, or held to go.
+	excess := len(pl.active) - len(pl.committed) - (pl.b.Replicas + pl.surge)
 	if excess <= 0 {
 		return
 	}
@@ -28,7 +81,7 @@ func (pl *planner) planScaleIn() {
 		if excess == 0 {
 			return
 		}
-		if p.SpecifiedDelete {
+		if p.SpecifiedDelete && !pl.committed[p.Name] {
 			pl.deletePod(p, DeleteScaleIn, "scale in: specified for deletion")
 			excess--
 		}
@@ -39,7 +92,7 @@ func (pl *planner) planScaleIn() {
 		if excess == 0 {
 			return
 		}
-		if pl.gone[p.Name] || pl.held[p.Name] {
+		if pl.gone[p.Name] || pl.held[p.Name] || pl.cancelled[p.Name] {
 			continue
 		}
 		old := pl.isOld(p)
@@ -102,11 +155,19 @@ func (pl *planner) planCreates() {
 		needUpdate = max(0, pl.oldKeepCount()-pl.b.Partition)
 	}
 	want += min(pl.surge, needUpdate)
-	room := pl.b.Replicas + pl.surge - len(pl.alive())
+	// Pods held in PreparingDelete count among the pods, and among the old ones for the partition,
+	// as in OpenKruise, unless scaling excludes them.
+	counted, heldOld := len(pl.alive()), 0
+	if held, old := pl.preparingDeleteKept(); pl.excludePreparingDelete() {
+		counted -= held
+	} else {
+		heldOld = old
+	}
+	room := pl.b.Replicas + pl.surge - counted
 	n := min(want, room)
 	if n < want {
 		pl.note("%d pods would be created but %d pods exist and replicas %d + surge %d allow %d more",
-			want, len(pl.alive()), pl.b.Replicas, pl.surge, max(0, room))
+			want, counted, pl.b.Replicas, pl.surge, max(0, room))
 	}
 	if lim := pl.b.ScaleMaxUnavailable; lim >= 0 && n > 0 {
 		unavailable := len(pl.alive()) - len(pl.avail)
@@ -130,7 +191,7 @@ func (pl *planner) planCreates() {
 	}
 	oldNeeded := 0
 	if pl.snap.CurrentRevision != "" && pl.snap.CurrentRevision != pl.snap.UpdateRevision {
-		oldNeeded = max(0, pl.b.Partition-pl.scaleOldKeepCount())
+		oldNeeded = max(0, pl.b.Partition-pl.scaleOldKeepCount()-heldOld)
 	}
 	free := pl.freeInstanceIDs()
 	for i := 0; i < n; i++ {

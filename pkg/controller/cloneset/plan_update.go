@@ -29,7 +29,8 @@ func (pl *planner) planUpdates() {
 	}
 	var candidates []*PodFacts
 	for _, p := range pl.keep() {
-		// A pod in PreparingDelete is not updated: it goes back to Normal first (planLifecycle).
+		// A pod in PreparingDelete is not updated: it is deleted, or taken back first
+		// (planPreparingDelete).
 		if pl.isOld(p) && p.Lifecycle != appspub.LifecycleStatePreparingDelete {
 			candidates = append(candidates, p)
 		}
@@ -55,6 +56,18 @@ func (pl *planner) planUpdates() {
 	if waiting > 0 && need > 0 {
 		pl.budgetNote(min(waiting, need), "updates")
 	}
+}
+
+// recreatedByUpdate reports whether the rollout recreates p: it is at an old revision, the update
+// is not paused, and its update cannot be made in place. A pod in PreparingDelete for such an
+// update is deleted once released (OpenKruise marks it specified for deletion), never taken back.
+func (pl *planner) recreatedByUpdate(p *PodFacts) bool {
+	if !pl.isOld(p) || pl.snap.Spec.UpdateStrategy.Paused {
+		return false
+	}
+	typ := pl.snap.Spec.UpdateStrategy.Type
+	d, known := pl.snap.InPlace[p.Revision]
+	return typ == v1alpha1.RecreateCloneSetUpdateStrategyType || (typ != v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType && (!known || !d.InPlace()))
 }
 
 // updatePod plans the update of p to the update revision; false when the update type refuses it.

@@ -395,7 +395,7 @@ func (s *sim) check(snap *Snapshot, p Plan) int {
 		}
 		return byName[name]
 	}
-	oldLost := 0
+	oldLost, preparedLost := 0, 0
 	for _, m := range p.Lifecycle {
 		pod := named(m.Pod)
 		switch {
@@ -413,8 +413,14 @@ func (s *sim) check(snap *Snapshot, p Plan) int {
 		if pod.PreDeleteHeld {
 			s.fail("pod %s deleted while its preDelete hook holds it", d.Pod)
 		}
+		// A deletion begun earlier stands (DeletePrepared), as in OpenKruise, whatever the
+		// partition: the pod is replaced at the current revision afterwards.
 		if !pod.SpecifiedDelete && pod.Revision != snap.UpdateRevision {
-			oldLost++
+			if d.Kind == DeletePrepared {
+				preparedLost++
+			} else {
+				oldLost++
+			}
 		}
 	}
 	typ := snap.Spec.UpdateStrategy.Type
@@ -463,8 +469,8 @@ func (s *sim) check(snap *Snapshot, p Plan) int {
 	}
 	if oldAfter := oldKeep - oldLost; oldAfter < min(oldKeep, b.Partition) {
 		s.fail("old pods %d → %d, below partition %d", oldKeep, oldAfter, b.Partition)
-	} else if c := p.creates(snap.CurrentRevision); snap.CurrentRevision != snap.UpdateRevision && c > max(0, b.Partition-oldAfter) {
-		s.fail("%d current-revision pods created, only %d needed for partition %d", c, b.Partition-oldAfter, b.Partition)
+	} else if c := p.creates(snap.CurrentRevision); snap.CurrentRevision != snap.UpdateRevision && c > max(0, b.Partition-oldAfter+preparedLost) {
+		s.fail("%d current-revision pods created, only %d needed for partition %d", c, b.Partition-oldAfter+preparedLost, b.Partition)
 	}
 	return after
 }

@@ -37,6 +37,8 @@ type Snapshot struct {
 	// TerminatingInstanceIDs are instance IDs whose pod is terminating (deleted by someone else)
 	// while its PVCs stay: its replacement waits to reuse them under the same name.
 	TerminatingInstanceIDs []string
+	// ExcludePreparingDelete is the CloneSet's label ScalingExcludePreparingDeleteLabel "true".
+	ExcludePreparingDelete bool
 }
 
 // PodFacts is what the planner needs to know about one owned pod.

@@ -81,7 +81,7 @@ func (r *Reconciler) control() *podcontrol.Control {
 
 // owner is set as the owner of podcontrol's writes.
 func (r *Reconciler) owner(set *v1beta1.StatefulSet) podcontrol.Owner {
-	o := podcontrol.Owner{Object: set, GVK: gvk, Lifecycle: set.Spec.Lifecycle, Metrics: workload(set.Namespace, set.Name)}
+	o := podcontrol.Owner{Object: set, GVK: gvk, Lifecycle: set.Spec.Lifecycle, Updating: true, Metrics: workload(set.Namespace, set.Name)}
 	if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.InPlaceUpdateStrategy != nil {
 		o.GraceSeconds = ru.InPlaceUpdateStrategy.GracePeriodSeconds
 	}

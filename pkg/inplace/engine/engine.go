@@ -54,8 +54,10 @@ type Engine interface {
 	// carries them too).
 	RevisionLabels(rev string) map[string]string
 	// Refresh moves an update on: it applies a deferred update whose grace period is over, and
-	// finishes the update of a pod whose containers all run again. It reports where the pod stands.
-	Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error)
+	// finishes the update of a pod whose containers all run again, setting done's labels and
+	// annotations in the same write (the workload's lifecycle state after the update). It reports
+	// where the pod stands.
+	Refresh(ctx context.Context, pod *corev1.Pod, done Metadata) (Progress, error)
 	// Unready sets pod's InPlaceUpdateReady (and Ready) False, as Update does first when containers
 	// change, and returns the pod as it now stands, for Update: a workload updating many pods
 	// unreadies them all before it updates any, so each kubelet sees its gate while the others are
@@ -205,7 +207,12 @@ func (e *engine) UpdateContainers(ctx context.Context, pod *corev1.Pod, images, 
 	return nil
 }
 
-func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error) {
+// Metadata are labels and annotations written with an engine's write.
+type Metadata struct {
+	Labels, Annotations map[string]string
+}
+
+func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod, done Metadata) (Progress, error) {
 	switch p, names := Inspect(pod); p {
 	case Waiting:
 		due, ok := GraceDue(pod)
@@ -216,7 +223,7 @@ func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod) (Progress, error)
 	case BatchDone:
 		return Updating, e.nextBatch(ctx, pod)
 	case Completed:
-		return Completed, e.setGate(ctx, pod, corev1.ConditionTrue, "InPlaceUpdateCompleted", "")
+		return Completed, e.complete(ctx, pod, done)
 	case Updating:
 		if len(names) > 0 {
 			return Updating, e.ensureRecreate(ctx, pod, names)
@@ -386,6 +393,24 @@ func (e *engine) setGate(ctx context.Context, pod *corev1.Pod, status corev1.Con
 	}
 	if err := e.patch(ctx, pod, "status", types.StrategicMergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("set %s=%s on pod %s: %w", appspub.InPlaceUpdateReady, status, pod.Name, err)
+	}
+	return nil
+}
+
+// complete turns the pod's InPlaceUpdateReady condition True through pods/status, with done's
+// labels and annotations in the same patch (the status subresource of a pod writes its metadata
+// too, all but the owner references); a pod that is gone is not an error.
+func (e *engine) complete(ctx context.Context, pod *corev1.Pod, done Metadata) error {
+	if len(done.Labels)+len(done.Annotations) == 0 {
+		return e.setGate(ctx, pod, corev1.ConditionTrue, "InPlaceUpdateCompleted", "")
+	}
+	patch, err := inplace.ConditionPatchWithMetadata(appspub.InPlaceUpdateReady, corev1.ConditionTrue, "InPlaceUpdateCompleted", "",
+		e.clock.Now(), done.Labels, done.Annotations)
+	if err != nil {
+		return err
+	}
+	if err := e.patch(ctx, pod, "status", types.StrategicMergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("complete the in-place update of pod %s: %w", pod.Name, err)
 	}
 	return nil
 }

@@ -1,0 +1,189 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/test/harness"
+)
+
+// observation is one status a watch showed.
+type observation struct {
+	generation, observed int64
+	revision             string // the update revision (or v1alpha1 DaemonSet's daemonSetHash)
+	updated              int64
+}
+
+// statusWatch records every status of one object a watch of version gvr shows; revisionField and
+// updatedField name the status fields that must belong to observedGeneration.
+type statusWatch struct {
+	mu  sync.Mutex
+	obs []observation
+}
+
+func watchStatus(t *testing.T, gvr schema.GroupVersionResource, ns, name, revisionField, updatedField string) *statusWatch {
+	t.Helper()
+	cfg, err := sb.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := dynamic.NewForConfigOrDie(cfg).Resource(gvr).Namespace(ns).Watch(context.Background(),
+		metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	sw := &statusWatch{}
+	go func() {
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+			rev, _, _ := unstructured.NestedString(u.Object, "status", revisionField)
+			updated, _, _ := unstructured.NestedInt64(u.Object, "status", updatedField)
+			sw.mu.Lock()
+			sw.obs = append(sw.obs, observation{generation: u.GetGeneration(), observed: observed, revision: rev, updated: updated})
+			sw.mu.Unlock()
+		}
+	}()
+	return sw
+}
+
+// check fails when a status claims generation gen (observedGeneration) with a revision other than
+// rev, or, in its first such status, counts more than firstUpdated pods as updated: a status is one
+// observation of one generation.
+func (sw *statusWatch) check(t *testing.T, what string, gen int64, rev string, firstUpdated int64) {
+	t.Helper()
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	first := true
+	seen := 0
+	for _, o := range sw.obs {
+		if o.observed != gen {
+			continue
+		}
+		seen++
+		if o.revision != rev {
+			t.Errorf("%s: a status of observedGeneration %d has revision %q, want %q (generation %d's)", what, gen, o.revision, rev, gen)
+		}
+		if first && o.updated > firstUpdated {
+			t.Errorf("%s: the first status of observedGeneration %d counts %d updated pods, at most %d can be", what, gen, o.updated, firstUpdated)
+		}
+		first = false
+	}
+	if seen == 0 {
+		t.Errorf("%s: no status of observedGeneration %d seen (%d statuses)", what, gen, len(sw.obs))
+	}
+}
+
+var (
+	cloneSetsV1alpha1    = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "clonesets"}
+	statefulSetsV1alpha1 = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "statefulsets"}
+	statefulSetsV1beta1  = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "statefulsets"}
+	daemonSetsV1alpha1   = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "daemonsets"}
+	daemonSetsV1beta1    = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "daemonsets"}
+)
+
+// Every status a workload writes is one observation: once observedGeneration names the new
+// generation, the update revision (v1alpha1 DaemonSet: daemonSetHash) is that generation's and the
+// counters count its pods — read through both served versions, during a rollout of each kind
+// (the DaemonSet's recreating, under a preDelete hook, as in the trap OpenKruise's own tests hit).
+func TestStatusIsOneObservation(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+
+	t.Run("CloneSet", func(t *testing.T) {
+		clone := newCloneSet(ns, "obs", 3, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+		if err := c.Create(ctx, clone); err != nil {
+			t.Fatal(err)
+		}
+		waitCloneSet(t, c, ns, "obs", "3 updated", func(s *appsv1alpha1.CloneSet) bool { return s.Status.UpdatedReadyReplicas == 3 })
+		sw := watchStatus(t, cloneSetsV1alpha1, ns, "obs", "updateRevision", "updatedReplicas")
+		patchCloneSet(t, c, clone, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
+		done := waitCloneSet(t, c, ns, "obs", "rolled out", func(s *appsv1alpha1.CloneSet) bool {
+			return s.Status.ObservedGeneration == s.Generation && s.Status.UpdatedReadyReplicas == 3 && s.Status.UpdateRevision == s.Status.CurrentRevision
+		})
+		time.Sleep(time.Second) // the watch's last events
+		sw.check(t, "CloneSet", done.Generation, done.Status.UpdateRevision, 2)
+	})
+
+	t.Run("StatefulSet", func(t *testing.T) {
+		set := newStatefulSet(ns, "obs", 3, "Parallel")
+		if err := c.Create(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+		waitStatefulSet(t, c, ns, "obs", "3 ready", func(s *appsv1beta1.StatefulSet) bool { return s.Status.ReadyReplicas == 3 && s.Status.UpdatedReplicas == 3 })
+		beta := watchStatus(t, statefulSetsV1beta1, ns, "obs", "updateRevision", "updatedReplicas")
+		alpha := watchStatus(t, statefulSetsV1alpha1, ns, "obs", "updateRevision", "updatedReplicas")
+		patchStatefulSet(t, c, set, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
+		done := waitStatefulSet(t, c, ns, "obs", "rolled out", func(s *appsv1beta1.StatefulSet) bool {
+			return s.Status.ObservedGeneration == s.Generation && s.Status.UpdatedReplicas == 3 && s.Status.ReadyReplicas == 3
+		})
+		time.Sleep(time.Second)
+		beta.check(t, "StatefulSet v1beta1", done.Generation, done.Status.UpdateRevision, 2)
+		alpha.check(t, "StatefulSet v1alpha1", done.Generation, done.Status.UpdateRevision, 2)
+	})
+
+	t.Run("DaemonSet", func(t *testing.T) {
+		nodes := privateNodes(t, ns, 2)
+		ds := newDaemonSet(ns, "obs")
+		ds.Spec.Lifecycle = &appspub.Lifecycle{PreDelete: &appspub.LifecycleHook{LabelsHandler: map[string]string{"e2e.kruise.io/hold": "true"}}}
+		ds.Spec.Template.Labels["e2e.kruise.io/hold"] = "true"
+		ds.Spec.UpdateStrategy = appsv1beta1.DaemonSetUpdateStrategy{Type: appsv1beta1.DaemonSetRollingUpdateStrategyType,
+			RollingUpdate: &appsv1beta1.DaemonSetRollingUpdate{Type: appsv1beta1.DaemonSetStandardRollingUpdateType}}
+		if err := c.Create(ctx, ds); err != nil {
+			t.Fatal(err)
+		}
+		onNodes(t, ns, "obs", nodes...)
+		beta := watchStatus(t, daemonSetsV1beta1, ns, "obs", "updateRevision", "updatedNumberScheduled")
+		alpha := watchStatus(t, daemonSetsV1alpha1, ns, "obs", "daemonSetHash", "updatedNumberScheduled")
+		if err := c.Patch(ctx, ds, client.RawPatch("application/merge-patch+json",
+			[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/agent:v2"}]}}}}`))); err != nil {
+			t.Fatal(err)
+		}
+		// The old pods wait in PreparingDelete for this test, as the hook's controller, to let them go.
+		harness.Eventually(t, 60*time.Second, "the old pods released and replaced", func() (bool, string) {
+			pods := podsByName(t, ns, "app=obs")
+			for _, p := range pods {
+				if p.Labels[appspub.LifecycleStateKey] == string(appspub.LifecycleStatePreparingDelete) && p.Labels["e2e.kruise.io/hold"] == "true" {
+					_, _ = cs.CoreV1().Pods(ns).Patch(ctx, p.Name, "application/merge-patch+json",
+						[]byte(`{"metadata":{"labels":{"e2e.kruise.io/hold":null}}}`), metav1.PatchOptions{})
+				}
+			}
+			got := &appsv1beta1.DaemonSet{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(ds), got); err != nil {
+				return false, err.Error()
+			}
+			st := got.Status
+			return st.ObservedGeneration == got.Generation && st.UpdatedNumberScheduled == 2 && st.NumberAvailable == 2, fmt.Sprintf("%+v", st)
+		})
+		done := &appsv1beta1.DaemonSet{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), done); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		beta.check(t, "DaemonSet v1beta1", done.Generation, done.Status.UpdateRevision, 1)
+		alpha.check(t, "DaemonSet v1alpha1", done.Generation, done.Status.UpdateRevision, 1)
+		// The hash names the new pods' revision.
+		for _, p := range podsByName(t, ns, "app=obs") {
+			if p.DeletionTimestamp == nil && p.Labels["controller-revision-hash"] != done.Status.UpdateRevision {
+				t.Errorf("pod %s: controller-revision-hash %q, status %q", p.Name, p.Labels["controller-revision-hash"], done.Status.UpdateRevision)
+			}
+		}
+	})
+}
