@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,8 +40,11 @@ func watchStatus(t *testing.T, gvr schema.GroupVersionResource, ns, name, revisi
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := dynamic.NewForConfigOrDie(cfg).Resource(gvr).Namespace(ns).Watch(context.Background(),
-		metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	var res dynamic.ResourceInterface = dynamic.NewForConfigOrDie(cfg).Resource(gvr)
+	if ns != "" { // "" for a cluster-scoped kind
+		res = dynamic.NewForConfigOrDie(cfg).Resource(gvr).Namespace(ns)
+	}
+	w, err := res.Watch(context.Background(), metav1.ListOptions{FieldSelector: "metadata.name=" + name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +100,8 @@ var (
 	statefulSetsV1beta1  = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "statefulsets"}
 	daemonSetsV1alpha1   = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "daemonsets"}
 	daemonSetsV1beta1    = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "daemonsets"}
+	sidecarSetsV1alpha1  = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "sidecarsets"}
+	sidecarSetsV1beta1   = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "sidecarsets"}
 )
 
 // Every status a workload writes is one observation: once observedGeneration names the new
@@ -108,14 +114,14 @@ func TestStatusIsOneObservation(t *testing.T) {
 	ns := namespace(t)
 
 	t.Run("CloneSet", func(t *testing.T) {
-		clone := newCloneSet(ns, "obs", 3, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
+		clone := newCloneSet(ns, "obs-cs", 3, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
 		if err := c.Create(ctx, clone); err != nil {
 			t.Fatal(err)
 		}
-		waitCloneSet(t, c, ns, "obs", "3 updated", func(s *appsv1alpha1.CloneSet) bool { return s.Status.UpdatedReadyReplicas == 3 })
-		sw := watchStatus(t, cloneSetsV1alpha1, ns, "obs", "updateRevision", "updatedReplicas")
+		waitCloneSet(t, c, ns, "obs-cs", "3 updated", func(s *appsv1alpha1.CloneSet) bool { return s.Status.UpdatedReadyReplicas == 3 })
+		sw := watchStatus(t, cloneSetsV1alpha1, ns, "obs-cs", "updateRevision", "updatedReplicas")
 		patchCloneSet(t, c, clone, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
-		done := waitCloneSet(t, c, ns, "obs", "rolled out", func(s *appsv1alpha1.CloneSet) bool {
+		done := waitCloneSet(t, c, ns, "obs-cs", "rolled out", func(s *appsv1alpha1.CloneSet) bool {
 			return s.Status.ObservedGeneration == s.Generation && s.Status.UpdatedReadyReplicas == 3 && s.Status.UpdateRevision == s.Status.CurrentRevision
 		})
 		time.Sleep(time.Second) // the watch's last events
@@ -123,15 +129,17 @@ func TestStatusIsOneObservation(t *testing.T) {
 	})
 
 	t.Run("StatefulSet", func(t *testing.T) {
-		set := newStatefulSet(ns, "obs", 3, "Parallel")
+		set := newStatefulSet(ns, "obs-sts", 3, "Parallel")
 		if err := c.Create(ctx, set); err != nil {
 			t.Fatal(err)
 		}
-		waitStatefulSet(t, c, ns, "obs", "3 ready", func(s *appsv1beta1.StatefulSet) bool { return s.Status.ReadyReplicas == 3 && s.Status.UpdatedReplicas == 3 })
-		beta := watchStatus(t, statefulSetsV1beta1, ns, "obs", "updateRevision", "updatedReplicas")
-		alpha := watchStatus(t, statefulSetsV1alpha1, ns, "obs", "updateRevision", "updatedReplicas")
+		waitStatefulSet(t, c, ns, "obs-sts", "3 ready", func(s *appsv1beta1.StatefulSet) bool {
+			return s.Status.ReadyReplicas == 3 && s.Status.UpdatedReplicas == 3
+		})
+		beta := watchStatus(t, statefulSetsV1beta1, ns, "obs-sts", "updateRevision", "updatedReplicas")
+		alpha := watchStatus(t, statefulSetsV1alpha1, ns, "obs-sts", "updateRevision", "updatedReplicas")
 		patchStatefulSet(t, c, set, `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v2"}]}}}}`)
-		done := waitStatefulSet(t, c, ns, "obs", "rolled out", func(s *appsv1beta1.StatefulSet) bool {
+		done := waitStatefulSet(t, c, ns, "obs-sts", "rolled out", func(s *appsv1beta1.StatefulSet) bool {
 			return s.Status.ObservedGeneration == s.Generation && s.Status.UpdatedReplicas == 3 && s.Status.ReadyReplicas == 3
 		})
 		time.Sleep(time.Second)
@@ -139,9 +147,27 @@ func TestStatusIsOneObservation(t *testing.T) {
 		alpha.check(t, "StatefulSet v1alpha1", done.Generation, done.Status.UpdateRevision, 2)
 	})
 
+	t.Run("SidecarSet", func(t *testing.T) {
+		set := createSidecarSet(t, c, newSidecarSet("obs-"+ns, ns, "obs-sc", corev1.Container{Name: "agent", Image: "registry.example/agent:v1"}, ""))
+		for i := range 3 {
+			svCreatePod(t, ns, fmt.Sprintf("obs-sc-%d", i), map[string]string{"app": "obs-sc"}, nil)
+		}
+		svWaitReady(t, ns, "app=obs-sc", 3)
+		waitSidecarSet(t, c, set.Name, "counts its pods", func(s *appsv1beta1.SidecarSet) bool { return s.Status.UpdatedReadyPods == 3 })
+		beta := watchStatus(t, sidecarSetsV1beta1, "", set.Name, "latestRevision", "updatedPods")
+		alpha := watchStatus(t, sidecarSetsV1alpha1, "", set.Name, "latestRevision", "updatedPods")
+		svPatch(t, c, set, `{"spec":{"containers":[{"name":"agent","image":"registry.example/agent:v2"}],"updateStrategy":{"maxUnavailable":1}}}`)
+		done := waitSidecarSet(t, c, set.Name, "upgraded its pods", func(s *appsv1beta1.SidecarSet) bool {
+			return s.Status.ObservedGeneration == s.Generation && s.Status.UpdatedReadyPods == 3
+		})
+		time.Sleep(time.Second)
+		beta.check(t, "SidecarSet v1beta1", done.Generation, done.Status.LatestRevision, 1)
+		alpha.check(t, "SidecarSet v1alpha1", done.Generation, done.Status.LatestRevision, 1)
+	})
+
 	t.Run("DaemonSet", func(t *testing.T) {
 		nodes := privateNodes(t, ns, 2)
-		ds := newDaemonSet(ns, "obs")
+		ds := newDaemonSet(ns, "obs-ds")
 		ds.Spec.Lifecycle = &appspub.Lifecycle{PreDelete: &appspub.LifecycleHook{LabelsHandler: map[string]string{"e2e.kruise.io/hold": "true"}}}
 		ds.Spec.Template.Labels["e2e.kruise.io/hold"] = "true"
 		ds.Spec.UpdateStrategy = appsv1beta1.DaemonSetUpdateStrategy{Type: appsv1beta1.DaemonSetRollingUpdateStrategyType,
@@ -149,16 +175,16 @@ func TestStatusIsOneObservation(t *testing.T) {
 		if err := c.Create(ctx, ds); err != nil {
 			t.Fatal(err)
 		}
-		onNodes(t, ns, "obs", nodes...)
-		beta := watchStatus(t, daemonSetsV1beta1, ns, "obs", "updateRevision", "updatedNumberScheduled")
-		alpha := watchStatus(t, daemonSetsV1alpha1, ns, "obs", "daemonSetHash", "updatedNumberScheduled")
+		onNodes(t, ns, "obs-ds", nodes...)
+		beta := watchStatus(t, daemonSetsV1beta1, ns, "obs-ds", "updateRevision", "updatedNumberScheduled")
+		alpha := watchStatus(t, daemonSetsV1alpha1, ns, "obs-ds", "daemonSetHash", "updatedNumberScheduled")
 		if err := c.Patch(ctx, ds, client.RawPatch("application/merge-patch+json",
 			[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/agent:v2"}]}}}}`))); err != nil {
 			t.Fatal(err)
 		}
 		// The old pods wait in PreparingDelete for this test, as the hook's controller, to let them go.
 		harness.Eventually(t, 60*time.Second, "the old pods released and replaced", func() (bool, string) {
-			pods := podsByName(t, ns, "app=obs")
+			pods := podsByName(t, ns, "app=obs-ds")
 			for _, p := range pods {
 				if p.Labels[appspub.LifecycleStateKey] == string(appspub.LifecycleStatePreparingDelete) && p.Labels["e2e.kruise.io/hold"] == "true" {
 					_, _ = cs.CoreV1().Pods(ns).Patch(ctx, p.Name, "application/merge-patch+json",
@@ -180,7 +206,7 @@ func TestStatusIsOneObservation(t *testing.T) {
 		beta.check(t, "DaemonSet v1beta1", done.Generation, done.Status.UpdateRevision, 1)
 		alpha.check(t, "DaemonSet v1alpha1", done.Generation, done.Status.UpdateRevision, 1)
 		// The hash names the new pods' revision.
-		for _, p := range podsByName(t, ns, "app=obs") {
+		for _, p := range podsByName(t, ns, "app=obs-ds") {
 			if p.DeletionTimestamp == nil && p.Labels["controller-revision-hash"] != done.Status.UpdateRevision {
 				t.Errorf("pod %s: controller-revision-hash %q, status %q", p.Name, p.Labels["controller-revision-hash"], done.Status.UpdateRevision)
 			}
