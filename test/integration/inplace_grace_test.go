@@ -61,14 +61,14 @@ func TestEngineGracePeriod(t *testing.T) {
 	}
 
 	clk.SetTime(t0.Add(4 * time.Second))
-	if p, err := eng.Refresh(ctx, got); err != nil || p != engine.Waiting {
+	if p, err := eng.Refresh(ctx, got, engine.Metadata{}); err != nil || p != engine.Waiting {
 		t.Fatalf("Refresh 1 s before the end of the grace period = %s, %v; want Waiting", p, err)
 	}
 	if again := get(); again.ResourceVersion != got.ResourceVersion {
 		t.Error("Refresh wrote to the pod before the grace period ended")
 	}
 	clk.SetTime(t0.Add(5 * time.Second))
-	if p, err := eng.Refresh(ctx, got); err != nil || p != engine.Updating {
+	if p, err := eng.Refresh(ctx, got, engine.Metadata{}); err != nil || p != engine.Updating {
 		t.Fatalf("Refresh at the end of the grace period = %s, %v; want Updating", p, err)
 	}
 	got = get()
@@ -112,7 +112,7 @@ func TestEngineGracePeriodRevert(t *testing.T) {
 		t.Fatalf("after the revert: image %s, revision %s, grace annotation %q; want app:v1, rev-1, none",
 			got.Spec.Containers[0].Image, got.Labels[inplace.RevisionLabel], got.Annotations[appspub.InPlaceUpdateGraceKey])
 	}
-	if p, err := eng.Refresh(ctx, got); err != nil || p != engine.Completed {
+	if p, err := eng.Refresh(ctx, got, engine.Metadata{}); err != nil || p != engine.Completed {
 		t.Fatalf("Refresh after the revert = %s, %v; want Completed (nothing restarts)", p, err)
 	}
 	got, err = cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
