@@ -21,6 +21,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -580,12 +581,17 @@ func TestSidecarSetVariantV1alpha1(t *testing.T) {
 	if only, err := sidecarset.OnlyNamespace(beta); err != nil || only != ns {
 		t.Errorf("read as v1beta1: spec.namespace kept as %q (%v), want %q", only, err, ns)
 	}
+	// As OpenKruise converts it: a v1beta1 reader (OpenKruise among them) sees the namespace too.
+	if want := appsv1alpha1.NamespaceSelectorFor(ns); !apiequality.Semantic.DeepEqual(beta.Spec.NamespaceSelector, want) {
+		t.Errorf("read as v1beta1: namespaceSelector %v, want %v", beta.Spec.NamespaceSelector, want)
+	}
 	back := &appsv1alpha1.SidecarSet{}
 	if err := c.Get(ctx, client.ObjectKey{Name: alpha.Name}, back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Spec.Namespace != ns || back.Spec.Containers[0].PodInjectPolicy != appsv1alpha1.SidecarSetBeforeAppContainer {
-		t.Errorf("read as v1alpha1: namespace %q, podInjectPolicy %q", back.Spec.Namespace, back.Spec.Containers[0].PodInjectPolicy)
+	if back.Spec.Namespace != ns || back.Spec.NamespaceSelector != nil || back.Spec.Containers[0].PodInjectPolicy != appsv1alpha1.SidecarSetBeforeAppContainer {
+		t.Errorf("read as v1alpha1: namespace %q, namespaceSelector %v, podInjectPolicy %q", back.Spec.Namespace,
+			back.Spec.NamespaceSelector, back.Spec.Containers[0].PodInjectPolicy)
 	}
 
 	p := svCreatePod(t, ns, "alpha", map[string]string{"app": "alpha"}, nil)

@@ -60,6 +60,37 @@ func render(t *testing.T, tool string, args ...string) []*unstructured.Unstructu
 	return objs
 }
 
+// Without kruise-daemon (daemon.enabled false, or featureGates with KruiseDaemon=false as in
+// OpenKruise's chart) the chart deploys no DaemonSet and gives kruise-manager KruiseDaemon=false.
+func TestChartWithoutDaemon(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		gates string
+	}{
+		{"daemon.enabled false", []string{"-f", "test/chart/values-nodaemon.yaml"}, "--feature-gates=ImagePullJobGate=true,KruiseDaemon=false"},
+		{"KruiseDaemon=false", []string{"--set", "featureGates=KruiseDaemon=false"}, "--feature-gates=KruiseDaemon=false"},
+	} {
+		objs := render(t, "helm", append([]string{"template", "kruise", "charts/kruise", "--namespace", "kruise-system"}, tc.args...)...)
+		var args []string
+		for _, o := range objs {
+			switch {
+			case o.GetKind() == "DaemonSet" && o.GetAPIVersion() == "apps/v1":
+				t.Errorf("%s: DaemonSet %s rendered", tc.name, o.GetName())
+			case o.GetKind() == "Deployment" && o.GetName() == "kruise-manager":
+				containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+				for _, c := range containers {
+					a, _, _ := unstructured.NestedStringSlice(c.(map[string]any), "args")
+					args = append(args, a...)
+				}
+			}
+		}
+		if !slices.Contains(args, tc.gates) {
+			t.Errorf("%s: manager args %v lack %s", tc.name, args, tc.gates)
+		}
+	}
+}
+
 // The install manifests — the Helm chart with its defaults and with every knob set, and the
 // kustomize base config/default — are each accepted object by object by a real API server, and the
 // knobs land where they should.

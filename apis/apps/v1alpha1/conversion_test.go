@@ -307,8 +307,10 @@ func TestSidecarSetVersionOnlyFields(t *testing.T) {
 		}
 		checkAnnotation(t, hub.Annotations, ConversionV1alpha1OnlyAnnotation, `{"spec":{"namespace":"team-a"}}`)
 		checkAnnotation(t, hub.Annotations, ConversionV1beta1OnlyAnnotation, "")
-		if hub.Spec.NamespaceSelector != nil {
-			t.Fatalf("namespace must not turn into a namespaceSelector, got %v", hub.Spec.NamespaceSelector)
+		// As OpenKruise converts it, so that OpenKruise (which does not read the annotation) and
+		// every v1beta1 reader see the SidecarSet limited to its namespace.
+		if want := NamespaceSelectorFor("team-a"); !equality.Semantic.DeepEqual(hub.Spec.NamespaceSelector, want) {
+			t.Fatalf("namespaceSelector %v, want %v", hub.Spec.NamespaceSelector, want)
 		}
 		back := &SidecarSet{}
 		if err := back.ConvertFrom(hub); err != nil {

@@ -3,6 +3,9 @@ package v1alpha1
 import (
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -12,8 +15,10 @@ import (
 //
 //   - spec.namespace exists only in v1alpha1. On the way to v1beta1 it is kept in the
 //     ConversionV1alpha1OnlyAnnotation annotation of the v1beta1 object, and restored from it on
-//     the way back. It is not turned into a namespaceSelector: v1beta1 readers see the SidecarSet
-//     unrestricted by namespace unless they look at the annotation.
+//     the way back. When the SidecarSet has no namespaceSelector it also becomes one on
+//     kubernetes.io/metadata.name (NamespaceSelectorFor), as OpenKruise converts it, so that
+//     OpenKruise and every v1beta1 reader see the SidecarSet limited to its namespace; that
+//     selector is dropped again on the way back.
 //   - spec.customVersion exists only in v1beta1; a v1alpha1 SidecarSet carries it as its label
 //     apps.kruise.io/sidecarset-custom-version, as OpenKruise converts it: on the way to v1beta1
 //     the label (present, even empty) becomes spec.customVersion and leaves the labels; on the way
@@ -79,8 +84,17 @@ func (src *SidecarSet) ConvertTo(dstRaw conversion.Hub) error {
 	var alphaOnly sidecarSetV1alpha1Only
 	if src.Spec.Namespace != "" {
 		alphaOnly.Spec = &sidecarSetSpecV1alpha1Only{Namespace: src.Spec.Namespace}
+		if dst.Spec.NamespaceSelector == nil {
+			dst.Spec.NamespaceSelector = NamespaceSelectorFor(src.Spec.Namespace)
+		}
 	}
 	return putStash(&dst.ObjectMeta, ConversionV1alpha1OnlyAnnotation, &alphaOnly, alphaOnly.Spec != nil)
+}
+
+// NamespaceSelectorFor is the namespaceSelector a v1alpha1 SidecarSet's spec.namespace ns becomes
+// in v1beta1 (OpenKruise's conversion): the namespace's kubernetes.io/metadata.name label.
+func NamespaceSelectorFor(ns string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}}
 }
 
 // ConvertFrom fills this v1alpha1 SidecarSet from the v1beta1 hub. spec.namespace is taken from
@@ -108,6 +122,9 @@ func (dst *SidecarSet) ConvertFrom(srcRaw conversion.Hub) error {
 	}
 	if alphaOnly.Spec != nil {
 		dst.Spec.Namespace = alphaOnly.Spec.Namespace
+		if apiequality.Semantic.DeepEqual(dst.Spec.NamespaceSelector, NamespaceSelectorFor(dst.Spec.Namespace)) {
+			dst.Spec.NamespaceSelector = nil // the conversion's own, from spec.namespace
+		}
 	}
 
 	if _, err := takeStash(&dst.ObjectMeta, ConversionV1beta1OnlyAnnotation, &sidecarSetV1beta1Only{}); err != nil {

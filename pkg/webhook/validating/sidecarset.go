@@ -167,7 +167,7 @@ func validateSidecarSetScope(obj, old *v1beta1.SidecarSet) field.ErrorList {
 		}
 	}
 	if spec.NamespaceSelector != nil {
-		if ns != "" {
+		if ns != "" && !apiequality.Semantic.DeepEqual(spec.NamespaceSelector, v1alpha1.NamespaceSelectorFor(ns)) {
 			errs = append(errs, field.Forbidden(path.Child("namespaceSelector"), fmt.Sprintf(
 				"must not be set together with spec.namespace (%q; of v1alpha1, kept in annotation %s in v1beta1)",
 				ns, v1alpha1.ConversionV1alpha1OnlyAnnotation)))

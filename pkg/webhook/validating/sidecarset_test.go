@@ -120,6 +120,10 @@ func TestValidateSidecarSetScope(t *testing.T) {
 			withNamespace(s, "ns")
 			s.Spec.NamespaceSelector = nsSel
 		}, []want{{field.ErrorTypeForbidden, "spec.namespaceSelector"}}},
+		{"v1alpha1 namespace and the namespaceSelector the conversion makes of it", func(s *v1beta1.SidecarSet) {
+			withNamespace(s, "ns")
+			s.Spec.NamespaceSelector = v1alpha1.NamespaceSelectorFor("ns")
+		}, nil},
 		{"v1alpha1-only annotation not JSON", func(s *v1beta1.SidecarSet) {
 			s.Annotations = map[string]string{v1alpha1.ConversionV1alpha1OnlyAnnotation: "{"}
 		}, []want{{field.ErrorTypeInvalid, "metadata.annotations[apps.kruise.io/conversion-v1alpha1-only]"}}},
