@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ func watchStatus(t *testing.T, gvr schema.GroupVersionResource, ns, name, revisi
 				continue
 			}
 			observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-			rev, _, _ := unstructured.NestedString(u.Object, "status", revisionField)
+			rev, _, _ := unstructured.NestedString(u.Object, append([]string{"status"}, strings.Split(revisionField, ".")...)...)
 			updated, _, _ := unstructured.NestedInt64(u.Object, "status", updatedField)
 			sw.mu.Lock()
 			sw.obs = append(sw.obs, observation{generation: u.GetGeneration(), observed: observed, revision: rev, updated: updated})
@@ -102,6 +103,7 @@ var (
 	daemonSetsV1beta1    = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "daemonsets"}
 	sidecarSetsV1alpha1  = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "sidecarsets"}
 	sidecarSetsV1beta1   = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "sidecarsets"}
+	unitedDeployments    = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "uniteddeployments"}
 )
 
 // Every status a workload writes is one observation: once observedGeneration names the new
@@ -211,5 +213,36 @@ func TestStatusIsOneObservation(t *testing.T) {
 				t.Errorf("pod %s: controller-revision-hash %q, status %q", p.Name, p.Labels["controller-revision-hash"], done.Status.UpdateRevision)
 			}
 		}
+	})
+
+	// Last: its zoned nodes are private nodes of the namespace, which the DaemonSet would run on.
+	t.Run("UnitedDeployment", func(t *testing.T) {
+		zonedNodes(t, ns, "a", "b")
+		ud := newUnitedDeployment(ns, "obs-ud", 4, cloneSetTemplate, udSubset("a", nil), udSubset("b", nil))
+		if err := c.Create(ctx, ud); err != nil {
+			t.Fatal(err)
+		}
+		waitUD := func(what string, cond func(*appsv1alpha1.UnitedDeployment) bool) *appsv1alpha1.UnitedDeployment {
+			got := &appsv1alpha1.UnitedDeployment{}
+			harness.Eventually(t, 90*time.Second, "UnitedDeployment "+what, func() (bool, string) {
+				if err := c.Get(ctx, client.ObjectKeyFromObject(ud), got); err != nil {
+					return false, err.Error()
+				}
+				return cond(got), fmt.Sprintf("%+v", got.Status)
+			})
+			return got
+		}
+		waitUD("4 updated and ready", func(u *appsv1alpha1.UnitedDeployment) bool { return u.Status.UpdatedReadyReplicas == 4 })
+		sw := watchStatus(t, unitedDeployments, ns, "obs-ud", "updateStatus.updatedRevision", "updatedReplicas")
+		if err := c.Patch(ctx, ud, client.RawPatch("application/merge-patch+json",
+			[]byte(`{"spec":{"template":{"cloneSetTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/web:v2"}]}}}}}}}`))); err != nil {
+			t.Fatal(err)
+		}
+		done := waitUD("rolled out", func(u *appsv1alpha1.UnitedDeployment) bool {
+			return u.Status.ObservedGeneration == u.Generation && u.Status.UpdatedReadyReplicas == 4 && u.Status.UpdateStatus != nil &&
+				u.Status.CurrentRevision == u.Status.UpdateStatus.UpdatedRevision
+		})
+		time.Sleep(time.Second)
+		sw.check(t, "UnitedDeployment", done.Generation, done.Status.UpdateStatus.UpdatedRevision, 3)
 	})
 }
