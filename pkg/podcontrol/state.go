@@ -47,6 +47,11 @@ func Observe(pod *corev1.Pod, hooks *appspub.Lifecycle) (State, engine.Progress,
 	s.PreDeleteHeld = lifecycle.Holding(h.PreDelete, pod)
 	s.PreUpdateHeld = lifecycle.Holding(h.InPlaceUpdate, pod)
 	s.PreNormalReleased = lifecycle.Released(h.PreNormal, pod)
+	if h.PreNormal == nil {
+		// With no preNormal hook a pod in PreparingNormal (a CloneSet creates every pod so, as
+		// OpenKruise does) becomes Normal once it is scheduled and Ready.
+		s.PreNormalReleased = pod.Spec.NodeName != "" && s.Ready
+	}
 	s.UpdatedReleased = lifecycle.Released(h.InPlaceUpdate, pod)
 	progress, recreate := engine.Inspect(pod)
 	switch progress {

@@ -201,14 +201,19 @@ func TestGeneratedPersistentPodStateKeepsTheUsersChange(t *testing.T) {
 	}
 	patchStatefulSet(t, c, set, `{"spec":{"replicas":1}}`)
 	waitStatefulSet(t, c, ns, "kept", "scaled to 1", func(s *appsv1beta1.StatefulSet) bool { return s.Status.Replicas == 1 })
+	waitPersistentPodState(t, c, ns, "kept", "observed with the user's retention", func(p *appsv1alpha1.PersistentPodState) bool {
+		return p.Spec.PersistentPodStateRetentionPolicy == appsv1alpha1.PersistentPodStateRetainWhenDeleted
+	})
 	// Long enough for a generator that reconciles on the PersistentPodState's changes to undo the
 	// user's write, and for the states' controller to drop scaled-in states under WhenScaled.
-	time.Sleep(5 * time.Second)
-	got := waitPersistentPodState(t, c, ns, "kept", "observed", func(*appsv1alpha1.PersistentPodState) bool { return true })
-	if got.Spec.PersistentPodStateRetentionPolicy != appsv1alpha1.PersistentPodStateRetainWhenDeleted || len(got.Status.PodStates) != 5 {
-		t.Errorf("after the scale-in: retention %q, %d states; want the user's WhenDeleted and 5 states",
-			got.Spec.PersistentPodStateRetentionPolicy, len(got.Status.PodStates))
-	}
+	harness.Consistently(t, 5*time.Second, "the user's WhenDeleted and all 5 states kept", func() (bool, string) {
+		got := &appsv1alpha1.PersistentPodState{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kept"}, got); err != nil {
+			return false, err.Error()
+		}
+		return got.Spec.PersistentPodStateRetentionPolicy == appsv1alpha1.PersistentPodStateRetainWhenDeleted && len(got.Status.PodStates) == 5,
+			fmt.Sprintf("retention %q, %d states", got.Spec.PersistentPodStateRetentionPolicy, len(got.Status.PodStates))
+	})
 	patchStatefulSet(t, c, set, fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, ppsctl.PreferredTopologyAnnotation, corev1.LabelHostname))
 	waitPersistentPodState(t, c, ns, "kept", "generated again from the annotations", func(p *appsv1alpha1.PersistentPodState) bool {
 		return p.Spec.PersistentPodStateRetentionPolicy != appsv1alpha1.PersistentPodStateRetainWhenDeleted &&

@@ -983,12 +983,16 @@ func TestSidecarSetVariantCustomVersion(t *testing.T) {
 	s.Spec.CustomVersion = "one"
 	set := createSidecarSet(t, c, s)
 	first := waitSidecarSet(t, c, set.Name, "has a revision", func(s *appsv1beta1.SidecarSet) bool { return s.Status.LatestRevision != "" })
-	rev, err := cs.AppsV1().ControllerRevisions(sandbox.KruiseNamespace).Get(ctx, first.Status.LatestRevision, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	customVersionOf := func(revision string) string {
+		t.Helper()
+		rev, err := cs.AppsV1().ControllerRevisions(sandbox.KruiseNamespace).Get(ctx, revision, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rev.Labels[sidecarset.CustomVersionLabel]
 	}
-	if got := rev.Labels[sidecarset.CustomVersionLabel]; got != "one" {
-		t.Errorf("revision %s: custom version label %q, want one", rev.Name, got)
+	if got := customVersionOf(first.Status.LatestRevision); got != "one" {
+		t.Errorf("revision %s: custom version label %q, want one", first.Status.LatestRevision, got)
 	}
 	alpha := &appsv1alpha1.SidecarSet{}
 	if err := c.Get(ctx, client.ObjectKey{Name: set.Name}, alpha); err != nil {
@@ -1005,12 +1009,8 @@ func TestSidecarSetVariantCustomVersion(t *testing.T) {
 	second := waitSidecarSet(t, c, set.Name, "has a new revision", func(s *appsv1beta1.SidecarSet) bool {
 		return s.Status.LatestRevision != "" && s.Status.LatestRevision != first.Status.LatestRevision
 	})
-	rev2, err := cs.AppsV1().ControllerRevisions(sandbox.KruiseNamespace).Get(ctx, second.Status.LatestRevision, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := rev2.Labels[sidecarset.CustomVersionLabel]; got != "two" {
-		t.Errorf("revision %s: custom version label %q, want two", rev2.Name, got)
+	if got := customVersionOf(second.Status.LatestRevision); got != "two" {
+		t.Errorf("revision %s: custom version label %q, want two", second.Status.LatestRevision, got)
 	}
 	p := svCreatePod(t, ns, "pinned", map[string]string{"app": "cv"}, nil)
 	if got := svContainer(p.Spec.Containers, "agent"); got == nil || got.Image != v1 {

@@ -73,6 +73,17 @@ func watchStatus(t *testing.T, gvr schema.GroupVersionResource, ns, name, revisi
 // observation of one generation.
 func (sw *statusWatch) check(t *testing.T, what string, gen int64, rev string, firstUpdated int64) {
 	t.Helper()
+	// The watch shows the final status after the read that saw it.
+	harness.Eventually(t, 10*time.Second, what+": the final status in the watch", func() (bool, string) {
+		sw.mu.Lock()
+		defer sw.mu.Unlock()
+		for _, o := range sw.obs {
+			if o.observed == gen && o.revision == rev {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d statuses", len(sw.obs))
+	})
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	first := true
@@ -126,7 +137,6 @@ func TestStatusIsOneObservation(t *testing.T) {
 		done := waitCloneSet(t, c, ns, "obs-cs", "rolled out", func(s *appsv1alpha1.CloneSet) bool {
 			return s.Status.ObservedGeneration == s.Generation && s.Status.UpdatedReadyReplicas == 3 && s.Status.UpdateRevision == s.Status.CurrentRevision
 		})
-		time.Sleep(time.Second) // the watch's last events
 		sw.check(t, "CloneSet", done.Generation, done.Status.UpdateRevision, 2)
 	})
 
@@ -144,7 +154,6 @@ func TestStatusIsOneObservation(t *testing.T) {
 		done := waitStatefulSet(t, c, ns, "obs-sts", "rolled out", func(s *appsv1beta1.StatefulSet) bool {
 			return s.Status.ObservedGeneration == s.Generation && s.Status.UpdatedReplicas == 3 && s.Status.ReadyReplicas == 3
 		})
-		time.Sleep(time.Second)
 		beta.check(t, "StatefulSet v1beta1", done.Generation, done.Status.UpdateRevision, 2)
 		alpha.check(t, "StatefulSet v1alpha1", done.Generation, done.Status.UpdateRevision, 2)
 	})
@@ -162,7 +171,6 @@ func TestStatusIsOneObservation(t *testing.T) {
 		done := waitSidecarSet(t, c, set.Name, "upgraded its pods", func(s *appsv1beta1.SidecarSet) bool {
 			return s.Status.ObservedGeneration == s.Generation && s.Status.UpdatedReadyPods == 3
 		})
-		time.Sleep(time.Second)
 		beta.check(t, "SidecarSet v1beta1", done.Generation, done.Status.LatestRevision, 1)
 		alpha.check(t, "SidecarSet v1alpha1", done.Generation, done.Status.LatestRevision, 1)
 	})
@@ -204,7 +212,6 @@ func TestStatusIsOneObservation(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(ds), done); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Second)
 		beta.check(t, "DaemonSet v1beta1", done.Generation, done.Status.UpdateRevision, 1)
 		alpha.check(t, "DaemonSet v1alpha1", done.Generation, done.Status.UpdateRevision, 1)
 		// The hash names the new pods' revision.
@@ -242,7 +249,6 @@ func TestStatusIsOneObservation(t *testing.T) {
 			return u.Status.ObservedGeneration == u.Generation && u.Status.UpdatedReadyReplicas == 4 && u.Status.UpdateStatus != nil &&
 				u.Status.CurrentRevision == u.Status.UpdateStatus.UpdatedRevision
 		})
-		time.Sleep(time.Second)
 		sw.check(t, "UnitedDeployment", done.Generation, done.Status.UpdateStatus.UpdatedRevision, 3)
 	})
 }

@@ -17,8 +17,9 @@ import (
 // apply carries out the plan through podcontrol, the controller's only writer of pods and
 // revisions. Errors are collected per step so that the status reports them; every write it makes
 // is recorded in the expectations before the next plan.
-func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, plan Plan) (errs ApplyErrors) {
+func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, plan Plan) ApplyErrors {
 	ctl, o := r.control(), r.owner(cs)
+	var errs ApplyErrors
 	if rev, err := ctl.ApplyRevision(ctx, obs.newRevision); err != nil {
 		errs.Update = err
 		return errs
@@ -30,16 +31,9 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	errs.Update = ctl.Progress(ctx, o, obs.pods, inFlight)
 	done := &podcontrol.Batch{}
 	defer done.Flush(r.Recorder, cs)
-	// The lifecycle moves (new pods to Normal as they become ready, hooks' holds) go out beside the
-	// rest of the plan: during a scale-out a reconcile moves the pods created before while it
-	// creates the next ones.
-	moved := make(chan error, 1)
-	go func() {
-		moved <- podcontrol.Parallel(plan.Lifecycle, func(m LifecycleMove) error {
-			return ctl.MoveLifecycle(ctx, o, obs.pods[m.Pod], m.To, m.MarkNotReady, m.Reason, done)
-		})
-	}()
-	defer func() { errs.Update = errors.Join(errs.Update, <-moved) }() // before done flushes its events
+	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Lifecycle, func(m LifecycleMove) error {
+		return ctl.MoveLifecycle(ctx, o, obs.pods[m.Pod], m.To, m.MarkNotReady, m.Reason, done)
+	}))
 	errs.Scale = errors.Join(errs.Scale, podcontrol.Parallel(plan.Deletes, func(d Deletion) error {
 		return r.deletePod(ctx, cs, obs, obs.pods[d.Pod], "Deleted", d.Reason, done)
 	}))

@@ -17,7 +17,6 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/lifecycle"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/revision"
 	"github.com/kruise-ng/kruise/pkg/updateorder"
@@ -199,10 +198,5 @@ func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, engine.Pr
 	f.Ready, f.ReadySince, f.InPlaceUpdating, f.GraceDue = st.Ready, st.ReadySince, st.InPlaceUpdating, st.GraceDue
 	f.Lifecycle, f.PreDeleteHeld, f.PreUpdateHeld = st.Lifecycle, st.PreDeleteHeld, st.PreUpdateHeld
 	f.PreNormalReleased, f.UpdatedReleased = st.PreNormalReleased, st.UpdatedReleased
-	if lifecycle.Hooks(spec.Lifecycle).PreNormal == nil {
-		// New pods start PreparingNormal (podcontrol.Owner.PreparingNormal) and, with no preNormal hook,
-		// become Normal once scheduled and Ready, as with OpenKruise.
-		f.PreNormalReleased = f.NodeName != "" && f.Ready
-	}
 	return f, progress, recreate
 }
