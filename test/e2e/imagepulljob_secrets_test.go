@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -106,5 +107,85 @@ func TestImagePullJobSecretCopies(t *testing.T) {
 	harness.Eventually(t, 30*time.Second, "the copy removed with its last job", func() (bool, string) {
 		_, err := cs.CoreV1().Secrets(daemonNS).Get(ctx, imagepulljob.CopyName(ns, "good"), metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+}
+
+// Pull secret references in NodeImages as OpenKruise v1.9 writes and cleans them: Kruise's copy is
+// referenced with mode "batch" and stays while its image has tags; a reference without a mode
+// (OpenKruise's per-job secrets before v1.9) is dropped when a job lets the image go and its secret
+// no longer exists, and kept while it does.
+func TestNodeImagePullSecretModes(t *testing.T) {
+	ctx := context.Background()
+	c := kruiseClient(t)
+	ns := namespace(t)
+	nodes := &appsv1beta1.NodeImageList{}
+	harness.Eventually(t, 30*time.Second, "a NodeImage to pull on", func() (bool, string) {
+		err := c.List(ctx, nodes)
+		return err == nil && len(nodes.Items) > 0, fmt.Sprintf("%d NodeImages, %v", len(nodes.Items), err)
+	})
+	node := nodes.Items[0].Name
+	daemonNS := imagepulljob.DaemonConfigNamespace
+	for _, s := range []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reg"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: daemonNS, Name: "kept-" + ns}}} {
+		s.Type, s.Data = corev1.SecretTypeDockerConfigJson, map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}
+		if _, err := cs.CoreV1().Secrets(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = cs.CoreV1().Secrets(daemonNS).Delete(context.Background(), "kept-"+ns, metav1.DeleteOptions{})
+	})
+	image := "registry.local/modes-" + ns
+	for _, tag := range []string{"a", "b"} {
+		j := &appsv1beta1.ImagePullJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tag},
+			Spec: appsv1beta1.ImagePullJobSpec{Image: image + ":" + tag, ImagePullJobTemplate: appsv1beta1.ImagePullJobTemplate{
+				Selector:         &appsv1beta1.ImagePullJobNodeSelector{Names: []string{node}},
+				PullSecrets:      []string{"reg"},
+				CompletionPolicy: appsv1beta1.ImagePullJobCompletionPolicy{Type: appsv1beta1.ImagePullJobCompletionNever}}}}
+		if err := c.Create(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch := appsv1beta1.NodeImageReferenceObject{Namespace: daemonNS, Name: imagepulljob.CopyName(ns, "reg"), Mode: appsv1beta1.NodeImageReferenceObjectModeBatch}
+	gone := appsv1beta1.NodeImageReferenceObject{Namespace: daemonNS, Name: "gone-" + ns}
+	kept := appsv1beta1.NodeImageReferenceObject{Namespace: daemonNS, Name: "kept-" + ns}
+	secretsOf := func() ([]appsv1beta1.NodeImageReferenceObject, int, error) {
+		ni := &appsv1beta1.NodeImage{}
+		err := c.Get(ctx, client.ObjectKey{Name: node}, ni)
+		img := ni.Spec.Images[image]
+		return img.PullSecrets, len(img.Tags), err
+	}
+	harness.Eventually(t, 30*time.Second, "both tags asked for with the batch reference", func() (bool, string) {
+		refs, tags, err := secretsOf()
+		return err == nil && tags == 2 && len(refs) == 1 && refs[0] == batch, fmt.Sprintf("%d tags, refs %v, %v", tags, refs, err)
+	})
+	// OpenKruise's older references, as a cluster taken over holds them.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ni := &appsv1beta1.NodeImage{}
+		if err := c.Get(ctx, client.ObjectKey{Name: node}, ni); err != nil {
+			return err
+		}
+		img := ni.Spec.Images[image]
+		img.PullSecrets = append(img.PullSecrets, gone, kept)
+		ni.Spec.Images[image] = img
+		return c.Update(ctx, ni)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, &appsv1beta1.ImagePullJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 30*time.Second, "tag a released with the gone secret's reference", func() (bool, string) {
+		refs, tags, err := secretsOf()
+		ok := err == nil && tags == 1 && len(refs) == 2 && refs[0] == batch && refs[1] == kept
+		return ok, fmt.Sprintf("%d tags, refs %v, %v", tags, refs, err)
+	})
+	if err := c.Delete(ctx, &appsv1beta1.ImagePullJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 30*time.Second, "the batch reference gone with its image", func() (bool, string) {
+		refs, tags, err := secretsOf()
+		return err == nil && tags == 0 && len(refs) == 0, fmt.Sprintf("%d tags, refs %v, %v", tags, refs, err)
 	})
 }

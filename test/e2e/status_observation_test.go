@@ -18,6 +18,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -107,15 +108,39 @@ func (sw *statusWatch) check(t *testing.T, what string, gen int64, rev string, f
 }
 
 var (
-	cloneSetsV1alpha1    = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "clonesets"}
-	statefulSetsV1alpha1 = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "statefulsets"}
-	statefulSetsV1beta1  = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "statefulsets"}
-	daemonSetsV1alpha1   = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "daemonsets"}
-	daemonSetsV1beta1    = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "daemonsets"}
-	sidecarSetsV1alpha1  = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "sidecarsets"}
-	sidecarSetsV1beta1   = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "sidecarsets"}
-	unitedDeployments    = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "uniteddeployments"}
+	cloneSetsV1alpha1     = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "clonesets"}
+	statefulSetsV1alpha1  = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "statefulsets"}
+	statefulSetsV1beta1   = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "statefulsets"}
+	daemonSetsV1alpha1    = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "daemonsets"}
+	daemonSetsV1beta1     = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "daemonsets"}
+	sidecarSetsV1alpha1   = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "sidecarsets"}
+	sidecarSetsV1beta1    = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1beta1", Resource: "sidecarsets"}
+	unitedDeployments     = schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "uniteddeployments"}
+	podUnavailableBudgets = schema.GroupVersionResource{Group: "policy.kruise.io", Version: "v1alpha1", Resource: "podunavailablebudgets"}
 )
+
+// counted fails when a status of observedGeneration gen counts other than want in the watch's
+// counter field, for kinds with no revision: their counters are what belongs to the generation.
+func (sw *statusWatch) counted(t *testing.T, what string, gen, want int64) {
+	t.Helper()
+	harness.Eventually(t, 10*time.Second, what+": the final status in the watch", func() (bool, string) {
+		sw.mu.Lock()
+		defer sw.mu.Unlock()
+		for _, o := range sw.obs {
+			if o.observed == gen && o.updated == want {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d statuses", len(sw.obs))
+	})
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	for _, o := range sw.obs {
+		if o.observed == gen && o.updated != want {
+			t.Errorf("%s: a status of observedGeneration %d counts %d, want %d (generation %d's)", what, gen, o.updated, want, gen)
+		}
+	}
+}
 
 // Every status a workload writes is one observation: once observedGeneration names the new
 // generation, the update revision (v1alpha1 DaemonSet: daemonSetHash) is that generation's and the
@@ -220,6 +245,25 @@ func TestStatusIsOneObservation(t *testing.T) {
 				t.Errorf("pod %s: controller-revision-hash %q, status %q", p.Name, p.Labels["controller-revision-hash"], done.Status.UpdateRevision)
 			}
 		}
+	})
+
+	// A budget has no revision: its desiredAvailable belongs to the generation that set maxUnavailable.
+	t.Run("PodUnavailableBudget", func(t *testing.T) {
+		for i := range 4 {
+			svCreatePod(t, ns, fmt.Sprintf("obs-pub-%d", i), map[string]string{"app": "obs-pub"}, nil)
+		}
+		svWaitReady(t, ns, "app=obs-pub", 4)
+		pub := maxOneBudget(ns, "obs-pub", "obs-pub", 4)
+		if err := c.Create(ctx, pub); err != nil {
+			t.Fatal(err)
+		}
+		waitBudget(t, c, ns, "obs-pub", "counts 4", func(p *policyv1alpha1.PodUnavailableBudget) bool { return p.Status.DesiredAvailable == 3 })
+		sw := watchStatus(t, podUnavailableBudgets, ns, "obs-pub", "", "desiredAvailable")
+		if err := c.Patch(ctx, pub, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"maxUnavailable":2}}`))); err != nil {
+			t.Fatal(err)
+		}
+		done := waitBudget(t, c, ns, "obs-pub", "lets two out", func(p *policyv1alpha1.PodUnavailableBudget) bool { return p.Status.DesiredAvailable == 2 })
+		sw.counted(t, "PodUnavailableBudget", done.Generation, 2)
 	})
 
 	// Last: its zoned nodes are private nodes of the namespace, which the DaemonSet would run on.

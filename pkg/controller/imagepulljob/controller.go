@@ -162,9 +162,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	known := map[v1beta1.NodeImageReferenceObject]bool{}
 	for _, node := range plan.Release {
 		ni := byNode[node].DeepCopy()
 		if RemoveOwners(ni, func(o corev1.ObjectReference) bool { return ownedBy(o, owner) }) {
+			if _, err := r.pruneLegacySecrets(ctx, ni, known); err != nil {
+				return ctrl.Result{}, err
+			}
 			if err := r.Client.Update(ctx, ni); err != nil {
 				return ctrl.Result{}, fmt.Errorf("release node %s: %w", node, err)
 			}
@@ -241,15 +245,46 @@ func (r *Reconciler) startPulls(ctx context.Context, job *v1beta1.ImagePullJob, 
 	return plan, nil
 }
 
-// releaseAll removes the owners that match from every NodeImage.
+// pruneLegacySecrets drops from ni, which is being released anyway, the pull secret references
+// without mode "batch" (OpenKruise's per-job secrets, see LegacyPullSecrets) whose secret no longer
+// exists, as OpenKruise drops them when their job lets them go; known memoizes the lookups of one
+// reconcile. It reports whether ni changed.
+func (r *Reconciler) pruneLegacySecrets(ctx context.Context, ni *v1beta1.NodeImage, known map[v1beta1.NodeImageReferenceObject]bool) (bool, error) {
+	var gone []v1beta1.NodeImageReferenceObject
+	for _, ref := range LegacyPullSecrets(ni) {
+		if ref.Namespace == "" || ref.Name == "" {
+			continue // names nothing that could be looked up; left as written
+		}
+		exists, seen := known[ref]
+		if !seen {
+			err := r.Reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &corev1.Secret{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return false, fmt.Errorf("look up pull secret %s/%s of NodeImage %s: %w", ref.Namespace, ref.Name, ni.Name, err)
+			}
+			exists = err == nil
+			known[ref] = exists
+		}
+		if !exists {
+			gone = append(gone, ref)
+		}
+	}
+	return DropPullSecrets(ni, gone), nil
+}
+
+// releaseAll removes the owners that match from every NodeImage (and the legacy pull secret
+// references whose secrets are gone from those it changes).
 func (r *Reconciler) releaseAll(ctx context.Context, match func(corev1.ObjectReference) bool) error {
 	list := &v1beta1.NodeImageList{}
 	if err := r.Client.List(ctx, list); err != nil {
 		return err
 	}
+	known := map[v1beta1.NodeImageReferenceObject]bool{}
 	for i := range list.Items {
 		ni := list.Items[i].DeepCopy()
 		if RemoveOwners(ni, match) {
+			if _, err := r.pruneLegacySecrets(ctx, ni, known); err != nil {
+				return err
+			}
 			if err := r.Client.Update(ctx, ni); err != nil {
 				return fmt.Errorf("release NodeImage %s: %w", ni.Name, err)
 			}

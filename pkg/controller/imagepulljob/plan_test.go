@@ -164,3 +164,44 @@ func TestBlockStartKeepsNodesWaiting(t *testing.T) {
 		t.Errorf("BlockStart changed its input")
 	}
 }
+
+// Pull secret references as OpenKruise v1.9 writes and cleans them: Kruise's shared copies are
+// "batch" (an earlier Kruise's reference to the same copy takes the mode); references without it
+// (OpenKruise's per-job secrets) are dropped once gone, "batch" ones only with their image's entry.
+func TestPullSecretModes(t *testing.T) {
+	j := job(intstr.FromInt32(1), v1beta1.ImagePullJobCompletionPolicy{Type: v1beta1.ImagePullJobCompletionAlways})
+	batch := v1beta1.NodeImageReferenceObject{Namespace: DaemonConfigNamespace, Name: "ns.reg", Mode: v1beta1.NodeImageReferenceObjectModeBatch}
+	unmoded := batch
+	unmoded.Mode = ""
+	legacy := v1beta1.NodeImageReferenceObject{Namespace: DaemonConfigNamespace, Name: "reg-x7k2p"}
+	ni := &v1beta1.NodeImage{Spec: v1beta1.NodeImageSpec{Images: map[string]v1beta1.NodeImageImageSpec{
+		"127.0.0.1:5000/app": {PullSecrets: []v1beta1.NodeImageReferenceObject{legacy, unmoded}},
+		"127.0.0.1:5000/db":  {PullSecrets: []v1beta1.NodeImageReferenceObject{legacy}, Tags: []v1beta1.NodeImageTagSpec{{Tag: "v1"}}}}}}
+	if got := LegacyPullSecrets(ni); !slices.Equal(got, []v1beta1.NodeImageReferenceObject{unmoded, legacy}) {
+		t.Errorf("LegacyPullSecrets = %v, want the unmoded copy and the per-job secret, sorted and once each", got)
+	}
+	if !AddJob(ni, j, []v1beta1.NodeImageReferenceObject{batch}, t0) {
+		t.Fatal("AddJob: want a change")
+	}
+	if got := ni.Spec.Images["127.0.0.1:5000/app"].PullSecrets; !slices.Equal(got, []v1beta1.NodeImageReferenceObject{legacy, batch}) {
+		t.Errorf("pull secrets after AddJob %v, want the copy's reference moved to batch in place", got)
+	}
+	if got := LegacyPullSecrets(ni); !slices.Equal(got, []v1beta1.NodeImageReferenceObject{legacy}) {
+		t.Errorf("LegacyPullSecrets = %v, want only the per-job secret", got)
+	}
+	if DropPullSecrets(ni, []v1beta1.NodeImageReferenceObject{batch}) {
+		t.Error("DropPullSecrets dropped a batch reference")
+	}
+	if !DropPullSecrets(ni, []v1beta1.NodeImageReferenceObject{legacy}) || DropPullSecrets(ni, []v1beta1.NodeImageReferenceObject{legacy}) {
+		t.Error("DropPullSecrets: want a change the first time only")
+	}
+	if app, db := ni.Spec.Images["127.0.0.1:5000/app"], ni.Spec.Images["127.0.0.1:5000/db"]; !slices.Equal(app.PullSecrets, []v1beta1.NodeImageReferenceObject{batch}) ||
+		db.PullSecrets != nil || len(db.Tags) != 1 {
+		t.Errorf("after dropping the per-job secret: app %v, db %+v", app.PullSecrets, db)
+	}
+	// The batch reference goes with its image's entry.
+	RemoveOwners(ni, func(corev1.ObjectReference) bool { return true })
+	if _, ok := ni.Spec.Images["127.0.0.1:5000/app"]; ok {
+		t.Errorf("the image without owners stays: %+v", ni.Spec.Images)
+	}
+}

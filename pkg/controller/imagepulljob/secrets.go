@@ -114,7 +114,10 @@ func (r *Reconciler) syncSecrets(ctx context.Context, job *v1beta1.ImagePullJob)
 		if err := r.applySecretCopy(ctx, src, cur, want, job.Namespace, name); err != nil {
 			return nil, err
 		}
-		refs = append(refs, v1beta1.NodeImageReferenceObject{Namespace: DaemonConfigNamespace, Name: want.Name})
+		// One copy per source secret, shared by the jobs that name it: OpenKruise v1.9's "batch"
+		// mode, whose references go with their image's entry rather than with a job.
+		refs = append(refs, v1beta1.NodeImageReferenceObject{Namespace: DaemonConfigNamespace, Name: want.Name,
+			Mode: v1beta1.NodeImageReferenceObjectModeBatch})
 	}
 	return refs, nil
 }

@@ -2,6 +2,7 @@ package imagepulljob
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +28,8 @@ func findTag(img v1beta1.NodeImageImageSpec, tag string) int {
 }
 
 // AddJob asks ni's node to pull job's image for job: it adds the job to the tag's owners, creating
-// the tag when needed, and adds secrets to the image's pull secrets. An existing tag is pulled
+// the tag when needed, and adds secrets to the image's pull secrets (a reference already there
+// takes the mode given). An existing tag is pulled
 // again (its version goes up, with the job's pull policy) when the job pulls Always or the node's
 // last attempt at the tag failed; otherwise the job shares the pull. It reports whether ni changed.
 func AddJob(ni *v1beta1.NodeImage, job *v1beta1.ImagePullJob, secrets []v1beta1.NodeImageReferenceObject, now time.Time) bool {
@@ -38,10 +40,15 @@ func AddJob(ni *v1beta1.NodeImage, job *v1beta1.ImagePullJob, secrets []v1beta1.
 	img := ni.Spec.Images[name]
 	changed := false
 	for _, s := range secrets {
-		if !slices.ContainsFunc(img.PullSecrets, func(o v1beta1.NodeImageReferenceObject) bool {
+		i := slices.IndexFunc(img.PullSecrets, func(o v1beta1.NodeImageReferenceObject) bool {
 			return o.Namespace == s.Namespace && o.Name == s.Name
-		}) {
+		})
+		switch {
+		case i < 0:
 			img.PullSecrets = append(img.PullSecrets, s)
+			changed = true
+		case img.PullSecrets[i].Mode != s.Mode: // an earlier Kruise's reference to the same shared copy
+			img.PullSecrets[i].Mode = s.Mode
 			changed = true
 		}
 	}
@@ -121,6 +128,45 @@ func RemoveOwners(ni *v1beta1.NodeImage, match func(corev1.ObjectReference) bool
 		}
 		img.Tags = tags
 		ni.Spec.Images[name] = img
+	}
+	return changed
+}
+
+// LegacyPullSecrets are the pull secret references of ni's images without mode "batch": those
+// OpenKruise before v1.9 wrote, one secret per job. OpenKruise v1.9 cleans them up as their jobs
+// release them, while "batch" references (shared copies, which Kruise writes) stay until their
+// image's entry goes.
+func LegacyPullSecrets(ni *v1beta1.NodeImage) []v1beta1.NodeImageReferenceObject {
+	var refs []v1beta1.NodeImageReferenceObject
+	for _, img := range ni.Spec.Images {
+		for _, s := range img.PullSecrets {
+			if s.Mode != v1beta1.NodeImageReferenceObjectModeBatch && !slices.Contains(refs, s) {
+				refs = append(refs, s)
+			}
+		}
+	}
+	slices.SortFunc(refs, func(a, b v1beta1.NodeImageReferenceObject) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	return refs
+}
+
+// DropPullSecrets removes the references in gone from ni's images' pull secrets, never one of mode
+// "batch". It reports whether ni changed.
+func DropPullSecrets(ni *v1beta1.NodeImage, gone []v1beta1.NodeImageReferenceObject) bool {
+	changed := false
+	for name, img := range ni.Spec.Images {
+		n := len(img.PullSecrets)
+		img.PullSecrets = slices.DeleteFunc(img.PullSecrets, func(s v1beta1.NodeImageReferenceObject) bool {
+			return s.Mode != v1beta1.NodeImageReferenceObjectModeBatch && slices.Contains(gone, s)
+		})
+		if len(img.PullSecrets) != n {
+			if len(img.PullSecrets) == 0 {
+				img.PullSecrets = nil
+			}
+			ni.Spec.Images[name] = img
+			changed = true
+		}
 	}
 	return changed
 }
