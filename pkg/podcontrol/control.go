@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -141,9 +140,22 @@ func hasReadinessGate(pod *corev1.Pod, t corev1.PodConditionType) bool {
 	return false
 }
 
-// Delete deletes pod, only if it is still the pod that was planned on (UID precondition); reason
-// is the event's ("Deleted", "Recreated", …), why the first pod's explanation.
-func (c *Control) Delete(ctx context.Context, o Owner, pod *corev1.Pod, reason, why string, done *Batch) error {
+// Deletion is the event a workload records for the pods it deletes: OpenKruise's reason and the
+// verb of Kruise's grouped message.
+type Deletion struct{ Reason, Verb string }
+
+// The deletions workloads record, with OpenKruise v1.9.0's reasons: a pod deleted (scale-in, a
+// failed pod, a Advanced StatefulSet's or DaemonSet's recreating update) is SuccessfulDelete; a
+// CloneSet's recreating update is SuccessfulUpdatePodReCreate.
+var (
+	Deleted           = Deletion{Reason: "SuccessfulDelete", Verb: "deleted"}
+	DeletedToRecreate = Deletion{Reason: "SuccessfulDelete", Verb: "recreated"}
+	CloneSetRecreated = Deletion{Reason: "SuccessfulUpdatePodReCreate", Verb: "recreated"}
+)
+
+// Delete deletes pod, only if it is still the pod that was planned on (UID precondition); ev is
+// the event it is reported with, why the first pod's explanation.
+func (c *Control) Delete(ctx context.Context, o Owner, pod *corev1.Pod, ev Deletion, why string, done *Batch) error {
 	if pod == nil || pod.DeletionTimestamp != nil {
 		return nil
 	}
@@ -155,7 +167,7 @@ func (c *Control) Delete(ctx context.Context, o Owner, pod *corev1.Pod, reason, 
 		c.Event(o, corev1.EventTypeWarning, "FailedDelete", "delete pod %s: %v", pod.Name, err)
 		return fmt.Errorf("delete pod %s: %w", pod.Name, err)
 	}
-	done.Add(reason, strings.ToLower(reason), pod.Name, why)
+	done.Add(ev.Reason, ev.Verb, pod.Name, why)
 	return nil
 }
 

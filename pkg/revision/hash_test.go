@@ -121,3 +121,20 @@ func TestHashIsStableAcrossProcesses(t *testing.T) {
 		}
 	}
 }
+
+// Integers beyond 2^53 keep their value in the revision (docs/openkruise.md, a deliberate
+// difference: OpenKruise reads the template back as float64, where 2^53 and 2^53+1 are one value).
+func TestHashKeepsIntegersBeyond2To53(t *testing.T) {
+	at := func(uid int64) Input {
+		tpl := baseTemplate()
+		tpl.Spec.SecurityContext.RunAsUser = ptr.To(uid)
+		return Input{Template: tpl}
+	}
+	if Hash(at(1<<53), nil) == Hash(at(1<<53+1), nil) {
+		t.Error("2^53 and 2^53+1 hash alike: the template lost precision")
+	}
+	data, err := encodeData(at(1<<53 + 1))
+	if err != nil || !strings.Contains(string(data), `"runAsUser":9007199254740993`) {
+		t.Errorf("revision data %s (%v), want runAsUser 9007199254740993 as written", data, err)
+	}
+}

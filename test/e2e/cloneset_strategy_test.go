@@ -123,6 +123,23 @@ func TestCloneSetRecreateScaleAndSpecifiedDelete(t *testing.T) {
 		}
 		return !still && len(now) == 5 && ready == 5, fmt.Sprintf("victim present %v, %d pods, %d ready", still, len(now), ready)
 	})
+	// The events carry OpenKruise's reasons: a recreating update, a deletion, creations.
+	harness.Eventually(t, 30*time.Second, "events with OpenKruise's reasons", func() (bool, string) {
+		evs, err := cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=rec"})
+		if err != nil {
+			return false, err.Error()
+		}
+		seen := map[string]bool{}
+		for _, e := range evs.Items {
+			seen[e.Reason] = true
+		}
+		for _, want := range []string{"SuccessfulUpdatePodReCreate", "SuccessfulDelete", "SuccessfulCreate"} {
+			if !seen[want] {
+				return false, fmt.Sprintf("no %s event among %v", want, seen)
+			}
+		}
+		return true, ""
+	})
 }
 
 // A non-image change already pending when the update type becomes InPlaceOnly cannot be applied in

@@ -35,7 +35,7 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		return ctl.MoveLifecycle(ctx, o, obs.pods[m.Pod], m.To, m.MarkNotReady, m.Reason, done)
 	}))
 	errs.Scale = errors.Join(errs.Scale, podcontrol.Parallel(plan.Deletes, func(d Deletion) error {
-		return r.deletePod(ctx, cs, obs, obs.pods[d.Pod], "Deleted", d.Reason, done)
+		return r.deletePod(ctx, cs, obs, obs.pods[d.Pod], podcontrol.Deleted, d.Reason, done)
 	}))
 	changes := make([]podcontrol.Change, 0, len(plan.Updates))
 	for _, u := range plan.Updates {
@@ -46,7 +46,7 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		changes = append(changes, ch)
 	}
 	waiting, err := ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
-		return r.deletePod(ctx, cs, obs, pod, "Recreated", why, done)
+		return r.deletePod(ctx, cs, obs, pod, podcontrol.CloneSetRecreated, why, done)
 	}, done)
 	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
 	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {
@@ -105,11 +105,11 @@ func (r *Reconciler) createPod(ctx context.Context, cs *v1alpha1.CloneSet, obs *
 // deletePod deletes pod, only if it is still the pod that was planned on. A pod the controller
 // deletes takes its PVCs along (a pod deleted by anyone else leaves them for its replacement to
 // reuse).
-func (r *Reconciler) deletePod(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, pod *corev1.Pod, reason, why string, done *podcontrol.Batch) error {
+func (r *Reconciler) deletePod(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, pod *corev1.Pod, ev podcontrol.Deletion, why string, done *podcontrol.Batch) error {
 	if pod == nil || pod.DeletionTimestamp != nil {
 		return nil
 	}
-	if err := r.control().Delete(ctx, r.owner(cs), pod, reason, why, done); err != nil {
+	if err := r.control().Delete(ctx, r.owner(cs), pod, ev, why, done); err != nil {
 		return err
 	}
 	return r.deleteClaims(ctx, cs, obs.claims[pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey]], "its pod "+pod.Name+" was deleted", done)

@@ -58,7 +58,7 @@ func (r *Reconciler) deleteClaims(ctx context.Context, cs *v1alpha1.CloneSet, cl
 		}
 		ref := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: pvc.Name, Namespace: pvc.Namespace}}
 		if err := r.Client.Delete(ctx, ref, client.Preconditions{UID: &pvc.UID}); err != nil && !apierrors.IsNotFound(err) {
-			r.event(cs, corev1.EventTypeWarning, "FailedDeletePVC", "delete PVC %s: %v", pvc.Name, err)
+			r.event(cs, corev1.EventTypeWarning, "FailedDelete", "delete PVC %s: %v", pvc.Name, err)
 			errs = append(errs, fmt.Errorf("delete PVC %s: %w", pvc.Name, err))
 			continue
 		}

@@ -176,7 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var preDownloadErr error
 	if r.PreDownload {
 		if preDownloadErr = r.syncPreDownload(ctx, cs, obs); preDownloadErr != nil {
-			r.event(cs, corev1.EventTypeWarning, "PreDownloadFailed", "%v", preDownloadErr)
+			r.event(cs, corev1.EventTypeWarning, "FailedCreateImagePullJob", "%v", preDownloadErr)
 		}
 	}
 	r.waits.Report(r.Recorder, cs, req.String(), refusalMessage(cs, plan.Refusals), plan.Notes)

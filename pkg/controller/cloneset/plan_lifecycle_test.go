@@ -120,6 +120,10 @@ func TestPlanLifecycleHooks(t *testing.T) {
 			[]string{"a-0→Updated", "b-0→Normal"}, nil, nil, 0, false},
 		{"template reverted: a PreparingUpdate pod at the update revision needs nothing",
 			cs(1, inPlace, pods("a", "v2", 1, state(appspub.LifecycleStatePreparingUpdate), released)), []string{"a-0→Normal"}, nil, nil, 0, false},
+		// Kruise's deliberate difference (docs/openkruise.md): OpenKruise leaves such a pod held.
+		{"partition raised to keep every pod: a held PreparingUpdate pod goes back to Normal",
+			cs(3, updateType(ip), partition("3"), inPlace, pods("a", "v1", 1, state(appspub.LifecycleStatePreparingUpdate), updateHeld),
+				pods("b", "v1", 2, normal, updateHeld)), []string{"a-0→Normal"}, nil, nil, 0, false},
 		{"preNormal: released pods become Normal, the others wait",
 			cs(2, pods("a", "v2", 1, state(appspub.LifecycleStatePreparingNormal), released), pods("b", "v2", 1, state(appspub.LifecycleStatePreparingNormal))),
 			[]string{"a-0→Normal"}, nil, nil, 0, false},

@@ -53,14 +53,14 @@ func (r *Reconciler) apply(ctx context.Context, ds *v1beta1.DaemonSet, obs *obse
 		if d.Failed {
 			r.backoff.Next(backoffKey(ds, d.Node), now)
 		}
-		return ctl.Delete(ctx, o, obs.pods[d.Pod], "Deleted", d.Reason, done)
+		return ctl.Delete(ctx, o, obs.pods[d.Pod], podcontrol.Deleted, d.Reason, done)
 	})
 	changes := make([]podcontrol.Change, 0, len(plan.Updates))
 	for _, u := range plan.Updates {
 		changes = append(changes, podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason})
 	}
 	waiting, err := ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
-		return ctl.Delete(ctx, o, pod, "Recreated", why, done)
+		return ctl.Delete(ctx, o, pod, podcontrol.DeletedToRecreate, why, done)
 	}, done)
 	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
 	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {

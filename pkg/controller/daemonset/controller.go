@@ -178,7 +178,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var preDownloadErr error
 	if r.PreDownload {
 		if preDownloadErr = r.syncPreDownload(ctx, ds, obs); preDownloadErr != nil {
-			r.control().Event(r.owner(ds), corev1.EventTypeWarning, "PreDownloadFailed", "%v", preDownloadErr)
+			r.control().Event(r.owner(ds), corev1.EventTypeWarning, "FailedCreateImagePullJob", "%v", preDownloadErr)
 		}
 	}
 	r.waits.Report(r.Recorder, ds, req.String(), "", plan.Notes)

@@ -53,7 +53,7 @@ func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *o
 	}))
 	errs.Scale = errors.Join(r.ensurePendingClaims(ctx, set, obs), r.syncClaimOwners(ctx, set, obs, done))
 	errs.Scale = errors.Join(errs.Scale, podcontrol.Parallel(plan.Deletes, func(d Deletion) error {
-		return ctl.Delete(ctx, o, obs.pods[d.Pod], "Deleted", d.Reason, done)
+		return ctl.Delete(ctx, o, obs.pods[d.Pod], podcontrol.Deleted, d.Reason, done)
 	}))
 	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Expands, func(pod string) error {
 		return r.expandClaims(ctx, set, obs, pod, done)
@@ -63,7 +63,7 @@ func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *o
 		changes = append(changes, podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason})
 	}
 	waiting, err := ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
-		return ctl.Delete(ctx, o, pod, "Recreated", why, done)
+		return ctl.Delete(ctx, o, pod, podcontrol.DeletedToRecreate, why, done)
 	}, done)
 	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
 	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {

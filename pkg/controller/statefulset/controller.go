@@ -159,7 +159,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var preDownloadErr error
 	if r.PreDownload {
 		if preDownloadErr = r.syncPreDownload(ctx, set, obs); preDownloadErr != nil {
-			r.control().Event(r.owner(set), corev1.EventTypeWarning, "PreDownloadFailed", "%v", preDownloadErr)
+			r.control().Event(r.owner(set), corev1.EventTypeWarning, "FailedCreateImagePullJob", "%v", preDownloadErr)
 		}
 	}
 	r.waits.Report(r.Recorder, set, req.String(), refusalMessage(plan.Refusals), plan.Notes)
