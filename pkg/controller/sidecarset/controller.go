@@ -178,8 +178,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	wait, err := r.expectations.Pending(set.Name, cached, r.Clock.Now(), expectationTimeout, func() (map[string]*corev1.Pod, error) {
 		return r.livePods(ctx, set)
 	})
-	if err != nil || wait {
-		return ctrl.Result{RequeueAfter: time.Second}, err
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if wait {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if err := r.apply(ctx, pc, owner, set, plan); err != nil {
 		if errors.Is(err, errWaitingForBudget) {

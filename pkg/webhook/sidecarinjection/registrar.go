@@ -61,8 +61,11 @@ func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
 // SidecarSets whose registration the cache shows in place.
 func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	base, err := r.Source.ClientConfig(ctx, r.Client)
-	if err != nil || base == nil {
-		return reconcile.Result{RequeueAfter: time.Second}, err
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if base == nil { // the serving certificate is not there yet
+		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	list := &v1beta1.SidecarSetList{}
 	if err := r.Client.List(ctx, list); err != nil {
