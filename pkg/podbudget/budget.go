@@ -19,7 +19,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/sidecarset"
 )
 
@@ -57,8 +57,8 @@ func Consistent(pod *corev1.Pod) bool {
 	if !sidecarset.SidecarsUpgraded(pod) {
 		return false
 	}
-	switch p, _ := engine.Inspect(pod); p {
-	case engine.Updating, engine.Waiting, engine.BatchDone:
+	switch p, _ := inplace.Inspect(pod); p {
+	case inplace.Updating, inplace.Waiting, inplace.BatchDone:
 		return false
 	}
 	return true

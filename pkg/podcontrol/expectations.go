@@ -8,7 +8,6 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 )
 
 // Expectations remember the writes of each workload that the informer cache has not shown yet.
@@ -168,7 +167,7 @@ func (e *Expectations) settle(key string, pods map[string]*corev1.Pod, now time.
 	}
 	for name, since := range e.opens[key] {
 		pod, seen := pods[name]
-		if !seen || !engine.GateFalse(pod) || now.Sub(since) > timeout {
+		if !seen || !inplace.GateFalse(pod) || now.Sub(since) > timeout {
 			delete(e.opens[key], name)
 		}
 	}

@@ -34,14 +34,14 @@ type InFlight struct {
 	Resumes []string
 }
 
-// Add files pod under the step its progress (engine.Inspect) calls for.
-func (f *InFlight) Add(pod string, p engine.Progress, recreate []string) {
+// Add files pod under the step its progress (inplace.Inspect) calls for.
+func (f *InFlight) Add(pod string, p inplace.Progress, recreate []string) {
 	switch p {
-	case engine.Completed:
+	case inplace.Completed:
 		f.Completed = append(f.Completed, pod)
-	case engine.BatchDone:
+	case inplace.BatchDone:
 		f.Batches = append(f.Batches, pod)
-	case engine.Updating:
+	case inplace.Updating:
 		if len(recreate) > 0 {
 			f.Recreates = append(f.Recreates, pod)
 		}

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
 )
 
@@ -34,8 +34,8 @@ type State struct {
 }
 
 // Observe reads pod's State under the workload's lifecycle hooks, with where its in-place update
-// stands and the containers kruise-daemon must still restart for their env (engine.Inspect).
-func Observe(pod *corev1.Pod, hooks *appspub.Lifecycle) (State, engine.Progress, []string) {
+// stands and the containers kruise-daemon must still restart for their env (inplace.Inspect).
+func Observe(pod *corev1.Pod, hooks *appspub.Lifecycle) (State, inplace.Progress, []string) {
 	s := State{Phase: pod.Status.Phase, Terminating: pod.DeletionTimestamp != nil}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
@@ -53,15 +53,15 @@ func Observe(pod *corev1.Pod, hooks *appspub.Lifecycle) (State, engine.Progress,
 		s.PreNormalReleased = pod.Spec.NodeName != "" && s.Ready
 	}
 	s.UpdatedReleased = lifecycle.Released(h.InPlaceUpdate, pod)
-	progress, recreate := engine.Inspect(pod)
+	progress, recreate := inplace.Inspect(pod)
 	switch progress {
-	case engine.Updating, engine.BatchDone, engine.Completed:
+	case inplace.Updating, inplace.BatchDone, inplace.Completed:
 		// Completed is still updating: the write that turns the gate True ends the update, and
 		// moves the lifecycle state on with it (Control.Progress).
 		s.InPlaceUpdating = true
-	case engine.Waiting:
+	case inplace.Waiting:
 		s.InPlaceUpdating = true
-		s.GraceDue, _ = engine.GraceDue(pod)
+		s.GraceDue, _ = inplace.GraceDue(pod)
 	}
 	return s, progress, recreate
 }

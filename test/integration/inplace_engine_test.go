@@ -93,7 +93,7 @@ func TestEngineUpdateThenRefresh(t *testing.T) {
 			got.Labels[inplace.RevisionLabel], got.Annotations[appspub.InPlaceUpdateStateKey])
 	}
 
-	if p, err := eng.Refresh(ctx, got, engine.Metadata{}); err != nil || p != engine.Updating {
+	if p, err := eng.Refresh(ctx, got, engine.Metadata{}); err != nil || p != inplace.Updating {
 		t.Fatalf("Refresh before the restart = %s, %v; want Updating", p, err)
 	}
 	restarted := kubelet("app@sha256:2")
@@ -101,7 +101,7 @@ func TestEngineUpdateThenRefresh(t *testing.T) {
 	// pod's labels and annotations too.
 	after := engine.Metadata{Labels: map[string]string{appspub.LifecycleStateKey: "Normal"},
 		Annotations: map[string]string{appspub.LifecycleTimestampKey: "2026-12-04T12:00:00Z"}}
-	if p, err := eng.Refresh(ctx, restarted, after); err != nil || p != engine.Completed {
+	if p, err := eng.Refresh(ctx, restarted, after); err != nil || p != inplace.Completed {
 		t.Fatalf("Refresh after the restart = %s, %v; want Completed", p, err)
 	}
 	got, err = cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
@@ -114,7 +114,7 @@ func TestEngineUpdateThenRefresh(t *testing.T) {
 	if got.Labels[appspub.LifecycleStateKey] != "Normal" || got.Annotations[appspub.LifecycleTimestampKey] != "2026-12-04T12:00:00Z" {
 		t.Errorf("after the completed Refresh: labels %v, annotations %v; want the lifecycle state written with the gate", got.Labels, got.Annotations)
 	}
-	if p := engine.Observe(got); p != engine.NotUpdating {
+	if p := inplace.Observe(got); p != inplace.NotUpdating {
 		t.Errorf("after the update Observe = %s, want NotUpdating", p)
 	}
 }

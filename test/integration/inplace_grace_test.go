@@ -53,22 +53,22 @@ func TestEngineGracePeriod(t *testing.T) {
 		t.Errorf("revision %s, grace annotation %q; want rev-2 and the recorded update", got.Labels[inplace.RevisionLabel],
 			got.Annotations[appspub.InPlaceUpdateGraceKey])
 	}
-	if p := engine.Observe(got); p != engine.Waiting {
+	if p := inplace.Observe(got); p != inplace.Waiting {
 		t.Errorf("Observe = %s, want Waiting", p)
 	}
-	if due, ok := engine.GraceDue(got); !ok || !due.Equal(t0.Add(5*time.Second)) {
+	if due, ok := inplace.GraceDue(got); !ok || !due.Equal(t0.Add(5*time.Second)) {
 		t.Errorf("GraceDue = %v, %v; want %v", due, ok, t0.Add(5*time.Second))
 	}
 
 	clk.SetTime(t0.Add(4 * time.Second))
-	if p, err := eng.Refresh(ctx, got, engine.Metadata{}); err != nil || p != engine.Waiting {
+	if p, err := eng.Refresh(ctx, got, engine.Metadata{}); err != nil || p != inplace.Waiting {
 		t.Fatalf("Refresh 1 s before the end of the grace period = %s, %v; want Waiting", p, err)
 	}
 	if again := get(); again.ResourceVersion != got.ResourceVersion {
 		t.Error("Refresh wrote to the pod before the grace period ended")
 	}
 	clk.SetTime(t0.Add(5 * time.Second))
-	if p, err := eng.Refresh(ctx, got, engine.Metadata{}); err != nil || p != engine.Updating {
+	if p, err := eng.Refresh(ctx, got, engine.Metadata{}); err != nil || p != inplace.Updating {
 		t.Fatalf("Refresh at the end of the grace period = %s, %v; want Updating", p, err)
 	}
 	got = get()
@@ -79,7 +79,7 @@ func TestEngineGracePeriod(t *testing.T) {
 	if gate := podCondition(got, appspub.InPlaceUpdateReady); gate == nil || gate.Status != corev1.ConditionFalse {
 		t.Errorf("while the container restarts the gate is %+v, want False", gate)
 	}
-	if p := engine.Observe(got); p != engine.Updating {
+	if p := inplace.Observe(got); p != inplace.Updating {
 		t.Errorf("Observe = %s, want Updating", p)
 	}
 }
@@ -112,7 +112,7 @@ func TestEngineGracePeriodRevert(t *testing.T) {
 		t.Fatalf("after the revert: image %s, revision %s, grace annotation %q; want app:v1, rev-1, none",
 			got.Spec.Containers[0].Image, got.Labels[inplace.RevisionLabel], got.Annotations[appspub.InPlaceUpdateGraceKey])
 	}
-	if p, err := eng.Refresh(ctx, got, engine.Metadata{}); err != nil || p != engine.Completed {
+	if p, err := eng.Refresh(ctx, got, engine.Metadata{}); err != nil || p != inplace.Completed {
 		t.Fatalf("Refresh after the revert = %s, %v; want Completed (nothing restarts)", p, err)
 	}
 	got, err = cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})

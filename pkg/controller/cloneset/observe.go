@@ -16,7 +16,6 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/revision"
 	"github.com/kruise-ng/kruise/pkg/updateorder"
@@ -170,7 +169,7 @@ func (r *Reconciler) observeClaims(ctx context.Context, cs *v1alpha1.CloneSet, s
 
 // podFacts summarises a pod for the planner, with where its in-place update stands and the containers
 // kruise-daemon must still restart for their env.
-func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, engine.Progress, []string) {
+func podFacts(pod *corev1.Pod, spec *v1alpha1.CloneSetSpec) (PodFacts, inplace.Progress, []string) {
 	f := PodFacts{
 		Name:         pod.Name,
 		InstanceID:   pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey],

@@ -57,7 +57,7 @@ type Engine interface {
 	// finishes the update of a pod whose containers all run again, setting done's labels and
 	// annotations in the same write (the workload's lifecycle state after the update). It reports
 	// where the pod stands.
-	Refresh(ctx context.Context, pod *corev1.Pod, done Metadata) (Progress, error)
+	Refresh(ctx context.Context, pod *corev1.Pod, done Metadata) (inplace.Progress, error)
 	// Unready sets pod's InPlaceUpdateReady (and Ready) False, as Update does first when containers
 	// change, and returns the pod as it now stands, for Update: a workload updating many pods
 	// unreadies them all before it updates any, so each kubelet sees its gate while the others are
@@ -126,7 +126,7 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 		// The pod still runs the containers of the update before: go there straight from them,
 		// within the grace period already running.
 		spec = pending.Then(spec, pod)
-		if st, ok := stateOf(pod); ok {
+		if st, ok := inplace.StateOf(pod); ok {
 			start = st.UpdateTimestamp.Time
 		}
 	}
@@ -153,7 +153,7 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 			continue
 		}
 		state.UpdateEnvFromMetadata = true
-		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ContainerID: containerID(pod, name)}
+		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ContainerID: inplace.ContainerID(pod, name)}
 	}
 	changes := spec.RestartsContainers()
 	if changes {
@@ -212,30 +212,30 @@ type Metadata struct {
 	Labels, Annotations map[string]string
 }
 
-func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod, done Metadata) (Progress, error) {
-	switch p, names := Inspect(pod); p {
-	case Waiting:
-		due, ok := GraceDue(pod)
+func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod, done Metadata) (inplace.Progress, error) {
+	switch p, names := inplace.Inspect(pod); p {
+	case inplace.Waiting:
+		due, ok := inplace.GraceDue(pod)
 		if !ok || e.clock.Now().Before(due) {
-			return Waiting, nil
+			return inplace.Waiting, nil
 		}
-		return Updating, e.resume(ctx, pod)
-	case BatchDone:
-		return Updating, e.nextBatch(ctx, pod)
-	case Completed:
-		return Completed, e.complete(ctx, pod, done)
-	case Updating:
+		return inplace.Updating, e.resume(ctx, pod)
+	case inplace.BatchDone:
+		return inplace.Updating, e.nextBatch(ctx, pod)
+	case inplace.Completed:
+		return inplace.Completed, e.complete(ctx, pod, done)
+	case inplace.Updating:
 		if len(names) > 0 {
-			return Updating, e.ensureRecreate(ctx, pod, names)
+			return inplace.Updating, e.ensureRecreate(ctx, pod, names)
 		}
-		return Updating, nil
+		return inplace.Updating, nil
 	default:
 		return p, nil
 	}
 }
 
 func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error) {
-	if GateFalse(pod) {
+	if inplace.GateFalse(pod) {
 		return pod, nil
 	}
 	if err := e.admit(ctx, pod); err != nil {
@@ -290,7 +290,7 @@ func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
 
 // nextBatch applies the next launch-priority batch of the pod's images.
 func (e *engine) nextBatch(ctx context.Context, pod *corev1.Pod) error {
-	state, ok := stateOf(pod)
+	state, ok := inplace.StateOf(pod)
 	if !ok {
 		return nil
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 // The ContainerRecreateRequest that restarts containers for changed metadata gives up after ten
@@ -24,39 +23,6 @@ const (
 	recreateDeadlineSeconds = 600
 	recreateTTLSeconds      = 300
 )
-
-// containerID is the ID of the named container in pod's status ("" when it has none).
-func containerID(pod *corev1.Pod, name string) string {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == name {
-			return cs.ContainerID
-		}
-	}
-	return ""
-}
-
-// NeedsRecreate lists the containers of pod's in-place update that restart only to read changed
-// metadata into their env and still run the container they ran before the update: kruise-daemon
-// must restart them. Empty when the pod is not in such an update.
-func NeedsRecreate(pod *corev1.Pod) []string {
-	_, names := Inspect(pod)
-	return names
-}
-
-// recreates is NeedsRecreate on pod's decoded update state.
-func recreates(pod *corev1.Pod, state *appspub.InPlaceUpdateState) []string {
-	if !state.UpdateEnvFromMetadata {
-		return nil
-	}
-	var names []string
-	for name, before := range state.LastContainerStatuses {
-		if before.ContainerID != "" && containerID(pod, name) == before.ContainerID {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
 
 // RecreateName is the name of the request that restarts pod's containers for the update to
 // revision: one per pod and update.
@@ -68,7 +34,7 @@ func RecreateName(pod *corev1.Pod, revision string) string {
 // ensureRecreate makes sure a ContainerRecreateRequest restarts names in pod (reading the cache
 // first: a request already made is not made again).
 func (e *engine) ensureRecreate(ctx context.Context, pod *corev1.Pod, names []string) error {
-	state, ok := stateOf(pod)
+	state, ok := inplace.StateOf(pod)
 	if !ok {
 		return nil
 	}

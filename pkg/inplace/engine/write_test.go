@@ -73,7 +73,7 @@ func TestUnreadyLeavesThePodAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !GateFalse(held) || len(held.Status.Conditions) != 2 {
+	if !inplace.GateFalse(held) || len(held.Status.Conditions) != 2 {
 		t.Errorf("held conditions %+v, want the gate and Ready False", held.Status.Conditions)
 	}
 	for _, c := range held.Status.Conditions {
@@ -81,7 +81,7 @@ func TestUnreadyLeavesThePodAlone(t *testing.T) {
 			t.Errorf("held condition %s=%s, want False", c.Type, c.Status)
 		}
 	}
-	if len(pod.Status.Conditions) != 1 || pod.Status.Conditions[0].Status != corev1.ConditionTrue || GateFalse(pod) {
+	if len(pod.Status.Conditions) != 1 || pod.Status.Conditions[0].Status != corev1.ConditionTrue || inplace.GateFalse(pod) {
 		t.Errorf("the pod given changed: %+v", pod.Status.Conditions)
 	}
 	if held == pod || held.Labels["a"] != "b" {

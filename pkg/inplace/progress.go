@@ -1,13 +1,13 @@
-package engine
+package inplace
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/inplace"
 )
 
 // Progress is where a pod stands in an in-place update.
@@ -21,7 +21,7 @@ const (
 	Updating
 	// Completed: the gate is still False but every restarted container runs again on a new image.
 	Completed
-	// Waiting: the pod carries a deferred update (inplace.Deferred) that waits for its grace period;
+	// Waiting: the pod carries a deferred update (Deferred) that waits for its grace period;
 	// GraceDue says until when.
 	Waiting
 	// BatchDone: the containers of one launch-priority batch run again and are ready; the next
@@ -59,12 +59,12 @@ func Inspect(pod *corev1.Pod) (Progress, []string) {
 	if !GateFalse(pod) {
 		return NotUpdating, nil
 	}
-	state, ok := stateOf(pod)
+	state, ok := StateOf(pod)
 	if !ok {
 		return Updating, nil
 	}
 	if !restarted(pod, state) || (state.UpdateResources && !resized(pod)) {
-		return Updating, recreates(pod, state)
+		return Updating, Recreates(pod, state)
 	}
 	if len(state.NextContainerImages) > 0 || len(state.NextContainerRefMetadata) > 0 {
 		if state.PreCheckBeforeNext != nil && !ready(pod, state.PreCheckBeforeNext.ContainersRequiredReady) {
@@ -126,18 +126,18 @@ func sameQuantity(a, b corev1.ResourceList, name corev1.ResourceName) bool {
 // period; false when the pod has no deferred update. An unreadable one is due at once, so that
 // Refresh reports it.
 func GraceDue(pod *corev1.Pod) (time.Time, bool) {
-	d, err := inplace.DeferredOf(pod)
+	d, err := DeferredOf(pod)
 	if d == nil {
 		return time.Time{}, err != nil
 	}
-	state, ok := stateOf(pod)
+	state, ok := StateOf(pod)
 	if !ok {
 		return time.Time{}, true
 	}
 	return d.Due(state.UpdateTimestamp.Time), true
 }
 
-func stateOf(pod *corev1.Pod) (*appspub.InPlaceUpdateState, bool) {
+func StateOf(pod *corev1.Pod) (*appspub.InPlaceUpdateState, bool) {
 	state := &appspub.InPlaceUpdateState{}
 	if err := json.Unmarshal([]byte(pod.Annotations[appspub.InPlaceUpdateStateKey]), state); err != nil {
 		return nil, false
@@ -147,7 +147,7 @@ func stateOf(pod *corev1.Pod) (*appspub.InPlaceUpdateState, bool) {
 
 // GateFalse reports whether the pod's InPlaceUpdateReady condition is False.
 func GateFalse(pod *corev1.Pod) bool {
-	return inplace.ConditionIs(pod, appspub.InPlaceUpdateReady, corev1.ConditionFalse)
+	return ConditionIs(pod, appspub.InPlaceUpdateReady, corev1.ConditionFalse)
 }
 
 // restarted reports whether every container the update changed runs again on the new spec: its
@@ -157,7 +157,7 @@ func GateFalse(pod *corev1.Pod) bool {
 // recorded (see resized). Status image names are not compared: a real kubelet reports them
 // resolved, e.g. docker.io/library/app:v2 for app:v2.
 func restarted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
-	meta := inplace.RuntimeMeta(pod)
+	meta := RuntimeMeta(pod)
 	for name, before := range state.LastContainerStatuses {
 		ok := false
 		for _, cs := range pod.Status.ContainerStatuses {
@@ -181,4 +181,37 @@ func restarted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
 		}
 	}
 	return true
+}
+
+// ContainerID is the ID of the named container in pod's status ("" when it has none).
+func ContainerID(pod *corev1.Pod, name string) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == name {
+			return cs.ContainerID
+		}
+	}
+	return ""
+}
+
+// NeedsRecreate lists the containers of pod's in-place update that restart only to read changed
+// metadata into their env and still run the container they ran before the update: kruise-daemon
+// must restart them. Empty when the pod is not in such an update.
+func NeedsRecreate(pod *corev1.Pod) []string {
+	_, names := Inspect(pod)
+	return names
+}
+
+// Recreates is NeedsRecreate on pod's decoded update state.
+func Recreates(pod *corev1.Pod, state *appspub.InPlaceUpdateState) []string {
+	if !state.UpdateEnvFromMetadata {
+		return nil
+	}
+	var names []string
+	for name, before := range state.LastContainerStatuses {
+		if before.ContainerID != "" && ContainerID(pod, name) == before.ContainerID {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
