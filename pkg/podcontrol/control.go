@@ -16,13 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/holders"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/podgate"
 	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
-	podreadinesswebhook "github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
 )
 
 // Control writes the pods of workloads. It is safe for concurrent use.
@@ -92,10 +91,10 @@ func (c *Control) Create(ctx context.Context, o Owner, pod *corev1.Pod, rev, rea
 	}
 	maps.Copy(pod.Annotations, stateAnnotations)
 	pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(o.Object, o.GVK)}
-	if !hasReadinessGate(pod, appspub.InPlaceUpdateReady) {
+	if !podgate.Has(pod, appspub.InPlaceUpdateReady) {
 		pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: appspub.InPlaceUpdateReady})
 	}
-	podreadinesswebhook.AddGate(pod) // as the pod webhook would: the pod does not depend on it
+	podgate.AddKruisePodReady(pod) // as the pod webhook would: the pod does not depend on it
 	key := o.Key()
 	c.Expectations.ExpectCreate(key, pod.Name, c.Clock.Now())
 	if err := c.Client.Create(ctx, pod); err != nil {
@@ -114,7 +113,7 @@ func (c *Control) Create(ctx context.Context, o Owner, pod *corev1.Pod, rev, rea
 func (c *Control) openGates(ctx context.Context, pod *corev1.Pod, state appspub.LifecycleStateType, holdNotReady bool) error {
 	now := metav1.NewTime(c.Clock.Now())
 	conds := []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionTrue, LastTransitionTime: now}}
-	if podreadiness.HasGate(pod) {
+	if podgate.HasKruisePodReady(pod) {
 		ready := corev1.PodCondition{Type: appspub.KruisePodReadyConditionType, Status: corev1.ConditionTrue, LastTransitionTime: now}
 		if h, ok := holders.LifecycleHook(state); ok && holdNotReady {
 			ready.Status, ready.Message = corev1.ConditionFalse, holders.Format([]holders.Holder{h})
@@ -129,15 +128,6 @@ func (c *Control) openGates(ctx context.Context, pod *corev1.Pod, state appspub.
 		return fmt.Errorf("open the readiness gates of pod %s: %w", pod.Name, err)
 	}
 	return nil
-}
-
-func hasReadinessGate(pod *corev1.Pod, t corev1.PodConditionType) bool {
-	for _, g := range pod.Spec.ReadinessGates {
-		if g.ConditionType == t {
-			return true
-		}
-	}
-	return false
 }
 
 // Deletion is the event a workload records for the pods it deletes: OpenKruise's reason and the

@@ -14,11 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/holders"
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/podgate"
 	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
 )
 
@@ -164,7 +164,7 @@ func (c *Control) MoveLifecycle(ctx context.Context, o Owner, pod *corev1.Pod, t
 		return fmt.Errorf("move pod %s to lifecycle state %s: %w", pod.Name, to, err)
 	}
 	done.Add("Lifecycle"+string(to), "moved to "+string(to), pod.Name, reason)
-	if !markNotReady || !podreadiness.HasGate(pod) {
+	if !markNotReady || !podgate.HasKruisePodReady(pod) {
 		return nil
 	}
 	h, ok := holders.LifecycleHook(to)

@@ -22,7 +22,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/podgate"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/pkg/sandbox/images"
 	"github.com/kruise-ng/kruise/test/harness"
@@ -118,7 +118,7 @@ daemon:
 	before := listPods(t, cs, ns)
 	for name, p := range before {
 		// The pod webhook (through the Service) added the gate.
-		if !podreadiness.HasGate(p) {
+		if !podgate.HasKruisePodReady(p) {
 			t.Errorf("pod %s lacks the %s readiness gate: %v", name, appspub.KruisePodReadyConditionType, p.Spec.ReadinessGates)
 		}
 	}

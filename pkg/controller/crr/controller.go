@@ -28,9 +28,9 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
 	"github.com/kruise-ng/kruise/pkg/holders"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/podgate"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=list;watch;patch;delete
@@ -119,7 +119,7 @@ func (r *Reconciler) holdUnready(ctx context.Context, crr *v1alpha1.ContainerRec
 	if crr.Spec.Strategy == nil || crr.Spec.Strategy.UnreadyGracePeriodSeconds == nil || crr.Annotations[v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey] != "" {
 		return nil
 	}
-	if podreadiness.HasGate(pod) {
+	if podgate.HasKruisePodReady(pod) {
 		if pod.Annotations[v1alpha1.ContainerRecreateRequestUnreadyPodKey] != crr.Name {
 			return patchMetadata(ctx, r.Client, pod, "annotations", v1alpha1.ContainerRecreateRequestUnreadyPodKey, crr.Name)
 		}

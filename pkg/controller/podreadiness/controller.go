@@ -33,20 +33,11 @@ import (
 	"github.com/kruise-ng/kruise/pkg/inplace"
 	"github.com/kruise-ng/kruise/pkg/inplace/engine"
 	"github.com/kruise-ng/kruise/pkg/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/podgate"
 )
 
 // OwnerGrace is how long a new pod's workload has to open the gate before this controller does.
 const OwnerGrace = 5 * time.Second
-
-// HasGate reports whether the pod has the KruisePodReady readiness gate.
-func HasGate(pod *corev1.Pod) bool {
-	for _, g := range pod.Spec.ReadinessGates {
-		if g.ConditionType == appspub.KruisePodReadyConditionType {
-			return true
-		}
-	}
-	return false
-}
 
 // RequestChecker tells whether a ContainerRecreateRequest still holds its pod not ready.
 type RequestChecker interface {
@@ -115,7 +106,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, pod, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !HasGate(pod) || pod.DeletionTimestamp != nil {
+	if !podgate.HasKruisePodReady(pod) || pod.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
 	want := Desired(pod, requestChecker{ctx: ctx, c: r.Client})
@@ -169,7 +160,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	}
 	gated := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		pod, ok := o.(*corev1.Pod)
-		return ok && HasGate(pod)
+		return ok && podgate.HasKruisePodReady(pod)
 	})
 	// A request's end releases its holder on the pod.
 	requestPod := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {

@@ -40,6 +40,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/podgate"
 )
 
 // Engine is the in-place update protocol for one pod at a time. Implementations are safe for
@@ -344,7 +345,7 @@ func init() { metrics.Registry.MustRegister(notReadyTimeouts) }
 // — seen on a real kubelet while the containers were already restarting — would put the pod back
 // in its Services. A pod without the InPlaceUpdateReady readiness gate does not wait.
 func (e *engine) awaitNotReady(ctx context.Context, pod *corev1.Pod) error {
-	if !hasReadinessGate(pod, appspub.InPlaceUpdateReady) || kubeletNotReady(pod) {
+	if !podgate.Has(pod, appspub.InPlaceUpdateReady) || kubeletNotReady(pod) {
 		return nil
 	}
 	err := wait.PollUntilContextTimeout(ctx, notReadyPoll, NotReadyWait, false, func(ctx context.Context) (bool, error) {
@@ -375,10 +376,6 @@ func kubeletNotReady(pod *corev1.Pod) bool {
 		}
 	}
 	return true
-}
-
-func hasReadinessGate(pod *corev1.Pod, typ corev1.PodConditionType) bool {
-	return slices.ContainsFunc(pod.Spec.ReadinessGates, func(g corev1.PodReadinessGate) bool { return g.ConditionType == typ })
 }
 
 // StartReason is the reason of the InPlaceUpdateReady (and Ready) False the engine writes.

@@ -22,12 +22,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/podgate"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
@@ -77,7 +76,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if pod.Namespace == "" {
 		pod.Namespace = req.Namespace
 	}
-	AddGate(pod)
+	podgate.AddKruisePodReady(pod)
 	if h.Spreads != nil {
 		placed, err := h.Spreads.PlaceAny(ctx, pod, req.DryRun != nil && *req.DryRun)
 		if err != nil {
@@ -92,37 +91,6 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
 	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
-}
-
-// kruiseGroup is the API group of the workloads whose pods get the gate.
-const kruiseGroup = "apps.kruise.io"
-
-// ownedKinds are the Kruise workloads that create pods today.
-var ownedKinds = map[string]bool{"CloneSet": true, "StatefulSet": true}
-
-// OwnedByKruise reports whether the pod's controller is a Kruise workload.
-func OwnedByKruise(pod *corev1.Pod) bool {
-	ref := metav1.GetControllerOf(pod)
-	if ref == nil {
-		return false
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == kruiseGroup && ownedKinds[ref.Kind]
-}
-
-// AddGate adds the KruisePodReady readiness gate to a pod of a Kruise workload that lacks it, and
-// reports whether it did. Other pods are left as they are.
-func AddGate(pod *corev1.Pod) bool {
-	if !OwnedByKruise(pod) {
-		return false
-	}
-	for _, g := range pod.Spec.ReadinessGates {
-		if g.ConditionType == appspub.KruisePodReadyConditionType {
-			return false
-		}
-	}
-	pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: appspub.KruisePodReadyConditionType})
-	return true
 }
 
 // ScopeOptions configure which admissions call the webhook.
