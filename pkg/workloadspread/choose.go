@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -196,4 +197,17 @@ func Replay(slots []Slot, c Change) *Change {
 		return &Change{Subset: s.Name, Key: c.Key, Creating: true, MissingReplicas: missing}
 	}
 	return nil
+}
+
+// Filtered tells whether a pod's labels pass the spread's targetFilter.selector (no filter: all).
+func Filtered(ws *appsv1alpha1.WorkloadSpread, pod *corev1.Pod) (bool, error) {
+	f := ws.Spec.TargetFilter
+	if f == nil || f.Selector == nil {
+		return true, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(f.Selector)
+	if err != nil {
+		return false, fmt.Errorf("spec.targetFilter.selector: %w", err)
+	}
+	return sel.Matches(labels.Set(pod.Labels)), nil
 }

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	wswebhook "github.com/kruise-ng/kruise/pkg/webhook/workloadspread"
 	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 	ws "github.com/kruise-ng/kruise/pkg/workloadspread"
 )
@@ -25,11 +24,11 @@ func (r *Reconciler) observe(ctx context.Context, spread *appsv1alpha1.WorkloadS
 		return snap, nil
 	}
 	snap.kind = spread.Spec.TargetReference.Kind
-	w, err := wswebhook.Target(ctx, r.Finder, spread)
+	w, err := workloadfinder.SpreadTarget(ctx, r.Finder, spread)
 	if err != nil || w == nil {
 		return snap, err
 	}
-	if snap.replicas, err = wswebhook.WorkloadReplicas(ctx, r.Client, spread, w); err != nil {
+	if snap.replicas, err = workloadfinder.SpreadReplicas(ctx, r.Client, spread, w); err != nil {
 		return nil, fmt.Errorf("read the workload's replicas: %w", err)
 	}
 	pods, err := r.Finder.Pods(ctx, spread.Namespace, w)
@@ -37,7 +36,7 @@ func (r *Reconciler) observe(ctx context.Context, spread *appsv1alpha1.WorkloadS
 		return nil, fmt.Errorf("list the workload's pods: %w", err)
 	}
 	for _, pod := range pods {
-		ok, err := wswebhook.Filtered(spread, pod)
+		ok, err := ws.Filtered(spread, pod)
 		if err != nil {
 			return nil, err
 		}

@@ -272,11 +272,11 @@ func (h *Handler) placeIn(ctx context.Context, ws *appsv1alpha1.WorkloadSpread, 
 // spreads tells whether ws spreads pod: the pod's workload is its targetRef and its targetFilter
 // selects it.
 func (h *Handler) spreads(ctx context.Context, ws *appsv1alpha1.WorkloadSpread, pod *corev1.Pod) (bool, error) {
-	ok, err := ControlledBy(ctx, h.Reader, h.Live, ws, pod)
+	ok, err := workloadfinder.SpreadControlledBy(ctx, h.Reader, h.Live, ws, pod)
 	if err != nil || !ok {
 		return false, err
 	}
-	return Filtered(ws, pod)
+	return workloadspread.Filtered(ws, pod)
 }
 
 // choose picks the pod's subset, recording the creation in the status of the pod's revision when

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/workloadspread"
 )
 
@@ -342,11 +343,11 @@ func (h *Handler) replicas(ctx context.Context, ws *appsv1alpha1.WorkloadSpread)
 	if !percent {
 		return 0, nil
 	}
-	w, err := Target(ctx, h.Finder, ws)
+	w, err := workloadfinder.SpreadTarget(ctx, h.Finder, ws)
 	if err != nil {
 		return 0, err
 	}
-	return WorkloadReplicas(ctx, h.Reader, ws, w)
+	return workloadfinder.SpreadReplicas(ctx, h.Reader, ws, w)
 }
 
 // newer reports whether a's resourceVersion is later than b's (both are etcd revisions).

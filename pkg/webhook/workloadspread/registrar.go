@@ -114,7 +114,7 @@ func SpreadOf(ctx context.Context, finder *workloadfinder.Finder, ws *appsv1alph
 	if podWebhookPlaces != nil && podWebhookPlaces(ws.Namespace) {
 		s.PlacedByPodWebhook = appsv1alpha1.CloneSetInstanceIDLabelKey
 	}
-	w, err := Target(ctx, finder, ws)
+	w, err := workloadfinder.SpreadTarget(ctx, finder, ws)
 	if err != nil {
 		return s, err
 	}

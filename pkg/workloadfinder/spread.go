@@ -1,4 +1,4 @@
-package workloadspread
+package workloadfinder
 
 import (
 	"context"
@@ -10,49 +10,34 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
-// Target is a spread's targetRef workload as the finder reads it; nil when it does not exist.
-func Target(ctx context.Context, finder *workloadfinder.Finder, ws *appsv1alpha1.WorkloadSpread) (*workloadfinder.Workload, error) {
+// SpreadTarget is a spread's targetRef workload as the finder reads it; nil when it does not exist.
+func SpreadTarget(ctx context.Context, finder *Finder, ws *appsv1alpha1.WorkloadSpread) (*Workload, error) {
 	ref := ws.Spec.TargetReference
 	if ref == nil {
 		return nil, nil
 	}
-	return finder.Find(ctx, ws.Namespace, workloadfinder.Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+	return finder.Find(ctx, ws.Namespace, Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
 }
 
-// Filtered tells whether a pod's labels pass the spread's targetFilter.selector (no filter: all).
-func Filtered(ws *appsv1alpha1.WorkloadSpread, pod *corev1.Pod) (bool, error) {
-	f := ws.Spec.TargetFilter
-	if f == nil || f.Selector == nil {
-		return true, nil
-	}
-	sel, err := metav1.LabelSelectorAsSelector(f.Selector)
-	if err != nil {
-		return false, fmt.Errorf("spec.targetFilter.selector: %w", err)
-	}
-	return sel.Matches(labels.Set(pod.Labels)), nil
-}
-
-// WorkloadReplicas is the replica count the spread's percentages refer to: the sum of the integers
+// SpreadReplicas is the replica count the spread's percentages refer to: the sum of the integers
 // at spec.targetFilter.replicasPathList in the workload object when set, else the workload's
 // desired replicas; 0 when the workload does not exist.
-func WorkloadReplicas(ctx context.Context, reader client.Reader, ws *appsv1alpha1.WorkloadSpread, w *workloadfinder.Workload) (int32, error) {
+func SpreadReplicas(ctx context.Context, reader client.Reader, ws *appsv1alpha1.WorkloadSpread, w *Workload) (int32, error) {
 	if w == nil {
 		return 0, nil
 	}
 	if f := ws.Spec.TargetFilter; f == nil || len(f.ReplicasPathList) == 0 {
 		return w.Replicas, nil
 	}
-	obj, err := workloadObject(ctx, reader, ws)
+	obj, err := spreadWorkloadObject(ctx, reader, ws)
 	if err != nil {
 		return 0, err
 	}
@@ -77,9 +62,9 @@ func WorkloadReplicas(ctx context.Context, reader client.Reader, ws *appsv1alpha
 	return total, nil
 }
 
-// workloadObject reads the spread's workload as a plain object (typed through the cache for the
+// spreadWorkloadObject reads the spread's workload as a plain object (typed through the cache for the
 // kinds Kruise watches, as unstructured otherwise).
-func workloadObject(ctx context.Context, reader client.Reader, ws *appsv1alpha1.WorkloadSpread) (map[string]any, error) {
+func spreadWorkloadObject(ctx context.Context, reader client.Reader, ws *appsv1alpha1.WorkloadSpread) (map[string]any, error) {
 	ref := ws.Spec.TargetReference
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
@@ -110,17 +95,17 @@ func workloadObject(ctx context.Context, reader client.Reader, ws *appsv1alpha1.
 	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 }
 
-// ControlledBy tells whether the spread's targetRef is the pod's controller, or the controller of
+// SpreadControlledBy tells whether the spread's targetRef is the pod's controller, or the controller of
 // the pod's ReplicaSet (a Deployment's pods), compared by group, kind and name. The ReplicaSet is
 // read through reader, or through live when reader does not know it yet (a Deployment's new
 // revision creates its first pods moments after its ReplicaSet); live may be nil.
-func ControlledBy(ctx context.Context, reader, live client.Reader, ws *appsv1alpha1.WorkloadSpread, pod *corev1.Pod) (bool, error) {
+func SpreadControlledBy(ctx context.Context, reader, live client.Reader, ws *appsv1alpha1.WorkloadSpread, pod *corev1.Pod) (bool, error) {
 	ref := ws.Spec.TargetReference
 	owner := metav1.GetControllerOf(pod)
 	if ref == nil || owner == nil {
 		return false, nil
 	}
-	if sameWorkload(ref, owner) {
+	if sameSpreadWorkload(ref, owner) {
 		return true, nil
 	}
 	if owner.Kind != "ReplicaSet" || groupOf(owner.APIVersion) != "apps" {
@@ -149,10 +134,10 @@ func ControlledBy(ctx context.Context, reader, live client.Reader, ws *appsv1alp
 		return false, nil
 	}
 	up := metav1.GetControllerOf(rs)
-	return up != nil && sameWorkload(ref, up), nil
+	return up != nil && sameSpreadWorkload(ref, up), nil
 }
 
-func sameWorkload(ref *appsv1alpha1.WorkloadSpreadTargetReference, owner *metav1.OwnerReference) bool {
+func sameSpreadWorkload(ref *appsv1alpha1.WorkloadSpreadTargetReference, owner *metav1.OwnerReference) bool {
 	return groupOf(ref.APIVersion) == groupOf(owner.APIVersion) && ref.Kind == owner.Kind && ref.Name == owner.Name
 }
 
