@@ -3,6 +3,8 @@ package install
 import (
 	"strings"
 	"testing"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 )
 
 // The chart's generated templates carry the values' expressions where the sandbox installer puts
@@ -15,7 +17,7 @@ func TestChartTemplates(t *testing.T) {
 	for name, wants := range map[string][]string{
 		"crds.yaml": {"kind: CustomResourceDefinition", "helm.sh/resource-policy: keep",
 			"name: " + WebhookServiceName + "\n          namespace: {{ .Release.Namespace }}\n          path: " + ConversionPath},
-		"rbac.yaml": {"name: kruise-manager-role", "name: kruise-daemon-role", "name: " + DaemonConfigNamespace,
+		"rbac.yaml": {"name: kruise-manager-role", "name: kruise-daemon-role", "name: " + appspub.KruiseDaemonConfigNamespace,
 			"kind: ServiceAccount\n  name: " + ManagerServiceAccount + "\n  namespace: {{ .Release.Namespace }}",
 			"kind: ServiceAccount\n  name: " + DaemonServiceAccount + "\n  namespace: {{ .Release.Namespace }}"},
 		"webhooks.yaml": {"failurePolicy: {{ .Values.webhook.failurePolicy }}", "failurePolicy: {{ .Values.webhook.podFailurePolicy }}",

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/config"
 	"github.com/kruise-ng/kruise/pkg/webhook/deletionprotection"
 	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
@@ -29,10 +30,6 @@ import (
 
 // FieldOwner is the server-side-apply manager name of everything installed here.
 const FieldOwner = "kruise-install"
-
-// DaemonConfigNamespace holds what kruise-daemons may read besides their node's objects: copies
-// of image pull secrets (pkg/controller/imagepulljob).
-const DaemonConfigNamespace = "kruise-daemon-config"
 
 // SidecarInjectionConfiguration is the MutatingWebhookConfiguration of the SidecarSet injection
 // entries: installed empty, its webhooks are written by the manager alone (one per SidecarSet,
@@ -124,7 +121,7 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 		}
 	}
 	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}}
-	daemonNS := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: DaemonConfigNamespace}}
+	daemonNS := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: appspub.KruiseDaemonConfigNamespace}}
 	role := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Name: "kruise-manager-role"}
 	injection := &admissionregistrationv1.MutatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
@@ -141,7 +138,7 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	extra := []runtime.Object{
 		ns, daemonNS, injection, protection, spreading, persistence, MetricsReaderRole(),
 		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: DaemonConfigNamespace},
+			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: appspub.KruiseDaemonConfigNamespace},
 			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},
 		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding"},
@@ -156,7 +153,7 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "kruise-daemon-role"},
 			Subjects:   []rbacv1.Subject{*opts.DaemonSubject}},
 			&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-				ObjectMeta: metav1.ObjectMeta{Name: "kruise-daemon-rolebinding", Namespace: DaemonConfigNamespace},
+				ObjectMeta: metav1.ObjectMeta{Name: "kruise-daemon-rolebinding", Namespace: appspub.KruiseDaemonConfigNamespace},
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "kruise-daemon-role"},
 				Subjects:   []rbacv1.Subject{*opts.DaemonSubject}})
 		policy, binding := daemonNodePolicy(*opts.DaemonSubject)
@@ -194,7 +191,7 @@ func rewrite(u *unstructured.Unstructured, opts Options) error {
 		}
 		return unstructured.SetNestedMap(u.Object, conv, "spec", "conversion")
 	case "Role":
-		if u.GetNamespace() != DaemonConfigNamespace { // the daemons' pull-secret namespace stays as it is
+		if u.GetNamespace() != appspub.KruiseDaemonConfigNamespace { // the daemons' pull-secret namespace stays as it is
 			u.SetNamespace(opts.Namespace)
 		}
 	case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/controller/broadcastjob"
@@ -77,7 +78,7 @@ func bcjFinishedAs(typ appsv1beta1.BroadcastJobConditionType) func(*appsv1beta1.
 // bcjPods are the job's pods not being deleted, by name.
 func bcjPods(t *testing.T, ns, job string) map[string]*corev1.Pod {
 	t.Helper()
-	return podsByName(t, ns, broadcastjob.JobNameLabel+"="+job)
+	return podsByName(t, ns, appspub.BroadcastJobNameLabel+"="+job)
 }
 
 func bcjRunning(p *corev1.Pod) bool {
@@ -139,8 +140,8 @@ func TestBroadcastJobParallelismCompletes(t *testing.T) {
 		target := nodeeligibility.TargetNode(p)
 		onNodes = append(onNodes, p.Spec.NodeName)
 		ref := metav1.GetControllerOf(p)
-		if !strings.HasPrefix(p.Name, job.Name+"-") || p.Labels[broadcastjob.JobNameLabel] != job.Name ||
-			p.Labels[broadcastjob.ControllerUIDLabel] != string(got.UID) || p.Labels["app"] != job.Name ||
+		if !strings.HasPrefix(p.Name, job.Name+"-") || p.Labels[appspub.BroadcastJobNameLabel] != job.Name ||
+			p.Labels[appspub.BroadcastJobControllerUIDLabel] != string(got.UID) || p.Labels["app"] != job.Name ||
 			ref == nil || ref.Kind != "BroadcastJob" || ref.UID != got.UID || !ptr.Deref(ref.BlockOwnerDeletion, false) ||
 			target != p.Spec.NodeName || p.Status.Phase != corev1.PodSucceeded {
 			t.Errorf("pod %s: labels %v owner %+v target %q node %q phase %s", p.Name, p.Labels, ref, target, p.Spec.NodeName, p.Status.Phase)

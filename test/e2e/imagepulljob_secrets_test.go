@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/controller/imagepulljob"
 	"github.com/kruise-ng/kruise/test/harness"
@@ -63,7 +64,7 @@ func TestImagePullJobSecretCopies(t *testing.T) {
 			return strings.Contains(j.Status.Message, want), fmt.Sprintf("status %+v", j.Status)
 		})
 	}
-	daemonNS := imagepulljob.DaemonConfigNamespace
+	daemonNS := appspub.KruiseDaemonConfigNamespace
 
 	secret("opaque", corev1.SecretTypeOpaque)
 	job("opaque", "opaque")
@@ -124,7 +125,7 @@ func TestNodeImagePullSecretModes(t *testing.T) {
 		return err == nil && len(nodes.Items) > 0, fmt.Sprintf("%d NodeImages, %v", len(nodes.Items), err)
 	})
 	node := nodes.Items[0].Name
-	daemonNS := imagepulljob.DaemonConfigNamespace
+	daemonNS := appspub.KruiseDaemonConfigNamespace
 	for _, s := range []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reg"}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: daemonNS, Name: "kept-" + ns}}} {
 		s.Type, s.Data = corev1.SecretTypeDockerConfigJson, map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 
-	"github.com/kruise-ng/kruise/pkg/install"
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
 )
@@ -64,5 +64,5 @@ func checkManagerPermissions() error {
 		return err
 	}
 	return harness.CheckPermissionsUsed(context.Background(), cfg, sb.AuditLog, sandbox.KruiseManagerUser, nil,
-		[]string{sandbox.KruiseNamespace, install.DaemonConfigNamespace, "default"}, managerPermissionsNotExercised)
+		[]string{sandbox.KruiseNamespace, appspub.KruiseDaemonConfigNamespace, "default"}, managerPermissionsNotExercised)
 }

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/install"
 	"github.com/kruise-ng/kruise/pkg/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
@@ -22,7 +23,7 @@ func daemonPermissionsUsed(t *testing.T, sb *sandbox.Sandbox, cfg *rest.Config) 
 	user := "system:serviceaccount:" + sandbox.KruiseNamespace + ":" + install.DaemonServiceAccount
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + sandbox.KruiseNamespace, "system:authenticated"}
 	if err := harness.CheckPermissionsUsed(context.Background(), cfg, sb.AuditLog, user, groups,
-		[]string{sandbox.KruiseNamespace, install.DaemonConfigNamespace, "default"}, daemonPermissionsNotExercised); err != nil {
+		[]string{sandbox.KruiseNamespace, appspub.KruiseDaemonConfigNamespace, "default"}, daemonPermissionsNotExercised); err != nil {
 		t.Error(err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kruise-ng/kruise/pkg/cronschedule"
 	"github.com/robfig/cron/v3"
 )
 
@@ -38,34 +39,18 @@ func (s schedule) next(t time.Time) time.Time {
 	return s.cron.Next(t.In(s.loc))
 }
 
-// HasZonePrefix reports whether a schedule names its own zone (TZ= or CRON_TZ=), which
-// Kubernetes accepts but does not officially support.
-func HasZonePrefix(sched string) bool { return strings.Contains(sched, "TZ") }
-
-// ParseCron parses a standard five-field cron expression (or a descriptor such as @hourly),
-// with an optional TZ= or CRON_TZ= prefix, as Kubernetes' CronJob does; malformed input the
-// library would panic on is an error.
-func ParseCron(spec string) (s cron.Schedule, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("malformed schedule %q", spec)
-		}
-	}()
-	return cron.ParseStandard(spec)
-}
-
 // parseSchedule reads sched in the zone timeZone names, or in def when timeZone is nil. A zone
 // prefix in sched wins over both (the webhook refuses a prefix together with timeZone).
 func parseSchedule(sched string, timeZone *string, def *time.Location) (schedule, error) {
 	loc := def
-	if timeZone != nil && !HasZonePrefix(sched) {
+	if timeZone != nil && !cronschedule.HasZonePrefix(sched) {
 		l, err := loadZone(*timeZone)
 		if err != nil {
 			return schedule{}, &scheduleError{Reason: ReasonUnknownTimeZone, Message: fmt.Sprintf("invalid timeZone %q: %v", *timeZone, err)}
 		}
 		loc = l
 	}
-	c, err := ParseCron(sched)
+	c, err := cronschedule.Parse(sched)
 	if err != nil {
 		return schedule{}, &scheduleError{Reason: ReasonUnparseableSchedule, Message: fmt.Sprintf("unparseable schedule %q: %v", sched, err)}
 	}

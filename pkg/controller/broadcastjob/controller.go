@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
@@ -45,7 +46,7 @@ type Reconciler struct {
 	// writes within expectationTimeout. SetupWithManager defaults it to the manager's.
 	APIReader client.Reader
 	// OwnerIndexed says the cache indexes pods by controller (podcontrol.IndexOwned); without it
-	// the job's pods are found by their ControllerUIDLabel.
+	// the job's pods are found by their appspub.BroadcastJobControllerUIDLabel.
 	OwnerIndexed bool
 
 	expectations *podcontrol.Expectations
@@ -112,7 +113,7 @@ func (r *Reconciler) enqueueRunning(ctx context.Context, q workqueue.TypedRateLi
 func podChanged(old, cur *corev1.Pod) bool {
 	return old.Status.Phase != cur.Status.Phase || (old.DeletionTimestamp == nil) != (cur.DeletionTimestamp == nil) ||
 		old.Spec.NodeName != cur.Spec.NodeName || restarts(old) != restarts(cur) ||
-		old.Labels[ControllerUIDLabel] != cur.Labels[ControllerUIDLabel]
+		old.Labels[appspub.BroadcastJobControllerUIDLabel] != cur.Labels[appspub.BroadcastJobControllerUIDLabel]
 }
 
 // Reconcile moves one BroadcastJob one step: observe, plan, apply.

@@ -8,12 +8,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/podcontrol"
 )
 
 // observe reads the nodes (always from the cache) and job's pods from reader: those whose
-// controller is job (by the ControllerIndex when indexed, else by ControllerUIDLabel, then by
+// controller is job (by the ControllerIndex when indexed, else by appspub.BroadcastJobControllerUIDLabel, then by
 // their controller reference).
 func (r *Reconciler) observe(ctx context.Context, job *v1beta1.BroadcastJob, reader client.Reader, indexed bool) (Snapshot, error) {
 	snap := Snapshot{Job: job}
@@ -24,7 +25,7 @@ func (r *Reconciler) observe(ctx context.Context, job *v1beta1.BroadcastJob, rea
 	for i := range nodes.Items {
 		snap.Nodes = append(snap.Nodes, &nodes.Items[i])
 	}
-	sel := client.MatchingLabels{ControllerUIDLabel: string(job.UID)}
+	sel := client.MatchingLabels{appspub.BroadcastJobControllerUIDLabel: string(job.UID)}
 	var by client.ListOption = sel
 	if indexed {
 		by = client.MatchingFields{podcontrol.ControllerIndex: string(job.UID)}

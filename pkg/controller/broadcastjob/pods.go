@@ -8,16 +8,9 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
-)
-
-// Labels OpenKruise puts on every pod of a BroadcastJob; a template may not set them.
-const (
-	// JobNameLabel holds the job's name.
-	JobNameLabel = "broadcastjob-name"
-	// ControllerUIDLabel holds the job's UID.
-	ControllerUIDLabel = "broadcastjob-controller-uid"
 )
 
 // gvk is the kind the pods' controller reference names: the stored version.
@@ -25,7 +18,7 @@ var gvk = v1beta1.GroupVersion.WithKind("BroadcastJob")
 
 // NewPod is the pod job runs on node, as OpenKruise builds it from the template: generateName
 // "<job>-" (the job's name alone when that is not a valid prefix), the template's labels plus
-// JobNameLabel and ControllerUIDLabel, its annotations and finalizers, the job as controller, and
+// appspub.BroadcastJobNameLabel and appspub.BroadcastJobControllerUIDLabel, its annotations and finalizers, the job as controller, and
 // the template's spec with its required node affinity replaced by the node's name.
 func NewPod(job *v1beta1.BroadcastJob, node string) *corev1.Pod {
 	t := &job.Spec.Template
@@ -33,8 +26,8 @@ func NewPod(job *v1beta1.BroadcastJob, node string) *corev1.Pod {
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[JobNameLabel] = job.Name
-	labels[ControllerUIDLabel] = string(job.UID)
+	labels[appspub.BroadcastJobNameLabel] = job.Name
+	labels[appspub.BroadcastJobControllerUIDLabel] = string(job.UID)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName:    generateName(job.Name),

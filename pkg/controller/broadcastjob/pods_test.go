@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
 )
@@ -30,7 +31,7 @@ func TestNewPodIsOpenKruisesPod(t *testing.T) {
 	if pod.Name != "" || pod.GenerateName != "bcj-" || pod.Namespace != "ns" {
 		t.Errorf("name %q generateName %q namespace %q", pod.Name, pod.GenerateName, pod.Namespace)
 	}
-	wantLabels := map[string]string{"app": "x", JobNameLabel: "bcj", ControllerUIDLabel: "job-uid"}
+	wantLabels := map[string]string{"app": "x", appspub.BroadcastJobNameLabel: "bcj", appspub.BroadcastJobControllerUIDLabel: "job-uid"}
 	if !equality.Semantic.DeepEqual(pod.Labels, wantLabels) || pod.Annotations["a"] != "b" || len(pod.Finalizers) != 1 {
 		t.Errorf("labels %v annotations %v finalizers %v", pod.Labels, pod.Annotations, pod.Finalizers)
 	}
@@ -49,7 +50,7 @@ func TestNewPodIsOpenKruisesPod(t *testing.T) {
 		t.Error("preferred terms dropped")
 	}
 	if len(job.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions) != 1 ||
-		job.Spec.Template.Labels[JobNameLabel] != "" {
+		job.Spec.Template.Labels[appspub.BroadcastJobNameLabel] != "" {
 		t.Error("NewPod changed the job's template")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/webhook/validating"
 )
@@ -39,7 +40,7 @@ func TestNodeImageWritesPassTheWebhook(t *testing.T) {
 		}
 		jobs = append(jobs, j)
 		old := ni.DeepCopy()
-		AddJob(ni, j, []v1beta1.NodeImageReferenceObject{{Namespace: DaemonConfigNamespace, Name: "ns.reg"}}, t0)
+		AddJob(ni, j, []v1beta1.NodeImageReferenceObject{{Namespace: appspub.KruiseDaemonConfigNamespace, Name: "ns.reg"}}, t0)
 		check("add "+image, old)
 	}
 	for _, j := range jobs {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
@@ -170,10 +171,10 @@ func TestBlockStartKeepsNodesWaiting(t *testing.T) {
 // (OpenKruise's per-job secrets) are dropped once gone, "batch" ones only with their image's entry.
 func TestPullSecretModes(t *testing.T) {
 	j := job(intstr.FromInt32(1), v1beta1.ImagePullJobCompletionPolicy{Type: v1beta1.ImagePullJobCompletionAlways})
-	batch := v1beta1.NodeImageReferenceObject{Namespace: DaemonConfigNamespace, Name: "ns.reg", Mode: v1beta1.NodeImageReferenceObjectModeBatch}
+	batch := v1beta1.NodeImageReferenceObject{Namespace: appspub.KruiseDaemonConfigNamespace, Name: "ns.reg", Mode: v1beta1.NodeImageReferenceObjectModeBatch}
 	unmoded := batch
 	unmoded.Mode = ""
-	legacy := v1beta1.NodeImageReferenceObject{Namespace: DaemonConfigNamespace, Name: "reg-x7k2p"}
+	legacy := v1beta1.NodeImageReferenceObject{Namespace: appspub.KruiseDaemonConfigNamespace, Name: "reg-x7k2p"}
 	ni := &v1beta1.NodeImage{Spec: v1beta1.NodeImageSpec{Images: map[string]v1beta1.NodeImageImageSpec{
 		"127.0.0.1:5000/app": {PullSecrets: []v1beta1.NodeImageReferenceObject{legacy, unmoded}},
 		"127.0.0.1:5000/db":  {PullSecrets: []v1beta1.NodeImageReferenceObject{legacy}, Tags: []v1beta1.NodeImageTagSpec{{Tag: "v1"}}}}}}

@@ -13,13 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/install"
 )
-
-// DaemonConfigNamespace holds the copies of pull secrets that kruise-daemons may read: the daemons
-// get secrets in this namespace only, never the users' originals.
-const DaemonConfigNamespace = install.DaemonConfigNamespace
 
 // Labels and annotations of a pull secret's copy.
 const (
@@ -27,7 +23,7 @@ const (
 	SourceNameAnnotation = "apps.kruise.io/pull-secret-source-name"
 )
 
-// CopyName is the name of the copy of secret ns/name in DaemonConfigNamespace: "<ns>.<name>"
+// CopyName is the name of the copy of secret ns/name in appspub.KruiseDaemonConfigNamespace: "<ns>.<name>"
 // (namespaces have no dots, so it is unique), hashed when that is too long for a name.
 func CopyName(ns, name string) string {
 	if n := ns + "." + name; len(n) <= 253 {
@@ -58,7 +54,7 @@ const (
 var PullSecretTypes = []corev1.SecretType{corev1.SecretTypeDockerConfigJson, corev1.SecretTypeDockercfg}
 
 // Owned reports whether c carries the marks of Kruise's copy of secret ns/name; Kruise writes and
-// deletes only such secrets in DaemonConfigNamespace.
+// deletes only such secrets in appspub.KruiseDaemonConfigNamespace.
 func Owned(c *corev1.Secret, ns, name string) bool {
 	return c.Labels[SourceNamespaceLabel] == ns && c.Annotations[SourceNameAnnotation] == name
 }
@@ -77,7 +73,7 @@ func PlanSecretCopy(src, cur *corev1.Secret, ns, name string) (CopyAction, strin
 	case !Owned(cur, ns, name):
 		return CopyRefused, fmt.Sprintf("secret %s/%s (where pull secret %s/%s is copied) was not created by Kruise for it "+
 			"(label %s=%s and annotation %s=%s missing); it is left as it is and the secret is not copied",
-			DaemonConfigNamespace, cur.Name, ns, name, SourceNamespaceLabel, ns, SourceNameAnnotation, name)
+			appspub.KruiseDaemonConfigNamespace, cur.Name, ns, name, SourceNamespaceLabel, ns, SourceNameAnnotation, name)
 	case cur.Type != src.Type:
 		return CopyReplace, ""
 	case !maps.EqualFunc(cur.Data, src.Data, slices.Equal):
@@ -92,7 +88,7 @@ type SecretRefusedError struct{ Reason string }
 
 func (e *SecretRefusedError) Error() string { return e.Reason }
 
-// syncSecrets copies the job's pull secrets into DaemonConfigNamespace (creating or refreshing the
+// syncSecrets copies the job's pull secrets into appspub.KruiseDaemonConfigNamespace (creating or refreshing the
 // copies) and returns references to the copies. A missing secret is an error naming it; a refused
 // one (see PlanSecretCopy) a *SecretRefusedError, with nothing written for any later secret.
 func (r *Reconciler) syncSecrets(ctx context.Context, job *v1beta1.ImagePullJob) ([]v1beta1.NodeImageReferenceObject, error) {
@@ -102,7 +98,7 @@ func (r *Reconciler) syncSecrets(ctx context.Context, job *v1beta1.ImagePullJob)
 		if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, src); err != nil {
 			return nil, fmt.Errorf("pull secret %s/%s: %w", job.Namespace, name, err)
 		}
-		want := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: DaemonConfigNamespace, Name: CopyName(job.Namespace, name),
+		want := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: appspub.KruiseDaemonConfigNamespace, Name: CopyName(job.Namespace, name),
 			Labels:      map[string]string{SourceNamespaceLabel: job.Namespace},
 			Annotations: map[string]string{SourceNameAnnotation: name}}, Type: src.Type, Data: src.Data}
 		cur := &corev1.Secret{}
@@ -116,7 +112,7 @@ func (r *Reconciler) syncSecrets(ctx context.Context, job *v1beta1.ImagePullJob)
 		}
 		// One copy per source secret, shared by the jobs that name it: OpenKruise v1.9's "batch"
 		// mode, whose references go with their image's entry rather than with a job.
-		refs = append(refs, v1beta1.NodeImageReferenceObject{Namespace: DaemonConfigNamespace, Name: want.Name,
+		refs = append(refs, v1beta1.NodeImageReferenceObject{Namespace: appspub.KruiseDaemonConfigNamespace, Name: want.Name,
 			Mode: v1beta1.NodeImageReferenceObjectModeBatch})
 	}
 	return refs, nil
@@ -130,7 +126,7 @@ func (r *Reconciler) applySecretCopy(ctx context.Context, src, cur, want *corev1
 		return &SecretRefusedError{Reason: reason}
 	case CopyCreate:
 		if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("copy pull secret %s/%s into %s: %w", ns, name, DaemonConfigNamespace, err)
+			return fmt.Errorf("copy pull secret %s/%s into %s: %w", ns, name, appspub.KruiseDaemonConfigNamespace, err)
 		}
 	case CopyReplace:
 		uid, rv := cur.UID, cur.ResourceVersion
@@ -150,7 +146,7 @@ func (r *Reconciler) applySecretCopy(ctx context.Context, src, cur, want *corev1
 // collectSecrets deletes the copies of ns's pull secrets that no remaining job of ns uses.
 func (r *Reconciler) collectSecrets(ctx context.Context, ns string) error {
 	copies := &corev1.SecretList{}
-	if err := r.Reader.List(ctx, copies, client.InNamespace(DaemonConfigNamespace), client.MatchingLabels{SourceNamespaceLabel: ns}); err != nil {
+	if err := r.Reader.List(ctx, copies, client.InNamespace(appspub.KruiseDaemonConfigNamespace), client.MatchingLabels{SourceNamespaceLabel: ns}); err != nil {
 		return err
 	}
 	if len(copies.Items) == 0 {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
@@ -23,7 +24,7 @@ func pullSecret(typ corev1.SecretType, data string) *corev1.Secret {
 
 // ownedCopy is Kruise's copy of ns/reg.
 func ownedCopy(typ corev1.SecretType, data string) *corev1.Secret {
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: DaemonConfigNamespace, Name: CopyName("ns", "reg"),
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: appspub.KruiseDaemonConfigNamespace, Name: CopyName("ns", "reg"),
 		Labels: map[string]string{SourceNamespaceLabel: "ns"}, Annotations: map[string]string{SourceNameAnnotation: "reg"}},
 		Type: typ, Data: map[string][]byte{".dockerconfigjson": []byte(data)}}
 }
@@ -91,7 +92,7 @@ func TestSyncSecretsNeverTouchesForeignSecrets(t *testing.T) {
 		t.Fatalf("an Opaque pull secret: want a refusal, got %v", err)
 	}
 	copies := &corev1.SecretList{}
-	if err := c.List(ctx, copies, client.InNamespace(DaemonConfigNamespace)); err != nil || len(copies.Items) != 0 {
+	if err := c.List(ctx, copies, client.InNamespace(appspub.KruiseDaemonConfigNamespace)); err != nil || len(copies.Items) != 0 {
 		t.Fatalf("an Opaque pull secret was copied: %v %v", copies.Items, err)
 	}
 
@@ -118,7 +119,7 @@ func TestSyncSecretsNeverTouchesForeignSecrets(t *testing.T) {
 	if err != nil || len(refs) != 1 || refs[0].Name != CopyName("ns", "reg") {
 		t.Fatalf("refresh of Kruise's copy: %v %v", refs, err)
 	}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: DaemonConfigNamespace, Name: refs[0].Name}, got); err != nil ||
+	if err := c.Get(ctx, client.ObjectKey{Namespace: appspub.KruiseDaemonConfigNamespace, Name: refs[0].Name}, got); err != nil ||
 		string(got.Data[".dockerconfigjson"]) != "v2" {
 		t.Errorf("Kruise's copy not refreshed: %q %v", got.Data[".dockerconfigjson"], err)
 	}

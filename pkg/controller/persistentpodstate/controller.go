@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -47,35 +46,11 @@ const (
 )
 
 // Group kinds a PersistentPodState may always target (custom workloads: Supported).
+// The StatefulSet kinds, always run.
 var (
 	statefulSet       = schema.GroupKind{Group: appsv1.GroupName, Kind: "StatefulSet"}
 	kruiseStatefulSet = schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "StatefulSet"}
 )
-
-// TargetGroupKind is the group and kind of a targetRef, and whether it is a StatefulSet (apps) or
-// an Advanced StatefulSet (apps.kruise.io), which are always run.
-func TargetGroupKind(ref v1alpha1.PersistentPodStateTargetReference) (schema.GroupKind, bool) {
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
-		return schema.GroupKind{}, false
-	}
-	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
-	return gk, gk == statefulSet || gk == kruiseStatefulSet
-}
-
-// Supported reports whether a PersistentPodState may target ref: a StatefulSet (TargetGroupKind),
-// or a kind of whitelist, the custom workloads (workloadfinder.CustomWorkloads with
-// workloadfinder.PersistentPodStateWhitelist); custom is true for the latter.
-func Supported(ref v1alpha1.PersistentPodStateTargetReference, whitelist []schema.GroupKind) (supported, custom bool) {
-	gk, ok := TargetGroupKind(ref)
-	if ok {
-		return true, false
-	}
-	if gk.Kind == "" {
-		return false, false
-	}
-	return slices.Contains(whitelist, gk), true
-}
 
 // Reconciler records the pod states of PersistentPodStates (PlanStates).
 type Reconciler struct {
@@ -150,7 +125,7 @@ func (r *Reconciler) targeting(ctx context.Context, namespace string, gk schema.
 	var out []reconcile.Request
 	for i := range list.Items {
 		pps := &list.Items[i]
-		if got, _ := TargetGroupKind(pps.Spec.TargetReference); got == gk && pps.Spec.TargetReference.Name == name {
+		if got, _ := workloadfinder.PodStateTarget(pps.Spec.TargetReference); got == gk && pps.Spec.TargetReference.Name == name {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pps.Namespace, Name: pps.Name}})
 		}
 	}
@@ -199,14 +174,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // supported tells whether pps's target is run, and whether it is a custom workload (Supported).
 // The whitelist is read only for a target that is no StatefulSet.
 func (r *Reconciler) supported(ctx context.Context, pps *v1alpha1.PersistentPodState) (ok, custom bool, err error) {
-	if _, ok := TargetGroupKind(pps.Spec.TargetReference); ok {
+	if _, ok := workloadfinder.PodStateTarget(pps.Spec.TargetReference); ok {
 		return true, false, nil
 	}
 	whitelist, err := workloadfinder.CustomWorkloads(ctx, r.Config, r.Namespace, workloadfinder.PersistentPodStateWhitelist)
 	if err != nil {
 		return false, false, fmt.Errorf("read the custom workload whitelist: %w", err)
 	}
-	ok, custom = Supported(pps.Spec.TargetReference, whitelist)
+	ok, custom = workloadfinder.PodStateSupported(pps.Spec.TargetReference, whitelist)
 	return ok, custom, nil
 }
 

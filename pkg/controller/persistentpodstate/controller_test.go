@@ -191,7 +191,7 @@ func TestSupported(t *testing.T) {
 		{"games.example.com/v1", "", false, false},
 		{"a/b/c", "GameServerSet", false, false},
 	} {
-		ok, custom := Supported(v1alpha1.PersistentPodStateTargetReference{APIVersion: tc.apiVersion, Kind: tc.kind, Name: "x"}, whitelist)
+		ok, custom := workloadfinder.PodStateSupported(v1alpha1.PersistentPodStateTargetReference{APIVersion: tc.apiVersion, Kind: tc.kind, Name: "x"}, whitelist)
 		if ok != tc.ok || (ok && custom != tc.custom) {
 			t.Errorf("%s %s: supported %v custom %v, want %v %v", tc.apiVersion, tc.kind, ok, custom, tc.ok, tc.custom)
 		}

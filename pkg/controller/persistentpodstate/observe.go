@@ -73,7 +73,7 @@ func (r *Reconciler) target(ctx context.Context, namespace string, ref v1alpha1.
 	var start int32
 	var reserve []intstr.IntOrString
 	var obj client.Object
-	switch gk, _ := TargetGroupKind(ref); gk {
+	switch gk, _ := workloadfinder.PodStateTarget(ref); gk {
 	case statefulSet:
 		s := &appsv1.StatefulSet{}
 		obj = s

@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/subset"
 )
 
 // SubsetState is what the allocator needs to know of an existing subset workload.
@@ -55,33 +52,6 @@ func hasBounds(subsets []appsv1alpha1.UnitedDeploymentSubset) bool {
 	return false
 }
 
-// ParseSubsetReplicas resolves a subset's replica setting against the UnitedDeployment's
-// replicas: an integer is taken as is (negative is an error), a percentage "N%" (0 ≤ N ≤ 100)
-// is total·N/100 rounded half up, and needs total ≥ 0.
-func ParseSubsetReplicas(total int32, v intstr.IntOrString) (int32, error) {
-	if v.Type == intstr.Int {
-		if v.IntVal < 0 {
-			return 0, fmt.Errorf("subset replicas (%d) should not be less than 0", v.IntVal)
-		}
-		return v.IntVal, nil
-	}
-	if total < 0 {
-		return 0, fmt.Errorf("subset replicas (%s) cannot be a percentage when the UnitedDeployment replicas are unset", v.StrVal)
-	}
-	digits, ok := strings.CutSuffix(v.StrVal, "%")
-	if !ok {
-		return 0, fmt.Errorf("subset replicas (%s) must be an integer or a percentage ending in '%%'", v.StrVal)
-	}
-	pct, err := strconv.ParseInt(digits, 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("subset replicas (%s) is not an integer percentage: %w", v.StrVal, err)
-	}
-	if pct < 0 || pct > 100 {
-		return 0, fmt.Errorf("subset replicas (%s) should be in range [0, 100]", v.StrVal)
-	}
-	return int32(math.Floor(float64(total)*float64(pct)/100 + 0.5)), nil
-}
-
 // allocateFixed gives fixed subsets their value and shares the rest evenly over the others.
 func allocateFixed(spec *appsv1alpha1.UnitedDeploymentSpec, current map[string]SubsetState) (map[string]int32, error) {
 	total := int32(-1) // unset: every subset must be fixed
@@ -96,7 +66,7 @@ func allocateFixed(spec *appsv1alpha1.UnitedDeploymentSpec, current map[string]S
 			continue
 		}
 		// An unparsable value counts as unset, as in OpenKruise (which only logs it).
-		if n, err := ParseSubsetReplicas(total, *s.Replicas); err == nil {
+		if n, err := subset.ParseReplicas(total, *s.Replicas); err == nil {
 			fixed[s.Name] = n
 			fixedSum += n
 		}
@@ -155,10 +125,10 @@ func bounds(total int32, subsets []appsv1alpha1.UnitedDeploymentSubset) (lo, hi 
 	for i, s := range subsets {
 		minR, maxR := int32(0), int32(math.MaxInt32)
 		if s.MinReplicas != nil {
-			minR, _ = ParseSubsetReplicas(total, *s.MinReplicas)
+			minR, _ = subset.ParseReplicas(total, *s.MinReplicas)
 		}
 		if s.MaxReplicas != nil {
-			maxR, _ = ParseSubsetReplicas(total, *s.MaxReplicas)
+			maxR, _ = subset.ParseReplicas(total, *s.MaxReplicas)
 		}
 		if minR > maxR {
 			return nil, nil, fmt.Errorf("subset[%d].maxReplicas(%d) must be more than or equal to minReplicas(%d)", i, maxR, minR)

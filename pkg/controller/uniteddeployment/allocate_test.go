@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/subset"
 )
 
 func n(v int) *intstr.IntOrString      { x := intstr.FromInt32(int32(v)); return &x }
@@ -288,9 +289,9 @@ func TestParseSubsetReplicas(t *testing.T) {
 		{10, intstr.FromString("5"), 0, true},
 		{-1, intstr.FromString("5%"), 0, true},
 	} {
-		got, err := ParseSubsetReplicas(tc.total, tc.v)
+		got, err := subset.ParseReplicas(tc.total, tc.v)
 		if got != tc.want || (err != nil) != tc.wantErr {
-			t.Errorf("ParseSubsetReplicas(%d, %s) = %d, %v; want %d, err %v", tc.total, tc.v.String(), got, err, tc.want, tc.wantErr)
+			t.Errorf("subset.ParseReplicas(%d, %s) = %d, %v; want %d, err %v", tc.total, tc.v.String(), got, err, tc.want, tc.wantErr)
 		}
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	ppsctl "github.com/kruise-ng/kruise/pkg/controller/persistentpodstate"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // PathPrefix is where the entries call: PathPrefix + namespace + "/" + name of the
@@ -53,8 +53,8 @@ func Entries(states []*v1alpha1.PersistentPodState, o EntryOptions) ([]admission
 	var out []admissionregistrationv1.MutatingWebhook
 	for _, pps := range states {
 		key := pps.Namespace + "/" + pps.Name
-		gk, _ := ppsctl.TargetGroupKind(pps.Spec.TargetReference)
-		ok, _ := ppsctl.Supported(pps.Spec.TargetReference, o.CustomWorkloads)
+		gk, _ := workloadfinder.PodStateTarget(pps.Spec.TargetReference)
+		ok, _ := workloadfinder.PodStateSupported(pps.Spec.TargetReference, o.CustomWorkloads)
 		switch {
 		case pps.DeletionTimestamp != nil:
 			skipped[key] = SkipDeleting

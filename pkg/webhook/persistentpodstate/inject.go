@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	ppsctl "github.com/kruise-ng/kruise/pkg/controller/persistentpodstate"
+	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // InjectedAnnotation names, on a pod, the PersistentPodState whose topology was injected into it.
@@ -51,7 +51,7 @@ func Targets(pps *v1alpha1.PersistentPodState, pod *corev1.Pod) bool {
 	if ref == nil {
 		return false
 	}
-	want, _ := ppsctl.TargetGroupKind(pps.Spec.TargetReference)
+	want, _ := workloadfinder.PodStateTarget(pps.Spec.TargetReference)
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	return want.Kind != "" && err == nil && (schema.GroupKind{Group: gv.Group, Kind: ref.Kind}) == want && ref.Name == pps.Spec.TargetReference.Name
 }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/controller/advancedcronjob"
+	"github.com/kruise-ng/kruise/pkg/cronschedule"
 )
 
 const advancedCronJobKind = "AdvancedCronJob"
@@ -91,7 +91,7 @@ func (v advancedCronJobValidator[T]) checkTemplates(ctx context.Context, acj *v1
 
 // advancedCronJobWarnings: a zone prefix in the schedule works but is not officially supported.
 func advancedCronJobWarnings(acj *v1beta1.AdvancedCronJob) admission.Warnings {
-	if advancedcronjob.HasZonePrefix(acj.Spec.Schedule) {
+	if cronschedule.HasZonePrefix(acj.Spec.Schedule) {
 		return admission.Warnings{"spec.schedule: a TZ= or CRON_TZ= prefix is not officially supported; set spec.timeZone instead"}
 	}
 	return nil
@@ -159,10 +159,10 @@ func validateCronSchedule(schedule string, timeZone *string, p *field.Path) fiel
 	sp := p.Child("schedule")
 	if schedule == "" {
 		errs = append(errs, field.Required(sp, "a cron schedule, such as \"*/5 * * * *\""))
-	} else if _, err := advancedcronjob.ParseCron(schedule); err != nil {
+	} else if _, err := cronschedule.Parse(schedule); err != nil {
 		errs = append(errs, field.Invalid(sp, schedule, err.Error()))
 	}
-	if advancedcronjob.HasZonePrefix(schedule) && timeZone != nil {
+	if cronschedule.HasZonePrefix(schedule) && timeZone != nil {
 		errs = append(errs, field.Invalid(sp, schedule, "a TZ= or CRON_TZ= prefix may not be combined with spec.timeZone"))
 	}
 	if timeZone == nil {

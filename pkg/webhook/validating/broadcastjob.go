@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/controller/broadcastjob"
 )
 
 // Paths of the BroadcastJob validating webhooks, one per served version.
@@ -173,9 +173,9 @@ func validateBroadcastJobPolicies(spec *v1beta1.BroadcastJobSpec, p *field.Path)
 func validateBroadcastJobTemplate(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorList {
 	lp := p.Child("metadata", "labels")
 	errs := metav1validation.ValidateLabels(t.Labels, lp)
-	if t.Labels[broadcastjob.JobNameLabel] != "" || t.Labels[broadcastjob.ControllerUIDLabel] != "" {
+	if t.Labels[appspub.BroadcastJobNameLabel] != "" || t.Labels[appspub.BroadcastJobControllerUIDLabel] != "" {
 		errs = append(errs, field.Invalid(lp, t.Labels, fmt.Sprintf("%q and %q are not allowed to preset in pod labels",
-			broadcastjob.JobNameLabel, broadcastjob.ControllerUIDLabel)))
+			appspub.BroadcastJobNameLabel, appspub.BroadcastJobControllerUIDLabel)))
 	}
 	cp := p.Child("spec", "containers")
 	if len(t.Spec.Containers) == 0 {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	udcontroller "github.com/kruise-ng/kruise/pkg/controller/uniteddeployment"
 	"github.com/kruise-ng/kruise/pkg/subset"
 )
 
@@ -361,7 +360,7 @@ func validateSubsetReplicas(udReplicas *int32, subsets []v1alpha1.UnitedDeployme
 			if v == nil {
 				return def
 			}
-			n, err := udcontroller.ParseSubsetReplicas(total, *v)
+			n, err := subset.ParseReplicas(total, *v)
 			if err != nil {
 				errs = append(errs, field.Invalid(ip.Child(name), v.String(), err.Error()))
 			}
