@@ -5,7 +5,7 @@ SHELL := bash
 
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -X github.com/kruise-ng/kruise/pkg/version.Version=$(VERSION)
+LDFLAGS   := -X github.com/kruise-ng/kruise/pkg/platform/version.Version=$(VERSION)
 SANDBOX_DIR ?= .sandbox
 NODES     ?= 3
 # Pass E2E_JSON=file to append `go test -json` output of the e2e and e2e-node targets to file.
@@ -56,8 +56,8 @@ generate: tools ## regenerate deepcopy code, CRDs, RBAC and webhook manifests (c
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
 	rm -rf config/crd/bases config/rbac config/webhook
 	$(CONTROLLER_GEN) crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases paths=./apis/...
-	$(CONTROLLER_GEN) rbac:roleName=kruise-manager-role output:rbac:artifacts:config=config/rbac paths="./pkg/controller/...;./pkg/manager/...;./pkg/webhook/..."
-	$(CONTROLLER_GEN) rbac:roleName=kruise-daemon-role output:rbac:artifacts:config=config/rbac/daemon paths=./pkg/daemon/...
+	$(CONTROLLER_GEN) rbac:roleName=kruise-manager-role output:rbac:artifacts:config=config/rbac paths="./pkg/controller/...;./pkg/app/manager/...;./pkg/webhook/..."
+	$(CONTROLLER_GEN) rbac:roleName=kruise-daemon-role output:rbac:artifacts:config=config/rbac/daemon paths="./pkg/app/daemon/...;./pkg/node/..."
 	$(CONTROLLER_GEN) webhook output:webhook:artifacts:config=config/webhook paths=./pkg/...
 	$(GO) run ./hack/installgen charts/kruise/templates/generated
 	rm -rf .chart-render && $(HELM) template kruise charts/kruise --namespace kruise-system --set managedBy=kustomize --output-dir .chart-render >/dev/null
@@ -151,7 +151,7 @@ bench-floor: tools ## the machine's floor: the in-place protocol's writes for N 
 	$(GO) run ./test/bench -floor -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON))
 
 .PHONY: lint
-lint: tools ## gofmt, go vet, staticcheck, and no committed file over 1 MB that is not text
+lint: tools ## gofmt, go vet, staticcheck, the wings' import rules (test/wings), and no committed file over 1 MB that is not text
 	@out=$$(gofmt -l apis cmd pkg test hack); \
 	  if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' | awk '$$1 > 1048576 {print $$2}' | \
@@ -159,6 +159,7 @@ lint: tools ## gofmt, go vet, staticcheck, and no committed file over 1 MB that 
 	  if [[ -n "$$big" ]]; then echo "committed files over 1 MB that are not text (build outputs belong in bin/ or _output/):"; echo "$$big"; exit 1; fi
 	$(GO) vet ./...
 	bin/staticcheck ./...
+	$(GO) test -count=1 ./test/wings/
 
 .PHONY: test
 test: tools verify-generated lint chart unit fuzz integration e2e e2e-node ## everything: tools if missing, lint, unit, fuzz, integration, e2e and real-node tests

@@ -1,4 +1,4 @@
-// Command kruise-daemon is Kruise's per-node agent over CRI (pkg/daemon).
+// Command kruise-daemon is Kruise's per-node agent over CRI (pkg/app/daemon).
 package main
 
 import (
@@ -9,9 +9,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/kruise-ng/kruise/pkg/daemon"
-	"github.com/kruise-ng/kruise/pkg/memlimit"
-	"github.com/kruise-ng/kruise/pkg/version"
+	"github.com/kruise-ng/kruise/pkg/app/daemon"
+	"github.com/kruise-ng/kruise/pkg/platform/memlimit"
+	"github.com/kruise-ng/kruise/pkg/platform/version"
 )
 
 func main() {

@@ -10,9 +10,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/kruise-ng/kruise/pkg/manager"
-	"github.com/kruise-ng/kruise/pkg/memlimit"
-	"github.com/kruise-ng/kruise/pkg/version"
+	"github.com/kruise-ng/kruise/pkg/app/manager"
+	"github.com/kruise-ng/kruise/pkg/platform/memlimit"
+	"github.com/kruise-ng/kruise/pkg/platform/version"
 )
 
 func main() {

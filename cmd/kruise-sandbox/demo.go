@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kruise-ng/kruise/pkg/demo"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/demo"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 )
 
 func demoCmd(args []string, stdout, stderr io.Writer) error {

@@ -15,9 +15,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kruise-ng/kruise/pkg/sandbox"
-	"github.com/kruise-ng/kruise/pkg/sandbox/storage"
-	"github.com/kruise-ng/kruise/pkg/version"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox/storage"
+	"github.com/kruise-ng/kruise/pkg/platform/version"
 )
 
 const usage = `usage: kruise-sandbox <command> [flags]

@@ -1,4 +1,4 @@
-// Command kubectl-kruise is the kubectl plugin for Kruise workloads (pkg/cli): install it on PATH
+// Command kubectl-kruise is the kubectl plugin for Kruise workloads (pkg/app/cli): install it on PATH
 // and run `kubectl kruise ...`.
 package main
 
@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kruise-ng/kruise/pkg/cli"
+	"github.com/kruise-ng/kruise/pkg/app/cli"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kruise-ng/kruise/pkg/install"
+	"github.com/kruise-ng/kruise/pkg/app/install"
 )
 
 func main() {

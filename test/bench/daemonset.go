@@ -12,7 +12,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 )
 
 // daemonNodeLabel marks the nodes the DaemonSet bench adds: one per pod, tainted so that no other

@@ -19,8 +19,8 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
 )
 
 // floorUser is the floor program's client identity, so the audit log counts its writes alone.

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 )
 
 // bucketCounts are a histogram's cumulative counts by upper bound, summed over the series whose

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 )
 
 // profiler fetches kruise-manager's profiles during a scenario (-profile DIR): a CPU profile of the

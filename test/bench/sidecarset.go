@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 )
 
 // sidecarImage is the fake image of the benchmark's sidecars at version v.
@@ -43,7 +43,7 @@ func createSidecarSets(ctx context.Context, c client.Client, sets ...*appsv1beta
 	}
 	for _, s := range sets {
 		if err := waitSidecarSet(ctx, c, s, func(s *appsv1beta1.SidecarSet) bool {
-			return s.Annotations[sidecarset.RegisteredAnnotation] == strconv.FormatInt(s.Generation, 10)
+			return s.Annotations[sidecarrules.RegisteredAnnotation] == strconv.FormatInt(s.Generation, 10)
 		}); err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 )
 
 // runStatefulSets measures an Advanced StatefulSet (Parallel, in place) the way runControllers

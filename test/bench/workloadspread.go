@@ -16,11 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/install"
-	"github.com/kruise-ng/kruise/pkg/manager"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
-	"github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
-	wswebhook "github.com/kruise-ng/kruise/pkg/webhook/workloadspread"
+	"github.com/kruise-ng/kruise/pkg/app/install"
+	"github.com/kruise-ng/kruise/pkg/app/manager"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
+	wswebhook "github.com/kruise-ng/kruise/pkg/webhook/spreadplacement"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -220,12 +220,12 @@ func callNothing(ctx context.Context, c client.Client, ns string, labels map[str
 	}
 	var base *admissionregistrationv1.WebhookClientConfig
 	for i := range src.Webhooks {
-		if src.Webhooks[i].Name == podreadiness.WebhookName {
+		if src.Webhooks[i].Name == podmutation.WebhookName {
 			base = &src.Webhooks[i].ClientConfig
 		}
 	}
 	if base == nil {
-		return nil, fmt.Errorf("no webhook %s in %s", podreadiness.WebhookName, manager.MutatingWebhookConfiguration)
+		return nil, fmt.Errorf("no webhook %s in %s", podmutation.WebhookName, manager.MutatingWebhookConfiguration)
 	}
 	entry := wswebhook.Entries([]wswebhook.Spread{{Namespace: ns, Name: other.Name,
 		Pods: &metav1.LabelSelector{MatchLabels: labels}}}, *base, 0)

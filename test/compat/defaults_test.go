@@ -14,7 +14,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

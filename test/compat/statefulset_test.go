@@ -13,7 +13,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
 )
 
 var statefulSetGVK = v1beta1.GroupVersion.WithKind("StatefulSet")

@@ -21,7 +21,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -205,11 +205,11 @@ func TestForgedInjectedListGetsTheSidecar(t *testing.T) {
 	createSidecarSet(t, c, set)
 	tenant := serviceAccountClient(t, ns, "tenant", tenantRules)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "escape", Labels: map[string]string{"app": "forged"},
-		Annotations: map[string]string{sidecarset.InjectedListAnnotation: set.Name,
-			sidecarset.HashAnnotation: `{"` + set.Name + `":{"hash":"forged","sidecarList":["agent"]}}`}},
+		Annotations: map[string]string{sidecarrules.InjectedListAnnotation: set.Name,
+			sidecarrules.HashAnnotation: `{"` + set.Name + `":{"hash":"forged","sidecarList":["agent"]}}`}},
 		Spec: podSpec("registry.example/app:v1")}
 	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "agent", Image: "registry.example/fake:v1",
-		Env: []corev1.EnvVar{{Name: sidecarset.InjectedEnv, Value: "true"}}})
+		Env: []corev1.EnvVar{{Name: sidecarrules.InjectedEnv, Value: "true"}}})
 	if err := tenant.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}

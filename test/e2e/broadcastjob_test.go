@@ -20,9 +20,9 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/pkg/controller/broadcastjob"
-	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -38,7 +38,7 @@ func newBroadcastJob(ns, name string) *appsv1beta1.BroadcastJob {
 			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}}, Spec: pod}}}
 }
 
-// bcjFailing makes the job's pods exit with code 1 (pkg/sandbox/stages/pod-exit.yaml).
+// bcjFailing makes the job's pods exit with code 1 (pkg/app/sandbox/stages/pod-exit.yaml).
 func bcjFailing(job *appsv1beta1.BroadcastJob) {
 	job.Spec.Template.Annotations = map[string]string{sandbox.ExitCodeAnnotation: "1"}
 }

@@ -87,7 +87,7 @@ func TestCloneSetUpdateOrder(t *testing.T) {
 	got = rollout(`{"spec":{"updateStrategy":{"priorityStrategy":null,"scatterStrategy":[{"key":"zone","value":"a"}]},
 		"template":{"spec":{"containers":[{"name":"app","image":"registry.example/app:v4"}]}}}}`, "registry.example/app:v4")
 	// The exact order is OpenKruise's scatter, recomputed at every step over the pods still waiting
-	// (unit-tested in pkg/updateorder against OpenKruise's own sorting); here: the zone=a pods are
+	// (unit-tested in pkg/core/updateorder against OpenKruise's own sorting); here: the zone=a pods are
 	// not updated all in a row.
 	var at []int
 	for i, name := range got {

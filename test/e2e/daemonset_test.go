@@ -22,8 +22,8 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -20,7 +20,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/cli"
+	"github.com/kruise-ng/kruise/pkg/app/cli"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

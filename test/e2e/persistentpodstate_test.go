@@ -25,11 +25,11 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/app/install"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	ppsctl "github.com/kruise-ng/kruise/pkg/controller/persistentpodstate"
-	"github.com/kruise-ng/kruise/pkg/install"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
-	ppswebhook "github.com/kruise-ng/kruise/pkg/webhook/persistentpodstate"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
+	ppswebhook "github.com/kruise-ng/kruise/pkg/webhook/topologypin"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/podprobemarker"
-	"github.com/kruise-ng/kruise/pkg/podprobe"
+	"github.com/kruise-ng/kruise/pkg/core/proberules"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -120,7 +120,7 @@ func TestPodProbeMarker(t *testing.T) {
 		}
 		n0, n1 := nodePodProbe(t, c, nodes[0]), nodePodProbe(t, c, nodes[1])
 		ok := len(n0.Spec.PodProbes) == 2 && len(n1.Spec.PodProbes) == 1 && m.Status.MatchedPods == 3 &&
-			m.Status.ObservedGeneration == m.Generation && len(m.Finalizers) == 1 && m.Finalizers[0] == podprobe.Finalizer
+			m.Status.ObservedGeneration == m.Generation && len(m.Finalizers) == 1 && m.Finalizers[0] == proberules.Finalizer
 		return ok, fmt.Sprintf("marker %+v finalizers %v; %s: %+v; %s: %+v", m.Status, m.Finalizers, nodes[0], n0.Spec, nodes[1], n1.Spec)
 	})
 	pa := nodePodProbe(t, c, nodes[0]).Spec.PodProbes[0]

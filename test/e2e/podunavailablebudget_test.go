@@ -20,7 +20,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/install"
+	"github.com/kruise-ng/kruise/pkg/app/install"
 	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
 	"github.com/kruise-ng/kruise/test/harness"
 )

@@ -14,7 +14,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/registrationmark"
+	"github.com/kruise-ng/kruise/pkg/core/registrationmark"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	dist "github.com/kruise-ng/kruise/pkg/resourcedistribution"
+	dist "github.com/kruise-ng/kruise/pkg/core/distributionrules"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/kruise-ng/kruise/pkg/sandbox"
-	"github.com/kruise-ng/kruise/pkg/sandbox/storage"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox/storage"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -15,7 +15,7 @@ import (
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/controller/sidecarset"
-	ss "github.com/kruise-ng/kruise/pkg/sidecarset"
+	ss "github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -20,8 +20,8 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/install"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/app/install"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
 	"github.com/kruise-ng/kruise/test/harness"
 )
@@ -59,7 +59,7 @@ func waitRegistered(t *testing.T, c client.Client, name string) *appsv1beta1.Sid
 		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, got); err != nil {
 			return false, err.Error()
 		}
-		have := got.Annotations[sidecarset.RegisteredAnnotation]
+		have := got.Annotations[sidecarrules.RegisteredAnnotation]
 		return have == strconv.FormatInt(got.Generation, 10), fmt.Sprintf("generation %d, registered %q", got.Generation, have)
 	})
 	return got
@@ -74,7 +74,7 @@ func containerNames(cs []corev1.Container) []string {
 }
 
 func injectedEnv(c *corev1.Container) bool {
-	return slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == sidecarset.InjectedEnv && e.Value == "true" })
+	return slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == sidecarrules.InjectedEnv && e.Value == "true" })
 }
 
 // Two SidecarSets select a CloneSet's pods: each pod is created with both sidecars — one before
@@ -129,15 +129,15 @@ func TestSidecarSetInjectsAtCreation(t *testing.T) {
 		if !slices.ContainsFunc(p.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "logs" }) {
 			t.Errorf("pod %s: no volume logs", name)
 		}
-		if got, want := p.Annotations[sidecarset.InjectedListAnnotation], strings.Join([]string{logs.Name, proxy.Name}, ","); got != want {
-			t.Errorf("pod %s: %s = %q, want %q", name, sidecarset.InjectedListAnnotation, got, want)
+		if got, want := p.Annotations[sidecarrules.InjectedListAnnotation], strings.Join([]string{logs.Name, proxy.Name}, ","); got != want {
+			t.Errorf("pod %s: %s = %q, want %q", name, sidecarrules.InjectedListAnnotation, got, want)
 		}
-		specs, err := sidecarset.PodUpgradeSpecs(p, sidecarset.HashAnnotation)
+		specs, err := sidecarrules.PodUpgradeSpecs(p, sidecarrules.HashAnnotation)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range []*appsv1beta1.SidecarSet{logs, proxy} {
-			want, err := sidecarset.SetHash(s)
+			want, err := sidecarrules.SetHash(s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,8 +157,8 @@ func TestSidecarSetInjectsAtCreation(t *testing.T) {
 	if names := containerNames(got.Spec.Containers); !slices.Equal(names, []string{"app"}) {
 		t.Errorf("unselected pod: containers %v, want [app]", names)
 	}
-	if _, ok := got.Annotations[sidecarset.InjectedListAnnotation]; ok {
-		t.Errorf("unselected pod carries %s", sidecarset.InjectedListAnnotation)
+	if _, ok := got.Annotations[sidecarrules.InjectedListAnnotation]; ok {
+		t.Errorf("unselected pod carries %s", sidecarrules.InjectedListAnnotation)
 	}
 
 	// Injection paused: the registration goes, and new pods get no sidecar of that SidecarSet.
@@ -347,11 +347,11 @@ func TestSidecarSetUpgradesInPlace(t *testing.T) {
 				t.Errorf("pod %s: sidecar restarted %d times, runs %s", name, cs.RestartCount, cs.Image)
 			}
 		}
-		if condition(p, sidecarset.UpgradableCondition) != corev1.ConditionTrue {
-			t.Errorf("pod %s: %s is not True: %s", name, sidecarset.UpgradableCondition, describe(p))
+		if condition(p, sidecarrules.UpgradableCondition) != corev1.ConditionTrue {
+			t.Errorf("pod %s: %s is not True: %s", name, sidecarrules.UpgradableCondition, describe(p))
 		}
-		if _, ok := p.Annotations[sidecarset.InplaceUpdateStateAnnotation]; !ok {
-			t.Errorf("pod %s: no %s", name, sidecarset.InplaceUpdateStateAnnotation)
+		if _, ok := p.Annotations[sidecarrules.InplaceUpdateStateAnnotation]; !ok {
+			t.Errorf("pod %s: no %s", name, sidecarrules.InplaceUpdateStateAnnotation)
 		}
 	}
 
@@ -360,7 +360,7 @@ func TestSidecarSetUpgradesInPlace(t *testing.T) {
 	harness.Eventually(t, 60*time.Second, "pods marked not upgradable", func() (bool, string) {
 		n := 0
 		for _, p := range podsByName(t, ns, "app=up") {
-			if condition(p, sidecarset.UpgradableCondition) == corev1.ConditionFalse {
+			if condition(p, sidecarrules.UpgradableCondition) == corev1.ConditionFalse {
 				n++
 			}
 		}

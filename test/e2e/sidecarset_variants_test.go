@@ -33,8 +33,8 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -286,7 +286,7 @@ func TestSidecarSetVariantInitContainers(t *testing.T) {
 		if got, want := containerNames(p.Spec.Containers), []string{"agent", "app"}; !slices.Equal(got, want) {
 			t.Errorf("pod %s: containers %v, want %v", name, got, want)
 		}
-		specs, err := sidecarset.PodUpgradeSpecs(p, sidecarset.HashAnnotation)
+		specs, err := sidecarrules.PodUpgradeSpecs(p, sidecarrules.HashAnnotation)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -492,8 +492,8 @@ func TestSidecarSetVariantPatchPodMetadata(t *testing.T) {
 	if names := containerNames(p.Spec.Containers); !slices.Equal(names, []string{"agent", "app"}) {
 		t.Errorf("containers %v, want [agent app]", names)
 	}
-	if got := p.Annotations[sidecarset.InjectedListAnnotation]; got != set.Name {
-		t.Errorf("%s = %q, want %q", sidecarset.InjectedListAnnotation, got, set.Name)
+	if got := p.Annotations[sidecarrules.InjectedListAnnotation]; got != set.Name {
+		t.Errorf("%s = %q, want %q", sidecarrules.InjectedListAnnotation, got, set.Name)
 	}
 }
 
@@ -578,7 +578,7 @@ func TestSidecarSetVariantV1alpha1(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), alpha) })
 	beta := waitRegistered(t, c, alpha.Name)
-	if only, err := sidecarset.OnlyNamespace(beta); err != nil || only != ns {
+	if only, err := sidecarrules.OnlyNamespace(beta); err != nil || only != ns {
 		t.Errorf("read as v1beta1: spec.namespace kept as %q (%v), want %q", only, err, ns)
 	}
 	// As OpenKruise converts it: a v1beta1 reader (OpenKruise among them) sees the namespace too.
@@ -627,9 +627,9 @@ func TestSidecarSetVariantRevisionPinnedDuringCanary(t *testing.T) {
 	const v1, v2 = "registry.example/agent:v1", "registry.example/agent:v2"
 	set := createSidecarSet(t, c, newSidecarSet("pin-"+ns, ns, "pin", corev1.Container{Name: "agent", Image: v1}, ""))
 	first := waitSidecarSet(t, c, set.Name, "has a revision", func(s *appsv1beta1.SidecarSet) bool { return s.Status.LatestRevision != "" })
-	r1, oldHash := first.Status.LatestRevision, set.Annotations[sidecarset.HashAnnotation]
+	r1, oldHash := first.Status.LatestRevision, set.Annotations[sidecarrules.HashAnnotation]
 	revs, err := cs.AppsV1().ControllerRevisions(sandbox.KruiseNamespace).List(ctx,
-		metav1.ListOptions{LabelSelector: sidecarset.RevisionOwnerLabel + "=" + set.Name})
+		metav1.ListOptions{LabelSelector: sidecarrules.RevisionOwnerLabel + "=" + set.Name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -657,7 +657,7 @@ func TestSidecarSetVariantRevisionPinnedDuringCanary(t *testing.T) {
 	if got := svContainer(p.Spec.Containers, "agent"); got == nil || got.Image != v1 {
 		t.Errorf("pod created while pinned to %s: sidecar %+v, want image %s", r1, got, v1)
 	}
-	specs, err := sidecarset.PodUpgradeSpecs(p, sidecarset.HashAnnotation)
+	specs, err := sidecarrules.PodUpgradeSpecs(p, sidecarrules.HashAnnotation)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -684,7 +684,7 @@ func TestSidecarSetVariantRevisionPinnedDuringCanary(t *testing.T) {
 	if got := svContainer(s2.Spec.Containers, "agent"); got == nil || got.Image != v1 {
 		t.Errorf("new pod the update selector leaves: sidecar %+v, want image %s (Partial: the pinned revision)", got, v1)
 	}
-	if specs, err := sidecarset.PodUpgradeSpecs(c1, sidecarset.HashAnnotation); err != nil || specs[set.Name].ControllerRevision != r2 {
+	if specs, err := sidecarrules.PodUpgradeSpecs(c1, sidecarrules.HashAnnotation); err != nil || specs[set.Name].ControllerRevision != r2 {
 		t.Errorf("new canary pod: hash entry %+v (%v), want controllerRevision %s", specs[set.Name], err, r2)
 	}
 	svWaitReady(t, ns, "app=pin", 5)
@@ -895,8 +895,8 @@ func TestSidecarSetVariantInjectionPaused(t *testing.T) {
 	if names := containerNames(p.Spec.Containers); !slices.Equal(names, []string{"app"}) {
 		t.Errorf("pod created while injection is paused: containers %v, want [app]", names)
 	}
-	if v, ok := p.Annotations[sidecarset.InjectedListAnnotation]; ok {
-		t.Errorf("pod created while injection is paused: %s = %q", sidecarset.InjectedListAnnotation, v)
+	if v, ok := p.Annotations[sidecarrules.InjectedListAnnotation]; ok {
+		t.Errorf("pod created while injection is paused: %s = %q", sidecarrules.InjectedListAnnotation, v)
 	}
 	svPatch(t, c, set, fmt.Sprintf(`{"spec":{"containers":[{"name":"agent","image":%q}]}}`, v2))
 	waitSidecarSet(t, c, set.Name, "upgraded the injected pod", func(s *appsv1beta1.SidecarSet) bool {
@@ -989,7 +989,7 @@ func TestSidecarSetVariantCustomVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rev.Labels[sidecarset.CustomVersionLabel]
+		return rev.Labels[sidecarrules.CustomVersionLabel]
 	}
 	if got := customVersionOf(first.Status.LatestRevision); got != "one" {
 		t.Errorf("revision %s: custom version label %q, want one", first.Status.LatestRevision, got)

@@ -22,7 +22,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/install"
+	"github.com/kruise-ng/kruise/pkg/app/install"
 	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
 	"github.com/kruise-ng/kruise/test/harness"
 )

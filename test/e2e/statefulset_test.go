@@ -23,7 +23,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

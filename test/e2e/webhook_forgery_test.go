@@ -24,9 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/pki"
+	"github.com/kruise-ng/kruise/pkg/platform/pki"
 	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
-	"github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 )
 
 // forger posts AdmissionReviews straight to kruise-manager's webhook port, never through the API
@@ -171,7 +171,7 @@ func TestForgedAdmissionReviewChangesNoBudget(t *testing.T) {
 	}
 	// A defaulting answer is not served to an anonymous caller either.
 	raw, _ := json.Marshal(live)
-	code, _, body, err := forger{t, "no certificate", nil}.post(podreadiness.Path, &admissionv1.AdmissionRequest{UID: "forged",
+	code, _, body, err := forger{t, "no certificate", nil}.post(podmutation.Path, &admissionv1.AdmissionRequest{UID: "forged",
 		Operation: admissionv1.Create, Namespace: ns, Name: "x", Object: runtime.RawExtension{Raw: raw}})
 	if err != nil || code != http.StatusForbidden {
 		t.Errorf("anonymous call of the pod webhook: %d %q %v; want 403", code, body, err)

@@ -18,7 +18,7 @@ import (
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	ppswebhook "github.com/kruise-ng/kruise/pkg/webhook/persistentpodstate"
+	ppswebhook "github.com/kruise-ng/kruise/pkg/webhook/topologypin"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

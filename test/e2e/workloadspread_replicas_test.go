@@ -24,11 +24,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/manager"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/manager"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
 	"github.com/kruise-ng/kruise/pkg/webhook/decider"
-	"github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
-	"github.com/kruise-ng/kruise/pkg/workloadspread"
+	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -97,7 +97,7 @@ func TestWorkloadSpreadTwoReplicas(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "two"}, ws); err != nil {
 			return false, err.Error()
 		}
-		st := ws.Status.VersionedSubsetStatuses[workloadspread.VersionIgnored]
+		st := ws.Status.VersionedSubsetStatuses[spreadrules.VersionIgnored]
 		return len(st) > 0 && len(st[0].CreatingPods) == maxA && st[0].MissingReplicas == 0, fmt.Sprintf("%+v", st)
 	})
 
@@ -158,7 +158,7 @@ func admitter(t *testing.T, c client.Client, s *sandbox.Sandbox) func(sandbox.Ma
 	}
 	pool := x509.NewCertPool()
 	for _, w := range mwc.Webhooks {
-		if w.Name == podreadiness.WebhookName {
+		if w.Name == podmutation.WebhookName {
 			pool.AppendCertsFromPEM(w.ClientConfig.CABundle)
 		}
 	}
@@ -171,7 +171,7 @@ func admitter(t *testing.T, c client.Client, s *sandbox.Sandbox) func(sandbox.Ma
 			Request: &admissionv1.AdmissionRequest{UID: types.UID("uid-" + pod.Name), Operation: admissionv1.Create, Namespace: pod.Namespace, Name: pod.Name,
 				Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
 				Object: runtime.RawExtension{Raw: raw}}})
-		resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d%s", r.WebhookPort, podreadiness.Path), "application/json", bytes.NewReader(body))
+		resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d%s", r.WebhookPort, podmutation.Path), "application/json", bytes.NewReader(body))
 		if err != nil {
 			t.Fatalf("post to %s: %v", r.Name, err)
 		}

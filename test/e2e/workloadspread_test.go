@@ -23,9 +23,9 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/install"
-	wswebhook "github.com/kruise-ng/kruise/pkg/webhook/workloadspread"
-	"github.com/kruise-ng/kruise/pkg/workloadspread"
+	"github.com/kruise-ng/kruise/pkg/app/install"
+	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
+	wswebhook "github.com/kruise-ng/kruise/pkg/webhook/spreadplacement"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -72,7 +72,7 @@ func waitSpreadRegistered(t *testing.T, c client.Client, ns, name string) {
 
 // subsetOf is the subset the pod's annotation names ("" when none).
 func subsetOf(p *corev1.Pod) string {
-	if m := workloadspread.MatchedOf(p); m != nil {
+	if m := spreadrules.MatchedOf(p); m != nil {
 		return m.Subset
 	}
 	return ""
@@ -165,7 +165,7 @@ func TestWorkloadSpreadPlacesCloneSetPods(t *testing.T) {
 		var seen []string
 		ok := true
 		for name, p := range podsByName(t, ns, "app=spread") {
-			cost := p.Annotations[workloadspread.DeletionCostAnnotation]
+			cost := p.Annotations[spreadrules.DeletionCostAnnotation]
 			want := map[string]string{"a": "200", "b": "100"}[subsetOf(p)]
 			ok = ok && cost == want
 			seen = append(seen, name+"="+cost)
@@ -462,7 +462,7 @@ func TestWorkloadSpreadAdaptiveReschedules(t *testing.T) {
 	})
 	waitSpreadStatus(t, c, ns, "adaptive", "marks subset a unschedulable", func(ws *appsv1alpha1.WorkloadSpread) bool {
 		a := subsetStatus(ws, "a")
-		cond := workloadspread.Condition(&a, appsv1alpha1.WorkloadSpreadSubsetSchedulable)
+		cond := spreadrules.Condition(&a, appsv1alpha1.WorkloadSpreadSubsetSchedulable)
 		return cond != nil && cond.Status == corev1.ConditionFalse && subsetStatus(ws, "b").Replicas == 3
 	})
 }

@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	crr2 "github.com/kruise-ng/kruise/pkg/daemon/crr"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	crr2 "github.com/kruise-ng/kruise/pkg/node/restarter"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -22,9 +22,9 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/podgate"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
-	"github.com/kruise-ng/kruise/pkg/sandbox/images"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox/images"
+	"github.com/kruise-ng/kruise/pkg/core/podgate"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

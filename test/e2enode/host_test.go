@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 )
 
 // hostState is what a real node could leave on the machine outside its folder.

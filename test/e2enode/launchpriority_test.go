@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

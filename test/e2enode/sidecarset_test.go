@@ -23,9 +23,9 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
-	"github.com/kruise-ng/kruise/pkg/sandbox/images"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox/images"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -82,7 +82,7 @@ func createRealSidecarSet(t *testing.T, c client.Client, s *appsv1beta1.SidecarS
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), s) })
 	return waitSidecarSet(t, c, s.Name, 30*time.Second, "injection registered", func(s *appsv1beta1.SidecarSet) bool {
-		return s.Annotations[sidecarset.RegisteredAnnotation] == strconv.FormatInt(s.Generation, 10)
+		return s.Annotations[sidecarrules.RegisteredAnnotation] == strconv.FormatInt(s.Generation, 10)
 	})
 }
 
@@ -219,8 +219,8 @@ func sidecarSetUpgradesInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.
 		if got := containerNames(p.Spec.Containers); !slices.Equal(got, []string{"sidecar", "app"}) {
 			t.Fatalf("pod %s: containers %v, want the sidecar injected before the app: [sidecar app]", name, got)
 		}
-		if got := p.Annotations[sidecarset.InjectedListAnnotation]; got != set.Name {
-			t.Errorf("pod %s: %s = %q, want %q", name, sidecarset.InjectedListAnnotation, got, set.Name)
+		if got := p.Annotations[sidecarrules.InjectedListAnnotation]; got != set.Name {
+			t.Errorf("pod %s: %s = %q, want %q", name, sidecarrules.InjectedListAnnotation, got, set.Name)
 		}
 		if st := statusOf(p, "sidecar"); st == nil || st.State.Running == nil || !st.Ready || st.RestartCount != 0 {
 			t.Fatalf("pod %s: the sidecar is not running: %s", name, harness.DescribePod(p))
@@ -271,8 +271,8 @@ func sidecarSetUpgradesInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.
 			t.Errorf("pod %s: the app container says %q after the sidecar upgrade, want v1", name, got)
 		}
 		waitVersion(t, name, p.Status.PodIP, "v2")
-		if cond := harness.PodCondition(p, sidecarset.UpgradableCondition); cond != corev1.ConditionTrue {
-			t.Errorf("pod %s: %s is %s", name, sidecarset.UpgradableCondition, cond)
+		if cond := harness.PodCondition(p, sidecarrules.UpgradableCondition); cond != corev1.ConditionTrue {
+			t.Errorf("pod %s: %s is %s", name, sidecarrules.UpgradableCondition, cond)
 		}
 	}
 }
@@ -435,9 +435,9 @@ func sidecarSetHotUpgrade(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Inter
 func checkCopies(t *testing.T, p *corev1.Pod, working, workingImage, idle, idleImage string) {
 	t.Helper()
 	var names map[string]string
-	if err := json.Unmarshal([]byte(p.Annotations[sidecarset.WorkingHotUpgradeContainerAnnotation]), &names); err != nil || names["sidecar"] != working {
-		t.Errorf("pod %s: %s = %q, want sidecar working as %s", p.Name, sidecarset.WorkingHotUpgradeContainerAnnotation,
-			p.Annotations[sidecarset.WorkingHotUpgradeContainerAnnotation], working)
+	if err := json.Unmarshal([]byte(p.Annotations[sidecarrules.WorkingHotUpgradeContainerAnnotation]), &names); err != nil || names["sidecar"] != working {
+		t.Errorf("pod %s: %s = %q, want sidecar working as %s", p.Name, sidecarrules.WorkingHotUpgradeContainerAnnotation,
+			p.Annotations[sidecarrules.WorkingHotUpgradeContainerAnnotation], working)
 	}
 	for name, image := range map[string]string{working: workingImage, idle: idleImage} {
 		spec, st := specOf(p, name), statusOf(p, name)

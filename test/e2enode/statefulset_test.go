@@ -23,8 +23,8 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

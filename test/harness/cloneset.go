@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/manager"
+	"github.com/kruise-ng/kruise/pkg/app/manager"
 )
 
 // KruiseClient is a controller-runtime client for cfg that knows Kruise's kinds.

@@ -21,9 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/manager"
-	"github.com/kruise-ng/kruise/pkg/pki"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/manager"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/platform/pki"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
 	"github.com/kruise-ng/kruise/test/harness"
 )

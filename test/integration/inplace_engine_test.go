@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -11,8 +11,8 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
 )
 
 func inplacePod(t *testing.T, cs kubernetes.Interface) *corev1.Pod {

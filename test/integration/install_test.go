@@ -23,8 +23,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kruise-ng/kruise/pkg/install"
-	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/app/install"
+	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -20,8 +20,8 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/install"
-	"github.com/kruise-ng/kruise/pkg/manager"
+	"github.com/kruise-ng/kruise/pkg/app/install"
+	"github.com/kruise-ng/kruise/pkg/app/manager"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

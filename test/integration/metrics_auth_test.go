@@ -22,9 +22,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kruise-ng/kruise/pkg/daemon"
-	"github.com/kruise-ng/kruise/pkg/install"
-	"github.com/kruise-ng/kruise/pkg/metricsauth"
+	"github.com/kruise-ng/kruise/pkg/app/daemon"
+	"github.com/kruise-ng/kruise/pkg/app/install"
+	"github.com/kruise-ng/kruise/pkg/platform/metricsauth"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kruise-ng/kruise/pkg/cronschedule"
+	"github.com/kruise-ng/kruise/pkg/core/cronschedule"
 	"github.com/robfig/cron/v3"
 )
 

@@ -23,8 +23,8 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // The controller's permissions, generated into config/rbac. Finalizers: the pods' controller

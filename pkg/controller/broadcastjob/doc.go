@@ -11,7 +11,7 @@
 //
 // Each reconcile observes the job, the nodes and the job's pods, plans (Compute, pure) and applies
 // the plan (apply.go, the only writer). Invariants of every plan:
-//   - Eligibility is pkg/nodeeligibility's, with resources checked: a node without a pod of the job
+//   - Eligibility is pkg/core/nodeeligibility's, with resources checked: a node without a pod of the job
 //     gets one only when the template's verdict is Run; a node whose pod's own spec no longer has
 //     the verdict Continue (an untolerated NoExecute taint, a node selector that stopped matching,
 //     allocatable too small; for a pod not yet bound, anything short of Run) has the pod deleted

@@ -10,7 +10,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // observe reads the nodes (always from the cache) and job's pods from reader: those whose

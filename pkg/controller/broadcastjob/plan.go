@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
 )
 
 // Snapshot is what one reconcile reads: the job, every node, and the pods the job controls.

@@ -10,7 +10,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
 )
 
 // A job's pod is OpenKruise's: generateName, labels, annotations, finalizers, the controller

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
 )
 
 // sim is a cluster for one job: nodes that come, go and get tainted, pods the job's plans create

@@ -23,9 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // The controller's permissions, generated into config/rbac.
@@ -54,7 +54,7 @@ type Reconciler struct {
 	// the cache has not shown within expectationTimeout (Expectations.Pending). SetupWithManager
 	// defaults it to the manager's.
 	APIReader client.Reader
-	// Engine carries out in-place updates (pkg/inplace/engine).
+	// Engine carries out in-place updates (pkg/machinery/engine).
 	Engine engine.Engine
 	// PartitionRollback is the feature gate CloneSetPartitionRollback (Options.PartitionRollback).
 	PartitionRollback bool

@@ -21,7 +21,7 @@
 //   - Partition: the plan never updates an old pod when that would leave fewer than partition old
 //     pods, never deletes old pods below the partition by scaling in, and creates current-revision
 //     pods only to make up the partition. A raised partition rolls nothing back.
-//   - In place: no pod is recreated when pkg/inplace allows an in-place update and the update type
+//   - In place: no pod is recreated when pkg/core/inplace allows an in-place update and the update type
 //     is InPlaceIfPossible or InPlaceOnly; InPlaceOnly never recreates, it refuses (Plan.Refusals).
 //   - Paused: no pod is updated; scaling (and replacing specified pods) goes on.
 //   - Convergence: with a fixed spec and pods that become ready, repeated plans reach replicas

@@ -2,7 +2,7 @@ package cloneset
 
 import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // refusalMessage says which pods InPlaceOnly leaves on the old revision and why, or "".

@@ -6,7 +6,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 func TestWaitReporterEmitsOncePerReason(t *testing.T) {

@@ -21,10 +21,10 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // cacheOnly is a live read that must not happen: the cache is trusted.

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
+	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
 )
 
 // cacheLagReads counts the reconciles that read a CloneSet's pods from the API server because the

@@ -9,10 +9,10 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/lifecycle"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/updateorder"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/core/updateorder"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // Options tunes the planner with what is not in the snapshot: the manager's feature gates.
@@ -53,7 +53,7 @@ const (
 type UpdateMode string
 
 const (
-	// UpdateInPlace patches the live pod (pkg/inplace).
+	// UpdateInPlace patches the live pod (pkg/core/inplace).
 	UpdateInPlace UpdateMode = "InPlace"
 	// UpdateRecreate deletes the pod; a pod of the update revision is created in its place.
 	UpdateRecreate UpdateMode = "Recreate"
@@ -90,7 +90,7 @@ type Update struct {
 	Reason string
 }
 
-// LifecycleMove puts a pod in a lifecycle state (pkg/lifecycle): holding it for a hook, or
+// LifecycleMove puts a pod in a lifecycle state (pkg/core/lifecycle): holding it for a hook, or
 // releasing it after one. MarkNotReady sets the pod's KruisePodReady condition False with the move
 // (the hook's markPodNotReady); the pod readiness controller sets it True once the pod leaves the
 // hook.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // replicas 2^31-1 (the scale subresource reaches no webhook) plans one burst of creations, in

@@ -2,10 +2,10 @@ package cloneset
 
 import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/core/lifecycle"
 )
 
-// The lifecycle hooks (spec.lifecycle, pkg/lifecycle) in the plan:
+// The lifecycle hooks (spec.lifecycle, pkg/core/lifecycle) in the plan:
 //   - a pod to delete (scale in, specified, recreate update) that the preDelete hook holds moves
 //     to PreparingDelete instead and stays until the hook releases it; it counts among the pods
 //     (no replacement beyond replicas + surge) but no longer among those kept;

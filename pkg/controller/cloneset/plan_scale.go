@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/updateorder"
+	"github.com/kruise-ng/kruise/pkg/core/updateorder"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // planPreparingDelete decides the pods already in PreparingDelete (not specified for deletion),

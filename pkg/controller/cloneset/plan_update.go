@@ -8,9 +8,9 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/updateorder"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/updateorder"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // planUpdates moves kept old pods above the partition to the update revision, unless paused.
@@ -174,8 +174,8 @@ func (pl *planner) full() bool {
 //
 //  1. Kubernetes' ActivePods order (cmpActive), then by name: OpenKruise's sort is unstable, so the
 //     name only settles what it leaves open;
-//  2. updateStrategy.priorityStrategy (pkg/updateorder.Priority), stably;
-//  3. updateStrategy.scatterStrategy (pkg/updateorder.Scatter), with the density of matching pods
+//  2. updateStrategy.priorityStrategy (pkg/core/updateorder.Priority), stably;
+//  3. updateStrategy.scatterStrategy (pkg/core/updateorder.Scatter), with the density of matching pods
 //     among all the alive pods;
 //  4. pods in lifecycle state PreparingUpdate first, stably: their update has begun.
 func (pl *planner) sortForUpdate(pods []*PodFacts) {

@@ -6,14 +6,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/predownload"
+	"github.com/kruise-ng/kruise/pkg/machinery/predownload"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=patch
 
 // syncPreDownload decides the update revision's image pre-download once, or deletes the CloneSet's
-// pre-download jobs once the rollout is done (pkg/predownload, gate PreDownloadImageForInPlaceUpdate).
+// pre-download jobs once the rollout is done (pkg/machinery/predownload, gate PreDownloadImageForInPlaceUpdate).
 func (r *Reconciler) syncPreDownload(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation) error {
 	if obs.newRevision != nil {
 		return nil // the update revision is created first
@@ -23,7 +23,7 @@ func (r *Reconciler) syncPreDownload(ctx context.Context, cs *v1alpha1.CloneSet,
 	})
 }
 
-// preDownloadInput is the CloneSet's update as pkg/predownload reads it: partition and
+// preDownloadInput is the CloneSet's update as pkg/machinery/predownload reads it: partition and
 // maxUnavailable as the planner bounds them, ReCreate ruling pre-download out.
 func preDownloadInput(cs *v1alpha1.CloneSet, obs *observation) predownload.Input {
 	spec := &obs.snap.Spec

@@ -8,11 +8,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/predownload"
-	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
+	"github.com/kruise-ng/kruise/pkg/machinery/predownload"
 )
 
-// The CloneSet's reading of OpenKruise's skip rules (pkg/predownload): ReCreate rules
+// The CloneSet's reading of OpenKruise's skip rules (pkg/machinery/predownload): ReCreate rules
 // pre-download out; partition and maxUnavailable count as the planner bounds them (percentages
 // of replicas rounded up, maxUnavailable at least one); the current revision's in-place decision.
 func TestPreDownloadSkipRules(t *testing.T) {

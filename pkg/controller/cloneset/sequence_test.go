@@ -15,8 +15,8 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // sim plays the CloneSet controller and the cluster: each step the clock advances, pods become

@@ -7,8 +7,8 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // Snapshot is everything the planner may look at: an immutable view of one CloneSet and the pods it
@@ -22,7 +22,7 @@ type Snapshot struct {
 	CurrentRevision string
 	// UpdateRevision is the revision of the current pod template (status.updateRevision).
 	UpdateRevision string
-	// InPlace holds, per source revision, the in-place decision (pkg/inplace.Plan) for moving a pod
+	// InPlace holds, per source revision, the in-place decision (pkg/core/inplace.Plan) for moving a pod
 	// of that revision to UpdateRevision. A missing entry means the pod must be recreated.
 	InPlace map[string]inplace.Decision
 	// Rollback is the in-place decision for moving a pod of UpdateRevision back to CurrentRevision;
@@ -83,7 +83,7 @@ type PodFacts struct {
 	InPlaceUpdating bool
 	// Lifecycle is the pod's lifecycle state (label lifecycle.apps.kruise.io/state).
 	Lifecycle appspub.LifecycleStateType
-	// The hooks of spec.lifecycle against the pod (pkg/lifecycle): PreDeleteHeld and PreUpdateHeld
+	// The hooks of spec.lifecycle against the pod (pkg/core/lifecycle): PreDeleteHeld and PreUpdateHeld
 	// hold it before a deletion or an in-place update; PreNormalReleased and UpdatedReleased let it
 	// become Normal after its creation or its in-place update.
 	PreDeleteHeld, PreUpdateHeld, PreNormalReleased, UpdatedReleased bool

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 )
 
 // barrierPod is a pod as the webhook leaves it, its containers c0, c1, ... of the given priorities
@@ -20,7 +20,7 @@ func barrierPod(prios []*int, ready ...bool) *corev1.Pod {
 	for i, p := range prios {
 		c := corev1.Container{Name: "c" + string(rune('0'+i))}
 		if p != nil {
-			c.Env = []corev1.EnvVar{podreadiness.BarrierEnv(pod.Name, *p)}
+			c.Env = []corev1.EnvVar{podmutation.BarrierEnv(pod.Name, *p)}
 		}
 		pod.Spec.Containers = append(pod.Spec.Containers, c)
 		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Ready: i < len(ready) && ready[i]})
@@ -73,8 +73,8 @@ func TestPlanPod(t *testing.T) {
 		{"an earlier pod's barrier: replaced", barrierPod(ints(1, 0)), Barrier{Exists: true, OwnerUID: "uid-0", Keys: keys("p_1", "p_0")}, false, "", false, false, true},
 		{"containers without status yet count as not ready", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "uid-1"},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{
-				{Name: "a", Env: []corev1.EnvVar{podreadiness.BarrierEnv("p", 3)}},
-				{Name: "b", Env: []corev1.EnvVar{podreadiness.BarrierEnv("p", 7)}}}}}, Barrier{}, true, "p_7", false, false, false},
+				{Name: "a", Env: []corev1.EnvVar{podmutation.BarrierEnv("p", 3)}},
+				{Name: "b", Env: []corev1.EnvVar{podmutation.BarrierEnv("p", 7)}}}}}, Barrier{}, true, "p_7", false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := PlanPod(tc.pod, tc.barrier)

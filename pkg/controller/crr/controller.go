@@ -1,10 +1,3 @@
-// Package crr is the manager's side of ContainerRecreateRequests (kruise-daemon on the pod's node
-// does the recreating, pkg/daemon/crr): it starts a request (phase Pending), holds the pod not
-// ready first when unreadyGracePeriodSeconds asks (through the pod-readiness controller, and
-// records when the pod was seen not ready in crr.apps.kruise.io/unready-acquired, from which the
-// daemon counts the grace period), ends a request whose pod is gone or replaced or whose
-// activeDeadlineSeconds passed, and, once a request has ended, releases the pod, drops the
-// request's active label and deletes it ttlSecondsAfterFinished later.
 package crr
 
 import (
@@ -28,9 +21,9 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/holders"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/podgate"
+	"github.com/kruise-ng/kruise/pkg/core/holders"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/podgate"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=containerrecreaterequests,verbs=list;watch;patch;delete

@@ -23,11 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
 )
 
 // The controller's permissions, generated into config/rbac.
@@ -51,7 +51,7 @@ type Reconciler struct {
 	// APIReader reads the pods around the cache when the cache has not shown the controller's
 	// writes within expectationTimeout. SetupWithManager defaults it to the manager's.
 	APIReader client.Reader
-	// Engine carries out in-place updates (pkg/inplace/engine); its options must label pods with
+	// Engine carries out in-place updates (pkg/machinery/engine); its options must label pods with
 	// the revision's hash (inplace.Options.ShortRevisionHash), as DaemonSet pods are labelled.
 	Engine engine.Engine
 	// OwnerIndexed says the client's cache indexes pods and revisions by controller

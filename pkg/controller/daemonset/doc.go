@@ -4,8 +4,8 @@
 // revision, and per node its eligibility verdict, labels and daemon pods) and the time into a Plan
 // of creates, deletes and updates, each with a reason, notes on what it waits for and the next
 // time it may change. ComputeStatus is its pure counterpart for status. Which nodes run a pod is
-// decided by pkg/nodeeligibility; all writes go through pkg/podcontrol, in-place updates through
-// pkg/inplace/engine.
+// decided by pkg/core/nodeeligibility; all writes go through pkg/machinery/podcontrol, in-place updates through
+// pkg/machinery/engine.
 //
 // Invariants of every plan (checked after each step of TestPlanSequences):
 //   - One pod per node: a node that should run a daemon pod and has none gets one (unless its

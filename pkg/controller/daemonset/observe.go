@@ -13,9 +13,9 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // gvk is the Advanced DaemonSet kind (the storage version), the owner of its pods and revisions.

@@ -7,9 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/lifecycle"
-	"github.com/kruise-ng/kruise/pkg/updateorder"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/core/updateorder"
 )
 
 // Plan is what one reconcile does, with a reason for every action.
@@ -23,7 +23,7 @@ type Plan struct {
 	Updates []Update
 	// Resumes are pods whose deferred in-place update's grace period is over.
 	Resumes []string
-	// Lifecycle are the lifecycle state changes (pkg/lifecycle).
+	// Lifecycle are the lifecycle state changes (pkg/core/lifecycle).
 	Lifecycle []LifecycleMove
 	// Notes say what the plan waits for.
 	Notes []string

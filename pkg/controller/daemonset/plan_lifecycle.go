@@ -3,10 +3,10 @@ package daemonset
 import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/core/lifecycle"
 )
 
-// The lifecycle hooks (spec.lifecycle, pkg/lifecycle) in the plan, as the other workloads': a pod
+// The lifecycle hooks (spec.lifecycle, pkg/core/lifecycle) in the plan, as the other workloads': a pod
 // to delete (misscheduled, extra, recreate update) or to update in place that its hook holds moves
 // to PreparingDelete or PreparingUpdate instead, until the hook releases it; a pod in any state
 // but Normal is not available.

@@ -12,8 +12,8 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
 )
 
 func createdOn(p Plan) []string {

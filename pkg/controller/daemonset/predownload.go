@@ -6,16 +6,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/predownload"
-	"github.com/kruise-ng/kruise/pkg/revision"
-	"github.com/kruise-ng/kruise/pkg/updateorder"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
+	"github.com/kruise-ng/kruise/pkg/core/updateorder"
+	"github.com/kruise-ng/kruise/pkg/machinery/predownload"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=patch
 
 // syncPreDownload decides the update revision's image pre-download once, or deletes the set's
-// pre-download jobs once the rollout is done (pkg/predownload, gate
+// pre-download jobs once the rollout is done (pkg/machinery/predownload, gate
 // PreDownloadImageForDaemonSetUpdate).
 func (r *Reconciler) syncPreDownload(ctx context.Context, ds *v1beta1.DaemonSet, obs *observation) error {
 	if obs.newRevision != nil {
@@ -26,7 +26,7 @@ func (r *Reconciler) syncPreDownload(ctx context.Context, ds *v1beta1.DaemonSet,
 	})
 }
 
-// preDownloadInput is the set's update as pkg/predownload reads it, as OpenKruise reads an
+// preDownloadInput is the set's update as pkg/machinery/predownload reads it, as OpenKruise reads an
 // Advanced DaemonSet: only InPlaceIfPossible rolling updates without surge pre-download; replicas
 // are the desired nodes; the partition is resolved over them; maxUnavailable is rounded down.
 // The rollout goes from the current revision (what most old pods run); when every pod is

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/updateorder"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/updateorder"
 )
 
 // world is a simulated cluster: nodes with daemon pods that start, become ready, update in place

@@ -6,9 +6,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/nodeeligibility"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // Snapshot is everything the planner may look at: an immutable view of one Advanced DaemonSet,
@@ -39,7 +39,7 @@ type NodeFacts struct {
 	Name string
 	// Labels are the node's labels (rollingUpdate.selector reads them); shared with the cache.
 	Labels map[string]string
-	// Verdict says whether the node runs a daemon pod (pkg/nodeeligibility).
+	// Verdict says whether the node runs a daemon pod (pkg/core/nodeeligibility).
 	Verdict nodeeligibility.Verdict
 	// Pods are the daemon pods on (or pinned to) the node, oldest first.
 	Pods []PodFacts

@@ -7,7 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
 )
 
 // ComputeStatus is the daemon set's status over the snapshot (pure), counted as the DaemonSet

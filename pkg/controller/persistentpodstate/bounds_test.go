@@ -19,8 +19,8 @@ import (
 	"github.com/kruise-ng/kruise/apis"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
 // A target that the webhook would refuse (it was stored while the webhook was off) -- replicas

@@ -24,8 +24,8 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/registrationmark"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/core/registrationmark"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=persistentpodstates,verbs=list;watch;create;update;delete

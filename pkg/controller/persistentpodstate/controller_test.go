@@ -23,7 +23,7 @@ import (
 	"github.com/kruise-ng/kruise/apis"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
 func ownedPod(name, node string, ready bool) *corev1.Pod {

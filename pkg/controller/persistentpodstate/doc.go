@@ -5,7 +5,7 @@
 //   - Reconciler records, in status.podStates[pod], the node of every ready pod of the targeted
 //     workload, that node's labels named by the required and preferred topology keys, and the pod's
 //     annotations named by spec.persistentPodAnnotations (PlanStates). The pod webhook
-//     (pkg/webhook/persistentpodstate) brings a pod recreated under the same name back to that
+//     (pkg/webhook/topologypin) brings a pod recreated under the same name back to that
 //     topology.
 //   - Generator keeps, for a StatefulSet annotated kruise.io/auto-generate-persistent-pod-state:
 //     "true", a PersistentPodState of the same name that it controls, built from the annotations
@@ -20,7 +20,7 @@
 //     is dropped once that pod is gone; with WhenDeleted, states survive scale-in; both drop every
 //     state when the workload is deleted (for a custom workload, once it is gone);
 //   - memory follows the objects, not the numbers in them: a target's replicas are intervals
-//     (pkg/ordinal), so a replicas of 2^31-1 or 30 million reserved ordinals -- which the Advanced
+//     (pkg/core/ordinal), so a replicas of 2^31-1 or 30 million reserved ordinals -- which the Advanced
 //     StatefulSet webhook refuses, but a scale subresource or a disabled webhook lets through --
 //     is tracked as any other, with no condition needed;
 //   - the Generator never creates, updates or deletes a PersistentPodState its workload does not

@@ -17,7 +17,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
 // Generator keeps the PersistentPodStates that StatefulSets of one kind ask for by annotation

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
 )
 
 // Target is what the planner needs of the targeted workload.

@@ -1,9 +1,3 @@
-// Package podprobemarker runs PodProbeMarkers in kruise-manager: it keeps one NodePodProbe per node
-// listing the probes of the pods on it (kruise-daemon runs them and writes their states into the
-// NodePodProbe's status), turns those states into the pods' conditions, labels and annotations, and
-// keeps each marker's finalizer and status. Three reconcilers, one writer each: nodes (the
-// NodePodProbes), pods (their marks), markers (their finalizer and status). What the probes mean is
-// pkg/podprobe.
 package podprobemarker
 
 import (
@@ -23,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/podprobe"
+	"github.com/kruise-ng/kruise/pkg/core/proberules"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=podprobemarkers,verbs=list;watch;update
@@ -127,7 +121,7 @@ func selecting(ctx context.Context, c client.Reader, pod *corev1.Pod) []*v1alpha
 	}
 	var out []*v1alpha1.PodProbeMarker
 	for _, m := range all {
-		if podprobe.Selects(m, pod) {
+		if proberules.Selects(m, pod) {
 			out = append(out, m)
 		}
 	}
@@ -137,7 +131,7 @@ func selecting(ctx context.Context, c client.Reader, pod *corev1.Pod) []*v1alpha
 // matchedPods lists the pods of marker's namespace its selector matches (being deleted or not),
 // from the cache.
 func matchedPods(ctx context.Context, c client.Reader, m *v1alpha1.PodProbeMarker) ([]*corev1.Pod, error) {
-	sel, ok := podprobe.Selector(m)
+	sel, ok := proberules.Selector(m)
 	if !ok {
 		return nil, nil
 	}

@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/podprobe"
+	"github.com/kruise-ng/kruise/pkg/core/proberules"
 )
 
-// Markers keeps each PodProbeMarker's finalizer (OpenKruise's podprobe.Finalizer: a marker goes
+// Markers keeps each PodProbeMarker's finalizer (OpenKruise's proberules.Finalizer: a marker goes
 // only once no NodePodProbe lists its probes) and its status (matched pods, observed generation).
 type Markers struct {
 	Client client.Client
@@ -30,7 +30,7 @@ func (r *Markers) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result,
 	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	has := slices.Contains(m.Finalizers, podprobe.Finalizer)
+	has := slices.Contains(m.Finalizers, proberules.Finalizer)
 	if m.DeletionTimestamp != nil {
 		if !has {
 			return ctrl.Result{}, nil
@@ -40,18 +40,18 @@ func (r *Markers) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result,
 			return ctrl.Result{}, err
 		}
 		for i := range list.Items {
-			if podprobe.References(list.Items[i].Spec, m.Namespace, m.Name) {
+			if proberules.References(list.Items[i].Spec, m.Namespace, m.Name) {
 				return ctrl.Result{RequeueAfter: time.Second}, nil // the node reconciler removes them
 			}
 		}
-		m.Finalizers = slices.DeleteFunc(m.Finalizers, func(f string) bool { return f == podprobe.Finalizer })
+		m.Finalizers = slices.DeleteFunc(m.Finalizers, func(f string) bool { return f == proberules.Finalizer })
 		if err := r.Client.Update(ctx, m); err != nil {
 			return ctrl.Result{}, fmt.Errorf("remove the finalizer of PodProbeMarker %s/%s: %w", m.Namespace, m.Name, err)
 		}
 		return ctrl.Result{}, nil
 	}
 	if !has {
-		m.Finalizers = append(m.Finalizers, podprobe.Finalizer)
+		m.Finalizers = append(m.Finalizers, proberules.Finalizer)
 		if err := r.Client.Update(ctx, m); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add the finalizer of PodProbeMarker %s/%s: %w", m.Namespace, m.Name, err)
 		}
@@ -60,7 +60,7 @@ func (r *Markers) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result,
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	st := podprobe.MarkerStatus(m, pods)
+	st := proberules.MarkerStatus(m, pods)
 	if equality.Semantic.DeepEqual(m.Status, st) {
 		return ctrl.Result{}, nil
 	}
@@ -80,7 +80,7 @@ func (r *Markers) ofPod(ctx context.Context, o client.Object) []reconcile.Reques
 	}
 	var out []reconcile.Request
 	for _, m := range all {
-		if podprobe.Matches(m, pod) {
+		if proberules.Matches(m, pod) {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
 		}
 	}
@@ -94,7 +94,7 @@ func (r *Markers) ofNodePodProbe(ctx context.Context, o client.Object) []reconci
 	var out []reconcile.Request
 	for _, pp := range npp.Spec.PodProbes {
 		for _, p := range pp.Probes {
-			name, _, ok := podprobe.SplitProbeName(p.Name)
+			name, _, ok := proberules.SplitProbeName(p.Name)
 			key := types.NamespacedName{Namespace: pp.Namespace, Name: name}
 			if ok && !seen[key] {
 				seen[key] = true

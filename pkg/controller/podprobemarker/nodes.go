@@ -16,11 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/podprobe"
+	"github.com/kruise-ng/kruise/pkg/core/proberules"
 )
 
 // Nodes keeps one NodePodProbe per node, named after it: created with the node, deleted with it,
-// its spec the probes of the pods on it (podprobe.NodeSpec). It is the only writer of their specs;
+// its spec the probes of the pods on it (proberules.NodeSpec). It is the only writer of their specs;
 // kruise-daemon writes their statuses.
 type Nodes struct {
 	Client   client.Client
@@ -74,7 +74,7 @@ func (r *Nodes) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 }
 
 // want is the spec the NodePodProbe of node should have: its pods' probes.
-func (r *Nodes) want(ctx context.Context, node string) (v1alpha1.NodePodProbeSpec, []podprobe.Problem, error) {
+func (r *Nodes) want(ctx context.Context, node string) (v1alpha1.NodePodProbeSpec, []proberules.Problem, error) {
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.MatchingFields{nodeIndex: node}); err != nil {
 		return v1alpha1.NodePodProbeSpec{}, nil, err
@@ -95,12 +95,12 @@ func (r *Nodes) want(ctx context.Context, node string) (v1alpha1.NodePodProbeSpe
 		}
 		markers = append(markers, in...)
 	}
-	spec, problems := podprobe.NodeSpec(on, markers)
+	spec, problems := proberules.NodeSpec(on, markers)
 	return spec, problems, nil
 }
 
 // report records a Warning event on each marker whose probe cannot run on a pod.
-func (r *Nodes) report(ctx context.Context, problems []podprobe.Problem) {
+func (r *Nodes) report(ctx context.Context, problems []proberules.Problem) {
 	if r.Recorder == nil {
 		return
 	}
@@ -156,7 +156,7 @@ func (r *Nodes) ofMarker(ctx context.Context, o client.Object) []reconcile.Reque
 	list := &v1alpha1.NodePodProbeList{}
 	if err := r.Client.List(ctx, list); err == nil {
 		for i := range list.Items {
-			if podprobe.References(list.Items[i].Spec, m.Namespace, m.Name) {
+			if proberules.References(list.Items[i].Spec, m.Namespace, m.Name) {
 				nodes[list.Items[i].Name] = true
 			}
 		}

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/podprobe"
+	"github.com/kruise-ng/kruise/pkg/core/proberules"
 )
 
 // Event reasons on a pod whose probe state turned (OpenKruise's).
@@ -26,7 +26,7 @@ const (
 	EventProbeFailed    = "KruiseProbeFailed"
 )
 
-// Pods writes onto each probed pod what its probes' states mean (podprobe.PodMarks): labels and
+// Pods writes onto each probed pod what its probes' states mean (proberules.PodMarks): labels and
 // annotations by one metadata patch, conditions by one status patch, each only when it changes.
 type Pods struct {
 	Client   client.Client
@@ -39,14 +39,14 @@ func (r *Pods) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 	if err := r.Client.Get(ctx, req.NamespacedName, pod); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !podprobe.Eligible(pod) {
+	if !proberules.Eligible(pod) {
 		return ctrl.Result{}, nil
 	}
 	npp := &v1alpha1.NodePodProbe{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, npp); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	st := podprobe.StatusOf(npp.Status, pod)
+	st := proberules.StatusOf(npp.Status, pod)
 	if st == nil {
 		return ctrl.Result{}, nil
 	}
@@ -58,9 +58,9 @@ func (r *Pods) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 	for _, m := range all {
 		byName[m.Name] = m
 	}
-	marks := podprobe.PodMarks(st.ProbeStates, byName)
-	labels, annotations := podprobe.MetadataChanges(pod, marks)
-	conditions := podprobe.ConditionChanges(pod, marks)
+	marks := proberules.PodMarks(st.ProbeStates, byName)
+	labels, annotations := proberules.MetadataChanges(pod, marks)
+	conditions := proberules.ConditionChanges(pod, marks)
 	if len(labels)+len(annotations) > 0 {
 		meta := map[string]any{}
 		if len(labels) > 0 {
@@ -114,7 +114,7 @@ func (r *Pods) patch(ctx context.Context, pod *corev1.Pod, status bool, body map
 }
 
 // record adds one event per probe whose state the pod now reflects.
-func (r *Pods) record(pod *corev1.Pod, states []v1alpha1.NodePodProbeContainerProbeState, marks podprobe.Marks) {
+func (r *Pods) record(pod *corev1.Pod, states []v1alpha1.NodePodProbeContainerProbeState, marks proberules.Marks) {
 	if r.Recorder == nil {
 		return
 	}

@@ -1,12 +1,3 @@
-// Package podreadiness keeps the KruisePodReady condition of the pods that carry its readiness gate
-// (added by the pod webhook, pkg/webhook/podreadiness): True unless something holds the pod, so
-// that such a pod is Ready exactly when its containers are ready and nothing holds it. The holders
-// are listed in the condition's message as OpenKruise lists them (pkg/holders); Kruise adds and
-// removes only its own.
-//
-// The workload that creates a pod opens the gate in its own first status write; this controller
-// repairs the pods whose condition is still missing (or wrong) after OwnerGrace, so the normal path
-// costs no extra write.
 package podreadiness
 
 import (
@@ -29,11 +20,11 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/holders"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/lifecycle"
-	"github.com/kruise-ng/kruise/pkg/podgate"
+	"github.com/kruise-ng/kruise/pkg/core/holders"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/core/podgate"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 )
 
 // OwnerGrace is how long a new pod's workload has to open the gate before this controller does.
@@ -48,7 +39,7 @@ type RequestChecker interface {
 
 // Desired returns the holders the pod's KruisePodReady condition should list (it is True when
 // there are none). From the holders it lists now it drops only Kruise's own that are over: a
-// Lifecycle holder once the pod has left the hook's state (pkg/holders.LifecycleHook), a
+// Lifecycle holder once the pod has left the hook's state (pkg/core/holders.LifecycleHook), a
 // ContainerRecreateRequest holder once the pod no longer names the request in
 // crr.apps.kruise.io/unready and requests reports it released. Other agents' holders stay. The
 // workload adds Lifecycle holders itself (it moves the pod into the hook's state); a pod that names

@@ -1,13 +1,3 @@
-// Package podunavailablebudget runs PodUnavailableBudgets: it finds the pods a budget guards
-// (spec.selector, or its targetRef workload's pods through pkg/workloadfinder), marks them with the
-// kruise.io/related-pub annotation, and writes the status OpenKruise v1.9.0 writes
-// (podbudget.Status): the pods the budget counts on, how many are and must stay available, how
-// many more may become unavailable, and the disruptions the pod webhook (pkg/webhook/budgetguard)
-// recorded that the pods do not show yet, until their timeout.
-//
-// The status has two writers, as in OpenKruise (and as a PodDisruptionBudget's has, with the
-// eviction API): this controller and the webhook, which records each disruption it admits. Both
-// write with the object's resourceVersion, so neither overwrites what the other wrote.
 package podunavailablebudget
 
 import (
@@ -32,16 +22,16 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/podbudget"
-	"github.com/kruise-ng/kruise/pkg/registrationmark"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/core/podbudget"
+	"github.com/kruise-ng/kruise/pkg/core/registrationmark"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
 // +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets,verbs=list;watch
 // +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets/status,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// The workload finder's (pkg/workloadfinder):
+// The workload finder's (pkg/machinery/workloadfinder):
 // +kubebuilder:rbac:groups=apps,resources=deployments;replicasets;statefulsets,verbs=list;watch
 // +kubebuilder:rbac:groups=*,resources=*/scale,verbs=get
 

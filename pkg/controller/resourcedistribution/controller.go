@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	dist "github.com/kruise-ng/kruise/pkg/resourcedistribution"
+	dist "github.com/kruise-ng/kruise/pkg/core/distributionrules"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=resourcedistributions,verbs=list;watch

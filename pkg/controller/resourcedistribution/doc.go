@@ -13,6 +13,6 @@
 //     CreateResourceFailed, UpdateResourceFailed, DeleteResourceFailed, ConflictOccurred,
 //     NamespaceNotExists), each True with its failed namespaces or False with reason Succeeded.
 //
-// What a distribution means (its targets, its copies, its status) is pkg/resourcedistribution's;
+// What a distribution means (its targets, its copies, its status) is pkg/core/distributionrules's;
 // Reconcile reads and writes.
 package resourcedistribution

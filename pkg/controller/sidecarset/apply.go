@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // Events of the controller, on the SidecarSet.
@@ -71,7 +71,7 @@ func (r *Reconciler) apply(ctx context.Context, pc *podcontrol.Control, owner po
 			mu.Unlock()
 		} else if f != nil {
 			// The upgrade was not written, the flip was: the cache must still show that.
-			pc.Expectations.ExpectAnnotation(set.Name, key, sidecarset.InplaceUpdateStateAnnotation, f.state, now.Time)
+			pc.Expectations.ExpectAnnotation(set.Name, key, sidecarrules.InplaceUpdateStateAnnotation, f.state, now.Time)
 		}
 		var budget *engine.BudgetError
 		switch {
@@ -111,19 +111,19 @@ type flipped struct {
 	state string      // its in-place update state annotation, which the expectation waits for
 }
 
-// flipAll flips the old hot-upgrade copies of pods (sidecarset.PlanFlip, one patch each through the
+// flipAll flips the old hot-upgrade copies of pods (sidecarrules.PlanFlip, one patch each through the
 // engine, the hash entry untouched), with an event on each pod, and returns the flipped pods by key.
 func (r *Reconciler) flipAll(ctx context.Context, pc *podcontrol.Control, set *v1beta1.SidecarSet, pods []*corev1.Pod, now metav1.Time) (map[string]*flipped, error) {
 	var mu sync.Mutex
 	out := map[string]*flipped{}
 	err := podcontrol.Parallel(pods, func(pod *corev1.Pod) error {
-		f, err := sidecarset.PlanFlip(pod, set, now)
+		f, err := sidecarrules.PlanFlip(pod, set, now)
 		if err != nil || f == nil {
 			return err
 		}
 		key := podKey(pod)
-		state := f.Annotations[sidecarset.InplaceUpdateStateAnnotation]
-		pc.Expectations.ExpectAnnotation(set.Name, key, sidecarset.InplaceUpdateStateAnnotation, state, now.Time)
+		state := f.Annotations[sidecarrules.InplaceUpdateStateAnnotation]
+		pc.Expectations.ExpectAnnotation(set.Name, key, sidecarrules.InplaceUpdateStateAnnotation, state, now.Time)
 		// The flip restarts only the old copy, which no longer works: it takes nothing out of
 		// service, and a budget is not asked (pods waiting for their flip must not wait for it).
 		if err := pc.Engine.UpdateContainers(ctx, pod, f.Images, f.Annotations, false); err != nil {
@@ -134,7 +134,7 @@ func (r *Reconciler) flipAll(ctx context.Context, pc *podcontrol.Control, set *v
 		r.podEvent(pod, set, corev1.EventTypeNormal, ReasonFlipped, "set %s of SidecarSet %s to the empty image: the hot upgrade is done",
 			strings.Join(slices.Sorted(maps.Keys(f.Images)), ", "), set.Name)
 		mu.Lock()
-		out[key] = &flipped{pod: sidecarset.Patched(pod, f), state: state}
+		out[key] = &flipped{pod: sidecarrules.Patched(pod, f), state: state}
 		mu.Unlock()
 		return nil
 	})
@@ -148,15 +148,15 @@ func (r *Reconciler) podEvent(pod *corev1.Pod, set *v1beta1.SidecarSet, typ, rea
 	}
 }
 
-// upgrade moves pod's sidecars to set in place (sidecarset.PlanFullUpgrade: the cold sidecars and
+// upgrade moves pod's sidecars to set in place (sidecarrules.PlanFullUpgrade: the cold sidecars and
 // the first step of the hot ones, one patch through the engine) and marks it upgradable. written
 // reports whether the patch was written (the condition may still have failed).
 func (r *Reconciler) upgrade(ctx context.Context, pc *podcontrol.Control, set *v1beta1.SidecarSet, pod *corev1.Pod, now metav1.Time) (written bool, err error) {
-	up, err := sidecarset.PlanFullUpgrade(pod, set, now)
+	up, err := sidecarrules.PlanFullUpgrade(pod, set, now)
 	if err != nil {
 		return false, err
 	}
-	pc.Expectations.ExpectAnnotation(set.Name, podKey(pod), sidecarset.HashAnnotation, up.Annotations[sidecarset.HashAnnotation], now.Time)
+	pc.Expectations.ExpectAnnotation(set.Name, podKey(pod), sidecarrules.HashAnnotation, up.Annotations[sidecarrules.HashAnnotation], now.Time)
 	if err := pc.Engine.UpdateContainers(ctx, pod, up.Images, up.Annotations, true); err != nil {
 		pc.Expectations.Drop(set.Name, podKey(pod))
 		return false, err
@@ -167,7 +167,7 @@ func (r *Reconciler) upgrade(ctx context.Context, pc *podcontrol.Control, set *v
 // setUpgradable writes set's entry of pod's SidecarSetUpgradable condition when it changes, with a
 // strategic-merge patch of pods/status (merged by condition type, as the kubelet writes).
 func (r *Reconciler) setUpgradable(ctx context.Context, pod *corev1.Pod, set string, upgradable bool, now metav1.Time) error {
-	cond, changed := sidecarset.UpgradableConditionFor(pod, set, upgradable, now)
+	cond, changed := sidecarrules.UpgradableConditionFor(pod, set, upgradable, now)
 	if !changed {
 		return nil
 	}
@@ -176,7 +176,7 @@ func (r *Reconciler) setUpgradable(ctx context.Context, pod *corev1.Pod, set str
 		return err
 	}
 	if err := r.Client.Status().Patch(ctx, engine.Ref(pod), client.RawPatch(types.StrategicMergePatchType, body)); err != nil {
-		return fmt.Errorf("set condition %s of pod %s/%s: %w", sidecarset.UpgradableCondition, pod.Namespace, pod.Name, err)
+		return fmt.Errorf("set condition %s of pod %s/%s: %w", sidecarrules.UpgradableCondition, pod.Namespace, pod.Name, err)
 	}
 	return nil
 }

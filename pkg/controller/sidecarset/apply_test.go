@@ -18,10 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // Tests of apply's hot-upgrade writes through a fake API server: the flip, then the upgrade of
@@ -60,15 +60,15 @@ func apHandedOver(t *testing.T, v1, v2 *v1beta1.SidecarSet) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "ns", Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}}}
-	res, err := sidecarset.Inject(pod, []*v1beta1.SidecarSet{v1}, sidecarset.Options{Now: metav1.NewTime(apNow)})
+	res, err := sidecarrules.Inject(pod, []*v1beta1.SidecarSet{v1}, sidecarrules.Options{Now: metav1.NewTime(apNow)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, err := sidecarset.PlanFullUpgrade(apRun(res.Pod), v2, metav1.NewTime(apNow))
+	up, err := sidecarrules.PlanFullUpgrade(apRun(res.Pod), v2, metav1.NewTime(apNow))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return apRun(sidecarset.Patched(apRun(res.Pod), up))
+	return apRun(sidecarrules.Patched(apRun(res.Pod), up))
 }
 
 type apHarness struct {
@@ -143,15 +143,15 @@ func TestApplyFlip(t *testing.T) {
 	if apImage(got, "envoy-1") != "empty:1" || apImage(got, "envoy-2") != "envoy:2" || apImage(got, "app") != "app:1" {
 		t.Errorf("containers after the flip: %+v", got.Spec.Containers)
 	}
-	for _, k := range []string{sidecarset.HashAnnotation, sidecarset.WorkingHotUpgradeContainerAnnotation} {
+	for _, k := range []string{sidecarrules.HashAnnotation, sidecarrules.WorkingHotUpgradeContainerAnnotation} {
 		if got.Annotations[k] != pod.Annotations[k] {
 			t.Errorf("%s changed by the flip: %s, was %s", k, got.Annotations[k], pod.Annotations[k])
 		}
 	}
-	if v := got.Annotations[sidecarset.VersionAnnotationPrefix+"envoy-1"]; v != "0" {
+	if v := got.Annotations[sidecarrules.VersionAnnotationPrefix+"envoy-1"]; v != "0" {
 		t.Errorf("version of envoy-1 = %q, want 0", v)
 	}
-	if v := got.Annotations[sidecarset.VersionAltAnnotationPrefix+"envoy-2"]; v != "0" {
+	if v := got.Annotations[sidecarrules.VersionAltAnnotationPrefix+"envoy-2"]; v != "0" {
 		t.Errorf("versionalt of envoy-2 = %q, want 0", v)
 	}
 	if len(got.Status.Conditions) != 1 {
@@ -189,7 +189,7 @@ func TestApplyFlipThenUpgrade(t *testing.T) {
 	if apImage(got, "envoy-1") != "envoy:3" || apImage(got, "envoy-2") != "envoy:2" {
 		t.Errorf("containers: %+v", got.Spec.Containers)
 	}
-	if w, _ := sidecarset.HotUpgradePair(got, "envoy"); w != "envoy-1" {
+	if w, _ := sidecarrules.HotUpgradePair(got, "envoy"); w != "envoy-1" {
 		t.Errorf("working copy %s, want envoy-1", w)
 	}
 	want := map[string]string{"version.sidecarset.kruise.io/envoy-1": "30", "versionalt.sidecarset.kruise.io/envoy-1": "20",
@@ -199,17 +199,17 @@ func TestApplyFlipThenUpgrade(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got.Annotations[k], v)
 		}
 	}
-	if !sidecarset.Updated(got, v3) {
-		t.Errorf("the pod's hash entry is not v3's: %s", got.Annotations[sidecarset.HashAnnotation])
+	if !sidecarrules.Updated(got, v3) {
+		t.Errorf("the pod's hash entry is not v3's: %s", got.Annotations[sidecarrules.HashAnnotation])
 	}
 	upgradable := corev1.ConditionUnknown
 	for _, c := range got.Status.Conditions {
-		if c.Type == sidecarset.UpgradableCondition {
+		if c.Type == sidecarrules.UpgradableCondition {
 			upgradable = c.Status
 		}
 	}
 	if len(got.Status.Conditions) != 2 || upgradable != corev1.ConditionTrue {
-		t.Errorf("conditions = %+v, want %s=True added", got.Status.Conditions, sidecarset.UpgradableCondition)
+		t.Errorf("conditions = %+v, want %s=True added", got.Status.Conditions, sidecarrules.UpgradableCondition)
 	}
 }
 

@@ -26,11 +26,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/registrationmark"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/registrationmark"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // The controller's permissions, generated into config/rbac.
@@ -87,7 +87,7 @@ func IndexPods(ctx context.Context, mgr ctrl.Manager) error {
 }
 
 func injectedSets(o client.Object) []string {
-	v := o.GetAnnotations()[sidecarset.InjectedListAnnotation]
+	v := o.GetAnnotations()[sidecarrules.InjectedListAnnotation]
 	if v == "" {
 		return nil
 	}
@@ -159,7 +159,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.reportNotInjected(set, report)
 	plan.Status.NotInjectedPods = missing
-	plan.Status.Conditions = sidecarset.Marks.With(registrationmark.SidecarSetInjection, set, set.Status.Conditions, metav1.NewTime(r.Clock.Now()))
+	plan.Status.Conditions = sidecarrules.Marks.With(registrationmark.SidecarSetInjection, set, set.Status.Conditions, metav1.NewTime(r.Clock.Now()))
 	var statusWait time.Duration
 	if !equality.Semantic.DeepEqual(set.Status, plan.Status) {
 		now := r.Clock.Now()
@@ -202,7 +202,7 @@ func podKey(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
 func (r *Reconciler) revisionsOf(ctx context.Context, set *v1beta1.SidecarSet) ([]*appsv1.ControllerRevision, error) {
 	list := &appsv1.ControllerRevisionList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(r.RevisionNamespace),
-		client.MatchingLabels{sidecarset.RevisionOwnerLabel: set.Name}); err != nil {
+		client.MatchingLabels{sidecarrules.RevisionOwnerLabel: set.Name}); err != nil {
 		return nil, fmt.Errorf("list the revisions of SidecarSet %s: %w", set.Name, err)
 	}
 	out := make([]*appsv1.ControllerRevision, 0, len(list.Items))

@@ -12,14 +12,14 @@
 //     kruise.io/sidecarset-hash-without-image entry equals the SidecarSet's) are upgraded; the
 //     others get the pod condition SidecarSetUpgradable=False (UpdateImmutableField) and an event;
 //   - candidates are those updateStrategy.selector selects, in Kubernetes' ActivePods order, then
-//     by priorityStrategy and scatterStrategy (pkg/updateorder); partition pods are left; at most
+//     by priorityStrategy and scatterStrategy (pkg/core/updateorder); partition pods are left; at most
 //     maxUnavailable pods whose sidecars are upgraded but not yet ready at a time (a pod not ready
 //     anyway costs nothing);
 //   - a pod is upgraded in one JSON patch through the in-place engine (the changed images, the hash
 //     entry, kruise.io/sidecarset-inplace-update-state), then SidecarSetUpgradable=True.
 //
 // Hot-upgrade sidecars (upgradeStrategy.upgradeType HotUpgrade) run as two copies, <name>-1 and
-// <name>-2, the idle one on hotUpgradeEmptyImage (pkg/sidecarset/hotupgrade_upgrade.go). Their
+// <name>-2, the idle one on hotUpgradeEmptyImage (pkg/core/sidecarrules/hotupgrade_upgrade.go). Their
 // new image goes in two in-place patches, as in OpenKruise:
 //   - upgrade, in the pod's patch above: the idle copy (or, with neither on the empty image, the
 //     one not ready, else the one not working) gets the image and becomes the working copy

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 )
 
 // ReasonNotInjected is the event on a pod that a SidecarSet selects but that runs without its
@@ -136,10 +136,10 @@ func (r *Reconciler) selectedWithout(ctx context.Context, set *v1beta1.SidecarSe
 	for i := range list.Items {
 		pod := &list.Items[i]
 		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
-			slices.Contains(r.ExcludedNamespaces, pod.Namespace) || sidecarset.Injected(pod, set) {
+			slices.Contains(r.ExcludedNamespaces, pod.Namespace) || sidecarrules.Injected(pod, set) {
 			continue
 		}
-		if ok, err := sidecarset.Matches(pod, set, nsLabels[pod.Namespace]); err == nil && ok {
+		if ok, err := sidecarrules.Matches(pod, set, nsLabels[pod.Namespace]); err == nil && ok {
 			out = append(out, pod)
 		}
 	}
@@ -162,7 +162,7 @@ func (r *Reconciler) enqueueNotInjected() handler.TypedEventHandler[client.Objec
 		_ = r.Client.Get(ctx, client.ObjectKey{Name: pod.Namespace}, ns)
 		for i := range sets.Items {
 			s := &sets.Items[i]
-			if ok, err := sidecarset.Matches(pod, s, ns.Labels); err == nil && ok && !sidecarset.Injected(pod, s) {
+			if ok, err := sidecarrules.Matches(pod, s, ns.Labels); err == nil && ok && !sidecarrules.Injected(pod, s) {
 				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: s.Name}})
 			}
 		}

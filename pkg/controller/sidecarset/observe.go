@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 )
 
 // observe returns set's pods from the cache: those that name it in their injected list, are
@@ -55,11 +55,11 @@ func (r *Reconciler) matching(ctx context.Context, set *v1beta1.SidecarSet, item
 		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		ok, err := sidecarset.Matches(pod, set, nsLabels[pod.Namespace])
+		ok, err := sidecarrules.Matches(pod, set, nsLabels[pod.Namespace])
 		if err != nil {
 			return nil, err
 		}
-		if ok && sidecarset.Injected(pod, set) {
+		if ok && sidecarrules.Injected(pod, set) {
 			out = append(out, pod)
 		}
 	}

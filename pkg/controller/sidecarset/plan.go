@@ -11,15 +11,15 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
-	"github.com/kruise-ng/kruise/pkg/updateorder"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
+	"github.com/kruise-ng/kruise/pkg/core/updateorder"
 )
 
 // Plan is what one reconcile of a SidecarSet does.
 type Plan struct {
 	// Status is the SidecarSet's status.
 	Status v1beta1.SidecarSetStatus
-	// Flip are the pods whose hot upgrade is done (sidecarset.FlipDue): the old copies of their
+	// Flip are the pods whose hot upgrade is done (sidecarrules.FlipDue): the old copies of their
 	// hot-upgrade sidecars go to the empty image now, before any upgrade, whatever the update
 	// strategy says (as OpenKruise flips them ahead of its NotUpdate, done and paused checks).
 	Flip []*corev1.Pod
@@ -33,14 +33,14 @@ type Plan struct {
 }
 
 // Compute plans one reconcile of set over pods, the alive pods that carry its sidecars
-// (sidecarset.Injected), at latest, its latest revision, with collision count cc.
+// (sidecarrules.Injected), at latest, its latest revision, with collision count cc.
 func Compute(set *v1beta1.SidecarSet, pods []*corev1.Pod, latest string, cc int32) Plan {
 	p := Plan{Status: v1beta1.SidecarSetStatus{ObservedGeneration: set.Generation, LatestRevision: latest,
 		CollisionCount: ptr.To(cc), MatchedPods: int32(len(pods))}}
 	updated := map[*corev1.Pod]bool{}
 	ready := map[*corev1.Pod]bool{}
 	for _, pod := range pods {
-		updated[pod], ready[pod] = sidecarset.Updated(pod, set), sidecarset.Ready(pod, set)
+		updated[pod], ready[pod] = sidecarrules.Updated(pod, set), sidecarrules.Ready(pod, set)
 		if updated[pod] {
 			p.Status.UpdatedPods++
 		}
@@ -52,7 +52,7 @@ func Compute(set *v1beta1.SidecarSet, pods []*corev1.Pod, latest string, cc int3
 		}
 	}
 	for _, pod := range pods {
-		if sidecarset.FlipDue(pod, set) {
+		if sidecarrules.FlipDue(pod, set) {
 			p.Flip = append(p.Flip, pod)
 		}
 	}
@@ -82,9 +82,9 @@ func Compute(set *v1beta1.SidecarSet, pods []*corev1.Pod, latest string, cc int3
 			continue
 		}
 		switch {
-		case !sidecarset.ImagesOnly(pod, set):
+		case !sidecarrules.ImagesOnly(pod, set):
 			p.NotUpgradable = append(p.NotUpgradable, pod)
-		case !sidecarset.InFlight(pod, set):
+		case !sidecarrules.InFlight(pod, set):
 			waiting = append(waiting, pod)
 		}
 	}
@@ -107,7 +107,7 @@ func Compute(set *v1beta1.SidecarSet, pods []*corev1.Pod, latest string, cc int3
 		}
 	}
 	for _, pod := range waiting {
-		if sidecarset.Running(pod, set) {
+		if sidecarrules.Running(pod, set) {
 			if unavailable >= maxUnavailable {
 				break
 			}

@@ -15,7 +15,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	planner "github.com/kruise-ng/kruise/pkg/controller/sidecarset"
-	ss "github.com/kruise-ng/kruise/pkg/sidecarset"
+	ss "github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 )
 
 // Tests of Compute against OpenKruise v1.9.0's SidecarSet processor (calculateStatus) and its

@@ -11,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/revision"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // syncRevisions registers set's latest revision as OpenKruise does — the existing one with the
@@ -30,7 +30,7 @@ func (r *Reconciler) syncRevisions(ctx context.Context, pc *podcontrol.Control, 
 	if set.Status.CollisionCount != nil {
 		cc = *set.Status.CollisionCount
 	}
-	data, err := sidecarset.RevisionData(&set.Spec)
+	data, err := sidecarrules.RevisionData(&set.Spec)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -41,7 +41,7 @@ func (r *Reconciler) syncRevisions(ctx context.Context, pc *podcontrol.Control, 
 	newest := revision.MaxRevision(revs)
 	var latest *appsv1.ControllerRevision
 	for latest == nil {
-		name, err := sidecarset.RevisionName(set, &cc)
+		name, err := sidecarrules.RevisionName(set, &cc)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -52,7 +52,7 @@ func (r *Reconciler) syncRevisions(ctx context.Context, pc *podcontrol.Control, 
 				return nil, 0, err
 			}
 			revs = append(revs, latest)
-		case !sidecarset.SameRevisionData(rev.Data.Raw, data):
+		case !sidecarrules.SameRevisionData(rev.Data.Raw, data):
 			cc++ // the name is taken by other data
 		case rev.Revision < newest:
 			rev = rev.DeepCopy()
@@ -65,9 +65,9 @@ func (r *Reconciler) syncRevisions(ctx context.Context, pc *podcontrol.Control, 
 			latest = rev
 		}
 	}
-	if v := customVersion(set); v != "" && latest.Labels[sidecarset.CustomVersionLabel] != v {
+	if v := customVersion(set); v != "" && latest.Labels[sidecarrules.CustomVersionLabel] != v {
 		rev := latest.DeepCopy()
-		rev.Labels[sidecarset.CustomVersionLabel] = v
+		rev.Labels[sidecarrules.CustomVersionLabel] = v
 		if err := r.Client.Update(ctx, rev); err != nil {
 			return nil, 0, fmt.Errorf("label revision %s with custom version %s: %w", rev.Name, v, err)
 		}
@@ -83,7 +83,7 @@ func customVersion(set *v1beta1.SidecarSet) string {
 	if set.Spec.CustomVersion != "" {
 		return set.Spec.CustomVersion
 	}
-	return set.Labels[sidecarset.CustomVersionLabel]
+	return set.Labels[sidecarrules.CustomVersionLabel]
 }
 
 // createRevision writes set's revision name as OpenKruise builds it: in the manager's namespace,
@@ -93,9 +93,9 @@ func (r *Reconciler) createRevision(ctx context.Context, set *v1beta1.SidecarSet
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[sidecarset.RevisionOwnerLabel] = set.Name
+	labels[sidecarrules.RevisionOwnerLabel] = set.Name
 	if v := customVersion(set); v != "" {
-		labels[sidecarset.CustomVersionLabel] = v
+		labels[sidecarrules.CustomVersionLabel] = v
 	}
 	rev := &appsv1.ControllerRevision{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.RevisionNamespace, Labels: labels,
@@ -124,14 +124,14 @@ func revisionMap(revs []*appsv1.ControllerRevision, latest *appsv1.ControllerRev
 func inUse(set *v1beta1.SidecarSet, pods []*corev1.Pod, revs []*appsv1.ControllerRevision, latest *appsv1.ControllerRevision) map[string]bool {
 	used := map[string]bool{latest.Name: true}
 	for _, pod := range pods {
-		if specs, err := sidecarset.PodUpgradeSpecs(pod, sidecarset.HashAnnotation); err == nil {
+		if specs, err := sidecarrules.PodUpgradeSpecs(pod, sidecarrules.HashAnnotation); err == nil {
 			if name := specs[set.Name].ControllerRevision; name != "" {
 				used[name] = true
 			}
 		}
 	}
 	if ref := set.Spec.InjectionStrategy.Revision; ref != nil {
-		if pinned, err := sidecarset.FindRevision(set, ref, revs); err == nil {
+		if pinned, err := sidecarrules.FindRevision(set, ref, revs); err == nil {
 			used[pinned.Name] = true
 		}
 	}

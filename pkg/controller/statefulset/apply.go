@@ -14,10 +14,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/revision"
-	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
 )
 
 // ApplyErrors are the errors of one apply, by kind: Scale for creates and deletes (condition

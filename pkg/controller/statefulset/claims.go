@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // persistentVolumeClaimRetentionPolicy (gate StatefulSetAutoDeletePVC) is carried out by the

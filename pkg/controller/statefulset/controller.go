@@ -21,11 +21,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/inplace/engine"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/rolloutmetrics"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
 )
 
 // The controller's permissions, generated into config/rbac.
@@ -49,7 +49,7 @@ type Reconciler struct {
 	// APIReader reads the pods around the cache when the cache has not shown the controller's
 	// writes within expectationTimeout. SetupWithManager defaults it to the manager's.
 	APIReader client.Reader
-	// Engine carries out in-place updates (pkg/inplace/engine).
+	// Engine carries out in-place updates (pkg/machinery/engine).
 	Engine engine.Engine
 	// AutoDeletePVC is the feature gate StatefulSetAutoDeletePVC: persistentVolumeClaimRetentionPolicy
 	// is honoured.

@@ -3,7 +3,7 @@
 // update revisions, the in-place decision per source revision and one PodFacts per owned pod) and
 // the time into a Plan of creates, deletes and updates, each with a reason, notes on what it waits
 // for, and the next time it may change. ComputeStatus is its pure counterpart for status. All
-// writes go through pkg/podcontrol, and in-place updates through pkg/inplace/engine.
+// writes go through pkg/machinery/podcontrol, and in-place updates through pkg/machinery/engine.
 //
 // Terms: replicas are the ordinals ordinal.Replicas walks (from ordinals.start, skipping reserveOrdinals);
 // a pod is healthy when it runs and is available (ready for minReadySeconds, in no in-place update
@@ -30,5 +30,5 @@
 //   - Paused and OnDelete: no pod is updated; scaling goes on.
 //   - Bounds: a plan allocates for the pods that exist and at most
 //     podcontrol.MaxCreatesPerReconcile creations, never for replicas or reserved ordinals
-//     (FuzzPlan); a spec beyond pkg/ordinal's bounds is not planned at all (refusal.go).
+//     (FuzzPlan); a spec beyond pkg/core/ordinal's bounds is not planned at all (refusal.go).
 package statefulset

@@ -10,10 +10,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/lifecycle"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // Plan is what one reconcile does, with a reason for every action.
@@ -30,7 +30,7 @@ type Plan struct {
 	Expands []string
 	// Resumes are pods whose deferred in-place update's grace period is over.
 	Resumes []string
-	// Lifecycle are the lifecycle state changes (pkg/lifecycle).
+	// Lifecycle are the lifecycle state changes (pkg/core/lifecycle).
 	Lifecycle []LifecycleMove
 	// Refusals are pods InPlaceOnly leaves on their revision: the change cannot be made in place.
 	Refusals []Refusal

@@ -10,8 +10,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // Parallel creates at most podcontrol.MaxCreatesPerReconcile pods per plan, the lowest missing

@@ -2,10 +2,10 @@ package statefulset
 
 import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
-	"github.com/kruise-ng/kruise/pkg/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/core/lifecycle"
 )
 
-// The lifecycle hooks (spec.lifecycle, pkg/lifecycle) in the plan, as CloneSet's:
+// The lifecycle hooks (spec.lifecycle, pkg/core/lifecycle) in the plan, as CloneSet's:
 //   - a pod to delete (scale in, reserved ordinal, recreate update) that the preDelete hook holds
 //     moves to PreparingDelete instead and stays until the hook releases it;
 //   - a pod to update in place that the inPlaceUpdate hook holds moves to PreparingUpdate

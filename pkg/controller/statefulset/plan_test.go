@@ -12,7 +12,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
 )
 
 func TestOrderedReadyCreatesOneAtATimeAscending(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/updateorder"
+	"github.com/kruise-ng/kruise/pkg/core/updateorder"
 )
 
 // update moves replicas to the update revision under a rolling update: ordered, from the highest

@@ -7,14 +7,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/predownload"
+	"github.com/kruise-ng/kruise/pkg/machinery/predownload"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=patch
 
 // syncPreDownload decides the update revision's image pre-download once, or deletes the set's
-// pre-download jobs once the rollout is done (pkg/predownload, gate PreDownloadImageForInPlaceUpdate).
+// pre-download jobs once the rollout is done (pkg/machinery/predownload, gate PreDownloadImageForInPlaceUpdate).
 func (r *Reconciler) syncPreDownload(ctx context.Context, set *v1beta1.StatefulSet, obs *observation) error {
 	if obs.newRevision != nil {
 		return nil // the update revision is created first
@@ -24,7 +24,7 @@ func (r *Reconciler) syncPreDownload(ctx context.Context, set *v1beta1.StatefulS
 	})
 }
 
-// preDownloadInput is the set's update as pkg/predownload reads it, as OpenKruise reads an
+// preDownloadInput is the set's update as pkg/machinery/predownload reads it, as OpenKruise reads an
 // Advanced StatefulSet: OnDelete and the ReCreate pod update policy rule pre-download out;
 // partition is the spec's number; maxUnavailable is rounded down, at least one.
 func preDownloadInput(set *v1beta1.StatefulSet, obs *observation) predownload.Input {

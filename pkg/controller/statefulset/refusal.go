@@ -12,10 +12,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
 )
 
-// A spec the controller cannot run -- beyond pkg/ordinal's bounds (replicas, reserveOrdinals),
+// A spec the controller cannot run -- beyond pkg/core/ordinal's bounds (replicas, reserveOrdinals),
 // or unreadable (selector, reserveOrdinals entries) -- reaches the API server only while the
 // validating webhook is off or bypassed (the scale subresource). The controller then reads no pod,
 // plans nothing and writes nothing but the status: condition InvalidSpec True with the reason and
@@ -29,7 +29,7 @@ const ConditionInvalidSpec appsv1.StatefulSetConditionType = "InvalidSpec"
 
 // Reasons of the InvalidSpec condition (and of its Warning event).
 const (
-	// ReasonSpecOutOfBounds: a value is beyond a bound of pkg/ordinal (ordinal.BoundError).
+	// ReasonSpecOutOfBounds: a value is beyond a bound of pkg/core/ordinal (ordinal.BoundError).
 	ReasonSpecOutOfBounds = "SpecOutOfBounds"
 	// ReasonSpecUnreadable: the selector or a reserveOrdinals entry does not read.
 	ReasonSpecUnreadable = "SpecUnreadable"

@@ -6,9 +6,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
-	"github.com/kruise-ng/kruise/pkg/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
 // Snapshot is everything the planner may look at: an immutable view of one Advanced StatefulSet
@@ -19,7 +19,7 @@ type Snapshot struct {
 	// Name is the StatefulSet's name (pods are <Name>-<ordinal>).
 	Name string
 	// Reserved are the ordinals reserveOrdinals skips (as intervals: observe refuses a spec beyond
-	// pkg/ordinal's bounds before any pod is read).
+	// pkg/core/ordinal's bounds before any pod is read).
 	Reserved ordinal.Reserved
 	// CurrentRevision is the revision the pods below the partition keep (status.currentRevision);
 	// UpdateRevision is the revision of the current pod template.

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
 )
 
 // ComputeStatus is the set's status over the snapshot (pure). Counters, as OpenKruise and upstream

@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/subset"
+	"github.com/kruise-ng/kruise/pkg/core/subset"
 )
 
 // SubsetState is what the allocator needs to know of an existing subset workload.

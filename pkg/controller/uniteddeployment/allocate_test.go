@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/subset"
+	"github.com/kruise-ng/kruise/pkg/core/subset"
 )
 
 func n(v int) *intstr.IntOrString      { x := intstr.FromInt32(int32(v)); return &x }

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/subset"
+	"github.com/kruise-ng/kruise/pkg/core/subset"
 )
 
 // target is one subset workload as the UnitedDeployment wants it.

@@ -1,5 +1,5 @@
-// Package uniteddeployment will hold the UnitedDeployment controller; for now it holds its pure
-// parts: the replica allocator and the naming of subset workloads.
+// Package uniteddeployment runs UnitedDeployments: one workload per subset, its replicas given by
+// the pure allocator below, its template patched for the subset.
 //
 // Allocation invariants (those of OpenKruise v1.9.0):
 //   - Fixed, no minReplicas/maxReplicas: subsets with `replicas` (an integer, or a percentage of

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/subset"
+	"github.com/kruise-ng/kruise/pkg/core/subset"
 	"github.com/kruise-ng/kruise/test/compat"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kruise-ng/kruise/pkg/subset"
+	"github.com/kruise-ng/kruise/pkg/core/subset"
 )
 
 // ReservedLabel marks, under the Adaptive strategy with reserveUnschedulablePods, whether a pod is

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/subset"
+	"github.com/kruise-ng/kruise/pkg/core/subset"
 )
 
 // The UnitedDeployment's conditions, as OpenKruise names them.

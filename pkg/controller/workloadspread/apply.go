@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	ws "github.com/kruise-ng/kruise/pkg/workloadspread"
+	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
 )
 
 // errConflict is a status write that met the webhook's: the reconcile starts again.

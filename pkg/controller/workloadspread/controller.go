@@ -19,8 +19,8 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
-	ws "github.com/kruise-ng/kruise/pkg/workloadspread"
+	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=workloadspreads,verbs=list;watch
@@ -29,7 +29,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets;statefulsets,verbs=list;watch
-// The workload finder's (pkg/workloadfinder):
+// The workload finder's (pkg/machinery/workloadfinder):
 // +kubebuilder:rbac:groups=apps,resources=deployments;replicasets;statefulsets,verbs=list;watch
 // +kubebuilder:rbac:groups=*,resources=*/scale,verbs=get
 

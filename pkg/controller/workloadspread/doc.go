@@ -1,6 +1,6 @@
 // Package workloadspread runs WorkloadSpreads (OpenKruise v1.9.0): it recounts each subset from
 // the pods (their apps.kruise.io/matched-workloadspread annotation), settles the records the pod
-// webhook (pkg/webhook/workloadspread) keeps of creations and deletions it admitted, sets the
+// webhook (pkg/webhook/spreadplacement) keeps of creations and deletions it admitted, sets the
 // pod-deletion-cost that makes the workload's scale-in empty the right subsets first, places the
 // workload's pods that were running before the spread existed, and, under the Adaptive strategy,
 // marks a subset whose pods cannot be scheduled unschedulable for a while and deletes those pods so

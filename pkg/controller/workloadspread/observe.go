@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
-	ws "github.com/kruise-ng/kruise/pkg/workloadspread"
+	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
 // revisionAnnotation is the revision number a Deployment and its ReplicaSets carry.

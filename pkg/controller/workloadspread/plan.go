@@ -14,11 +14,11 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/registrationmark"
-	"github.com/kruise-ng/kruise/pkg/subset"
-	"github.com/kruise-ng/kruise/pkg/updateorder"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
-	ws "github.com/kruise-ng/kruise/pkg/workloadspread"
+	"github.com/kruise-ng/kruise/pkg/core/registrationmark"
+	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
+	"github.com/kruise-ng/kruise/pkg/core/subset"
+	"github.com/kruise-ng/kruise/pkg/core/updateorder"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
 // IgnorePatchExistingPodsAnnotation, "true" on a spread, keeps the labels and annotations of a
@@ -354,7 +354,7 @@ func rescheduleCritical(spread *appsv1alpha1.WorkloadSpread) time.Duration {
 }
 
 // schedulable sets the subset's Schedulable condition: absent unless the spread reschedules;
-// always True for the last subset; otherwise pkg/subset's verdict over its pods. The stuck pods of
+// always True for the last subset; otherwise pkg/core/subset's verdict over its pods. The stuck pods of
 // the overall statuses are to be deleted.
 func (p *plan) schedulable(snap *snapshot, st *appsv1alpha1.WorkloadSpreadSubsetStatus, old *appsv1alpha1.WorkloadSpreadSubsetStatus,
 	pods []*corev1.Pod, last, overall bool, now time.Time) {

@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	ws "github.com/kruise-ng/kruise/pkg/workloadspread"
+	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

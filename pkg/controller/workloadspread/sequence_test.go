@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	ws "github.com/kruise-ng/kruise/pkg/workloadspread"
+	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
 )
 
 // simPod is a pod of the simulation: its real state, and when the controller's cache shows it.

@@ -7,8 +7,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=kruise-podunavailablebudget-protection,verbs=get

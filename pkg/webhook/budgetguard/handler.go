@@ -21,10 +21,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/podbudget"
+	"github.com/kruise-ng/kruise/pkg/core/podbudget"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/webhook/livepod"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets,verbs=list;watch

@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
 // now is the handler's clock; etcd keeps times to the second.

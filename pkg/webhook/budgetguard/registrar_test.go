@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/registrationmark"
+	"github.com/kruise-ng/kruise/pkg/core/registrationmark"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/kruise-ng/kruise/pkg/pki"
+	"github.com/kruise-ng/kruise/pkg/platform/pki"
 	"github.com/kruise-ng/kruise/pkg/webhook/callers"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )

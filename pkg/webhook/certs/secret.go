@@ -16,7 +16,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kruise-ng/kruise/pkg/pki"
+	"github.com/kruise-ng/kruise/pkg/platform/pki"
 )
 
 // Keys of the Secret that holds the webhook certificates.

@@ -9,7 +9,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 )
 
 // failingDefaulter adapts a defaulting function that may fail to controller-runtime's Defaulter;
@@ -23,8 +23,8 @@ func (f failingDefaulter[T]) Default(_ context.Context, obj T) error {
 
 // defaultSidecarSetV1beta1 defaults a SidecarSet as OpenKruise's SidecarSet webhook does on
 // create and on update, then writes, as it does, the hashes of the defaulted spec into the
-// annotations sidecarset.HashAnnotation (sidecarset.Hash) and sidecarset.HashWithoutImageAnnotation
-// (sidecarset.HashWithoutImage), replacing any value the request carried.
+// annotations sidecarrules.HashAnnotation (sidecarrules.Hash) and sidecarrules.HashWithoutImageAnnotation
+// (sidecarrules.HashWithoutImage), replacing any value the request carried.
 func defaultSidecarSetV1beta1(obj *v1beta1.SidecarSet) error {
 	defaults.SetDefaultsSidecarSetV1beta1(obj)
 	return setSidecarSetHashes(obj, &obj.Spec)
@@ -44,11 +44,11 @@ func defaultSidecarSet(obj *v1alpha1.SidecarSet) error {
 
 // setSidecarSetHashes writes the two hash annotations of spec on obj.
 func setSidecarSetHashes(obj metav1.Object, spec *v1beta1.SidecarSetSpec) error {
-	hash, err := sidecarset.Hash(spec)
+	hash, err := sidecarrules.Hash(spec)
 	if err != nil {
 		return err
 	}
-	withoutImage, err := sidecarset.HashWithoutImage(spec)
+	withoutImage, err := sidecarrules.HashWithoutImage(spec)
 	if err != nil {
 		return err
 	}
@@ -56,8 +56,8 @@ func setSidecarSetHashes(obj metav1.Object, spec *v1beta1.SidecarSetSpec) error 
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[sidecarset.HashAnnotation] = hash
-	annotations[sidecarset.HashWithoutImageAnnotation] = withoutImage
+	annotations[sidecarrules.HashAnnotation] = hash
+	annotations[sidecarrules.HashWithoutImageAnnotation] = withoutImage
 	obj.SetAnnotations(annotations)
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/test/compat"
 )
 
@@ -37,7 +37,7 @@ func readSidecarSetFixture(t *testing.T) sidecarSetFixture {
 	if err := json.Unmarshal(raw.Applied, &fx.user); err != nil {
 		t.Fatalf("sc-log's last-applied-configuration: %v", err)
 	}
-	for _, key := range []string{sidecarset.HashAnnotation, sidecarset.HashWithoutImageAnnotation} {
+	for _, key := range []string{sidecarrules.HashAnnotation, sidecarrules.HashWithoutImageAnnotation} {
 		if raw.Annotations[key] == "" {
 			t.Fatalf("sc-log has no annotation %s", key)
 		}
@@ -103,7 +103,7 @@ func TestSidecarSetWebhookHashesOpenKruiseFixture(t *testing.T) {
 		}
 		stale := runtime.DeepCopyJSON(user)
 		stale["metadata"].(map[string]any)["annotations"] = map[string]any{
-			sidecarset.HashAnnotation: "stale", sidecarset.HashWithoutImageAnnotation: "stale",
+			sidecarrules.HashAnnotation: "stale", sidecarrules.HashWithoutImageAnnotation: "stale",
 		}
 		staleObj, err := json.Marshal(stale)
 		if err != nil {
@@ -151,7 +151,7 @@ func TestSidecarSetWebhookVersionsHashAlike(t *testing.T) {
 		obj := `{"apiVersion":"apps.kruise.io/` + version + `","kind":"SidecarSet","metadata":{"name":"s"},` + spec + `}`
 		out := admitSidecarSet(t, version, admissionv1.Create, []byte(obj), nil)
 		annotations, _ := out["metadata"].(map[string]any)["annotations"].(map[string]any)
-		if annotations[sidecarset.HashAnnotation] == nil || annotations[sidecarset.HashWithoutImageAnnotation] == nil {
+		if annotations[sidecarrules.HashAnnotation] == nil || annotations[sidecarrules.HashWithoutImageAnnotation] == nil {
 			t.Fatalf("%s: no hash annotations: %v", version, out["metadata"])
 		}
 		hashes[version] = annotations

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/revision"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
 )
 
 // astsApplied is an Advanced StatefulSet of OpenKruise v1.9.0's takeover fixture as the user

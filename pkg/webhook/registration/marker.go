@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/kruise-ng/kruise/pkg/registrationmark"
+	"github.com/kruise-ng/kruise/pkg/core/registrationmark"
 )
 
 // Marker marks the objects behind a registrar's entries with the state of their current

@@ -1,5 +1,5 @@
 // Package sidecarinjection is the admission path of SidecarSet injection: Handler injects the
-// sidecars of the SidecarSets that select a pod being created (pkg/sidecarset does the work), and
+// sidecars of the SidecarSets that select a pod being created (pkg/core/sidecarrules does the work), and
 // Registrar keeps the webhook entries that call it in line with the SidecarSets.
 //
 // Kruise goes beyond OpenKruise here (issue B1): OpenKruise calls its pod webhook for every pod of

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
@@ -108,7 +108,7 @@ func namespaceSelector(s *v1beta1.SidecarSet, excluded []string) (*metav1.LabelS
 		}
 		out = s.Spec.NamespaceSelector.DeepCopy()
 	}
-	only, err := sidecarset.OnlyNamespace(s)
+	only, err := sidecarrules.OnlyNamespace(s)
 	if err != nil {
 		return nil, err
 	}

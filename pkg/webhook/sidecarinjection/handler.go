@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
-	"github.com/kruise-ng/kruise/pkg/webhook/podreadiness"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
+	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
@@ -32,7 +32,7 @@ const PathPrefix = "/mutate-pod-sidecarset/"
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=list;watch
 
 // Handler injects the sidecars of every SidecarSet that selects a pod being created
-// (sidecarset.Inject). The SidecarSet named by the request path selects the pod (its entry was
+// (sidecarrules.Inject). The SidecarSet named by the request path selects the pod (its entry was
 // called for it): when the manager's cache does not know it yet, or knows an older spec that does
 // not select the pod, it is read from the API server, so a pod created after that SidecarSet's
 // create or update returned always gets its sidecars.
@@ -102,7 +102,7 @@ func (h *Handler) inject(ctx context.Context, pod *corev1.Pod, namespace, requir
 	if err != nil {
 		return nil, err
 	}
-	res, err := sidecarset.Inject(pod, sets, sidecarset.Options{
+	res, err := sidecarrules.Inject(pod, sets, sidecarrules.Options{
 		NamespaceLabels: ns.Labels,
 		Now:             metav1.NewTime(h.Clock.Now()),
 		Revisions:       revisions,
@@ -116,7 +116,7 @@ func (h *Handler) inject(ctx context.Context, pod *corev1.Pod, namespace, requir
 	}
 	// As in OpenKruise, the launch order counts the sidecars: their KRUISE_CONTAINER_PRIORITY, or
 	// their place under Ordered (the pod webhook's entry ran before them).
-	if _, err := podreadiness.InjectLaunchBarrier(res.Pod); err != nil {
+	if _, err := podmutation.InjectLaunchBarrier(res.Pod); err != nil {
 		return nil, fmt.Errorf("the pod's container launch priority: %w", err)
 	}
 	res.Pod.Namespace = given
@@ -135,7 +135,7 @@ func (h *Handler) sets(ctx context.Context, pod *corev1.Pod, namespaceLabels map
 	for i := range list.Items {
 		s := &list.Items[i]
 		if s.Name == required {
-			if ok, _ := sidecarset.Matches(pod, s, namespaceLabels); !ok {
+			if ok, _ := sidecarrules.Matches(pod, s, namespaceLabels); !ok {
 				continue // an older spec than the entry's: read below
 			}
 			found = true
@@ -164,7 +164,7 @@ func (h *Handler) revisions(ctx context.Context, sets []*v1beta1.SidecarSet) (ma
 		}
 		list := &appsv1.ControllerRevisionList{}
 		if err := h.Reader.List(ctx, list, client.InNamespace(h.RevisionNamespace),
-			client.MatchingLabels{sidecarset.RevisionOwnerLabel: s.Name}); err != nil {
+			client.MatchingLabels{sidecarrules.RevisionOwnerLabel: s.Name}); err != nil {
 			return nil, fmt.Errorf("list the revisions of SidecarSet %s: %w", s.Name, err)
 		}
 		for i := range list.Items {

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
@@ -27,8 +27,8 @@ const (
 
 // Registrar keeps the injection entries of Configuration in line with the SidecarSets (Entries),
 // taking over those the SidecarSets' admissions added (Gate), and marks each SidecarSet with the
-// state of its current generation's entry (sidecarset.RegisteredAnnotation once the API server
-// has it, sidecarset.NotRegisteredAnnotation while it has none, with an event), from which the
+// state of its current generation's entry (sidecarrules.RegisteredAnnotation once the API server
+// has it, sidecarrules.NotRegisteredAnnotation while it has none, with an event), from which the
 // SidecarSet controller writes the InjectionRegistered condition. Beside the admissions' pending
 // entries, it is the only writer of Configuration's webhooks; their endpoint and CA bundle are
 // copied from the pod webhook of Source, which the certificate rotator keeps current.
@@ -88,9 +88,9 @@ func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconci
 	return r.marker().After(ctx, objects, synced, err, func(o client.Object) string { return skipped[o.GetName()] }, reconcile.Result{})
 }
 
-// marker marks the SidecarSets (sidecarset.Marks) and tells it in events.
+// marker marks the SidecarSets (sidecarrules.Marks) and tells it in events.
 func (r *Registrar) marker() registration.Marker {
-	m := registration.Marker{Client: r.Client, Recorder: r.Recorder, Keys: sidecarset.Marks,
+	m := registration.Marker{Client: r.Client, Recorder: r.Recorder, Keys: sidecarrules.Marks,
 		Registered: ReasonRegistered, NotRegistered: ReasonNotRegistered}
 	m.Says.Registered = "generation %s is registered: pods it selects get their sidecars, or are refused while Kruise cannot be reached"
 	m.Says.Lost = "generation %s is not registered: %s; pods it selects are not sent to Kruise"

@@ -13,11 +13,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
-// A SidecarSet whose entry cannot be written says why (sidecarset.NotRegisteredAnnotation, from
+// A SidecarSet whose entry cannot be written says why (sidecarrules.NotRegisteredAnnotation, from
 // which its InjectionRegistered condition is False); once the entries are written, it shows its
 // generation registered and the reason goes.
 func TestRegistrarMarksWhatKeepsASidecarSetUnregistered(t *testing.T) {
@@ -47,7 +47,7 @@ func TestRegistrarMarksWhatKeepsASidecarSetUnregistered(t *testing.T) {
 	if _, err := r.Reconcile(ctx, registration.One); err == nil {
 		t.Fatal("no error without the configuration")
 	}
-	if why := annotations()[sidecarset.NotRegisteredAnnotation]; !strings.Contains(why, "kruise-sidecarset-injection is missing") {
+	if why := annotations()[sidecarrules.NotRegisteredAnnotation]; !strings.Contains(why, "kruise-sidecarset-injection is missing") {
 		t.Errorf("reason %q", why)
 	}
 	if err := c.Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "kruise-sidecarset-injection"}}); err != nil {
@@ -59,7 +59,7 @@ func TestRegistrarMarksWhatKeepsASidecarSetUnregistered(t *testing.T) {
 		}
 	}
 	a := annotations()
-	if _, still := a[sidecarset.NotRegisteredAnnotation]; still || a[sidecarset.RegisteredAnnotation] != "1" {
+	if _, still := a[sidecarrules.NotRegisteredAnnotation]; still || a[sidecarrules.RegisteredAnnotation] != "1" {
 		t.Errorf("once written: annotations %v", a)
 	}
 }

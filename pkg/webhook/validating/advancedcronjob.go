@@ -20,7 +20,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/cronschedule"
+	"github.com/kruise-ng/kruise/pkg/core/cronschedule"
 )
 
 const advancedCronJobKind = "AdvancedCronJob"

@@ -34,7 +34,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
 )
 
 // parityCase is one spec and OpenKruise's answer for it.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/pkg/webhook/internal/webhookfuzz"
 )
 
@@ -140,7 +140,7 @@ func fuzzSidecarSetCluster() []client.Object {
 				PatchPolicy: v1beta1.SidecarSetOverwritePatchPolicy}}}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: map[string]string{"env": "prod"}}},
 		&appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "sc-123", Namespace: "kruise-system",
-			Labels: map[string]string{sidecarset.RevisionOwnerLabel: "log", sidecarset.CustomVersionLabel: "v1"}}},
+			Labels: map[string]string{sidecarrules.RevisionOwnerLabel: "log", sidecarrules.CustomVersionLabel: "v1"}}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: KruiseConfigurationName, Namespace: "kruise-system"},
 			Data: map[string]string{PatchWhitelistKey: `{"rules":[{"selector":{"matchLabels":{"team":"a"}},"allowedAnnotationKeyExprs":["^example\\.com/"]}]}`}},
 		&policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "ns"},

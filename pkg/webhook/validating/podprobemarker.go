@@ -20,7 +20,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/pkg/webhook/access"
 )
 
@@ -40,7 +40,7 @@ var nativePodConditions = map[string]bool{string(corev1.PodScheduled): true, str
 // Kruise's controllers and readiness gates own (a marker writing one would take other teams' pods
 // out of service or let them through gates they have not passed).
 var reservedPodConditions = map[string]bool{string(pub.InPlaceUpdateReady): true, string(pub.KruisePodReadyConditionType): true,
-	string(sidecarset.UpgradableCondition): true, "SidecarTerminated": true} // SidecarTerminated: pkg/controller/sidecarterminator
+	string(sidecarrules.UpgradableCondition): true, "SidecarTerminated": true} // SidecarTerminated: pkg/controller/sidecarterminator
 
 // reservedMarkDomains are the label and annotation prefixes a probe may not mark pods with:
 // Kubernetes' and Kruise's own (a mark such as apps.kruise.io/specified-delete or

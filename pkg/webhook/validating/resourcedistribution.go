@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	rd "github.com/kruise-ng/kruise/pkg/resourcedistribution"
+	rd "github.com/kruise-ng/kruise/pkg/core/distributionrules"
 )
 
 // ResourceDistributionPath is where the ResourceDistribution validating webhook is served.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 )
 
 // sidecarSetKind names the SidecarSet in messages and errors.
@@ -158,7 +158,7 @@ func validateSidecarSetScope(obj, old *v1beta1.SidecarSet) field.ErrorList {
 	} else {
 		errs = append(errs, validateNonEmptySelector(spec.Selector, "pod", path.Child("selector"))...)
 	}
-	ns, err := sidecarset.OnlyNamespace(obj)
+	ns, err := sidecarrules.OnlyNamespace(obj)
 	if err != nil {
 		key := v1alpha1.ConversionV1alpha1OnlyAnnotation
 		if old == nil || obj.Annotations[key] != old.Annotations[key] {
@@ -589,7 +589,7 @@ func validateResourcesPolicy(c *v1beta1.SidecarSetContainer, p *field.Path) fiel
 		part := []string{"limits", "requests"}[i]
 		for j, expr := range []string{exprs.CPU, exprs.Memory} {
 			name := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}[j]
-			if err := sidecarset.ValidateResourceExpr(expr, name); err != nil {
+			if err := sidecarrules.ValidateResourceExpr(expr, name); err != nil {
 				errs = append(errs, field.Invalid(p.Child("resourcesExpr", part, string(name)), expr, err.Error()))
 			}
 		}

@@ -22,8 +22,8 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
 // Paths of the SidecarSet validating webhooks, one per served version.
@@ -32,7 +32,7 @@ const (
 	SidecarSetV1beta1Path  = "/validate-apps-kruise-io-v1beta1-sidecarset"
 )
 
-// The ConfigMap entry holding OpenKruise's patch whitelist (sidecarset.PatchWhitelist, as JSON).
+// The ConfigMap entry holding OpenKruise's patch whitelist (sidecarrules.PatchWhitelist, as JSON).
 const (
 	KruiseConfigurationName = workloadfinder.ConfigurationName
 	PatchWhitelistKey       = "SidecarSet_PatchPodMetadata_WhiteList"
@@ -74,7 +74,7 @@ func registerSidecarSets(srv webhook.Server, scheme *runtime.Scheme, templates P
 // for one version of the SidecarSet, and adds the checks that read the cluster, as OpenKruise's
 // webhook does:
 //   - spec.patchPodMetadata sets only annotations the patch whitelist allows
-//     (sidecarset.CheckPatchMetadata with the whitelist of opts.Config);
+//     (sidecarrules.CheckPatchMetadata with the whitelist of opts.Config);
 //   - spec.injectionStrategy.revision pins a ControllerRevision that exists: by revisionName, any
 //     ControllerRevision of that name in opts.Namespace; by customVersion, one of this
 //     SidecarSet's revisions labelled with it;
@@ -167,8 +167,8 @@ func (v sidecarSetValidator[T]) checkCluster(ctx context.Context, set, old *v1be
 }
 
 // patchPolicy reads the patch whitelist: none when the ConfigMap or its entry is missing.
-func patchPolicy(ctx context.Context, opts SidecarSetOptions) (sidecarset.PatchPolicy, error) {
-	policy := sidecarset.PatchPolicy{DefaultsAllowed: opts.PatchDefaultsAllowed}
+func patchPolicy(ctx context.Context, opts SidecarSetOptions) (sidecarrules.PatchPolicy, error) {
+	policy := sidecarrules.PatchPolicy{DefaultsAllowed: opts.PatchDefaultsAllowed}
 	cm := &corev1.ConfigMap{}
 	err := opts.Config.Get(ctx, client.ObjectKey{Namespace: opts.Namespace, Name: KruiseConfigurationName}, cm)
 	if apierrors.IsNotFound(err) {
@@ -180,7 +180,7 @@ func patchPolicy(ctx context.Context, opts SidecarSetOptions) (sidecarset.PatchP
 	if !ok {
 		return policy, nil
 	}
-	policy.Whitelist = &sidecarset.PatchWhitelist{}
+	policy.Whitelist = &sidecarrules.PatchWhitelist{}
 	if err := json.Unmarshal([]byte(raw), policy.Whitelist); err != nil {
 		return policy, fmt.Errorf("ConfigMap %s/%s, entry %s: %w", opts.Namespace, KruiseConfigurationName, PatchWhitelistKey, err)
 	}
@@ -198,7 +198,7 @@ func checkPatchWhitelist(ctx context.Context, opts SidecarSetOptions, set *v1bet
 	if err != nil {
 		return field.ErrorList{field.InternalError(p, fmt.Errorf("cannot read the patch whitelist: %w", err))}
 	}
-	err = sidecarset.CheckPatchMetadata(set, policy)
+	err = sidecarrules.CheckPatchMetadata(set, policy)
 	if err == nil {
 		return nil
 	}
@@ -218,7 +218,7 @@ func checkPatchWhitelist(ctx context.Context, opts SidecarSetOptions, set *v1bet
 			one := &v1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: set.Name, Labels: set.Labels},
 				Spec: v1beta1.SidecarSetSpec{PatchPodMetadata: []v1beta1.SidecarSetPatchPodMetadata{
 					{Annotations: map[string]string{k: patch.Annotations[k]}, PatchPolicy: patch.PatchPolicy}}}}
-			if kerr := sidecarset.CheckPatchMetadata(one, policy); kerr != nil {
+			if kerr := sidecarrules.CheckPatchMetadata(one, policy); kerr != nil {
 				errs = append(errs, field.Forbidden(p.Index(i).Child("annotations").Key(k),
 					fmt.Sprintf("the patch whitelist (%s) does not allow this SidecarSet to set this annotation: %v", where, kerr)))
 			}
@@ -252,7 +252,7 @@ func checkInjectionRevision(ctx context.Context, r client.Reader, namespace stri
 	case ref.CustomVersion != nil:
 		list := &appsv1.ControllerRevisionList{}
 		if err := r.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{
-			sidecarset.RevisionOwnerLabel: set.Name, sidecarset.CustomVersionLabel: *ref.CustomVersion}); err != nil {
+			sidecarrules.RevisionOwnerLabel: set.Name, sidecarrules.CustomVersionLabel: *ref.CustomVersion}); err != nil {
 			return field.ErrorList{field.InternalError(p.Child("customVersion"), err)}
 		}
 		if len(list.Items) == 0 {
@@ -426,8 +426,8 @@ func conflictsWith(set *v1beta1.SidecarSet, others []v1beta1.SidecarSet, namespa
 // selector there, which a valid SidecarSet does not have). Otherwise when their pod selectors
 // overlap.
 func sidecarSetsOverlap(a, b *v1beta1.SidecarSet, namespaceLabels func(string) (map[string]string, bool)) bool {
-	aNs, _ := sidecarset.OnlyNamespace(a)
-	bNs, _ := sidecarset.OnlyNamespace(b)
+	aNs, _ := sidecarrules.OnlyNamespace(a)
+	bNs, _ := sidecarrules.OnlyNamespace(b)
 	aSel, bSel := a.Spec.NamespaceSelector, b.Spec.NamespaceSelector
 	switch {
 	case aNs != "" && bNs != "" && aNs != bNs:

@@ -19,7 +19,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 )
 
 func sidecarSetScheme(t *testing.T) *runtime.Scheme {
@@ -275,9 +275,9 @@ func TestSidecarSetPatchWhitelist(t *testing.T) {
 func TestSidecarSetInjectionRevision(t *testing.T) {
 	ctx := context.Background()
 	rev := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "log-agent-abc", Namespace: "kruise-system",
-		Labels: map[string]string{sidecarset.RevisionOwnerLabel: "log-agent", sidecarset.CustomVersionLabel: "v1"}}}
+		Labels: map[string]string{sidecarrules.RevisionOwnerLabel: "log-agent", sidecarrules.CustomVersionLabel: "v1"}}}
 	elsewhere := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "log-agent-def", Namespace: "default",
-		Labels: map[string]string{sidecarset.RevisionOwnerLabel: "log-agent", sidecarset.CustomVersionLabel: "v2"}}}
+		Labels: map[string]string{sidecarrules.RevisionOwnerLabel: "log-agent", sidecarrules.CustomVersionLabel: "v2"}}}
 	c := fake.NewClientBuilder().WithObjects(rev, elsewhere).Build()
 	const p = "spec.injectionStrategy.revision"
 	cases := []struct {

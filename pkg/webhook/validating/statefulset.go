@@ -15,7 +15,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
 )
 
 // statefulSetKind names the Advanced StatefulSet in messages and errors.
@@ -71,7 +71,7 @@ const maxMinReadySeconds = 300
 //     an unknown volumeClaimUpdateStrategy.type;
 //   - refused where OpenKruise accepts a spec that would make the controller allocate without
 //     bound (issue 33): replicas above 100000, more than 100 reserveOrdinals entries, more than
-//     100000 reserved ordinals in all (pkg/ordinal's bounds; the controller refuses to run such a
+//     100000 reserved ordinals in all (pkg/core/ordinal's bounds; the controller refuses to run such a
 //     spec too, with condition InvalidSpec).
 func ValidateStatefulSet(obj *v1beta1.StatefulSet) field.ErrorList {
 	return validateStatefulSet(obj, nil)
@@ -178,7 +178,7 @@ func validateStatefulSetCounts(spec *v1beta1.StatefulSetSpec, path *field.Path) 
 // ordinals (digits only, first ≤ last), as OpenKruise reads them; ordinals above 2147483647 (no pod
 // has one), ranges of more than ordinal.MaxReservedRange ordinals, more than
 // ordinal.MaxReserveEntries entries (then the entries are not checked one by one) and more than
-// ordinal.MaxReservedOrdinals ordinals in all are refused (pkg/ordinal's bounds, which the
+// ordinal.MaxReservedOrdinals ordinals in all are refused (pkg/core/ordinal's bounds, which the
 // controller applies too).
 func validateReserveOrdinals(list []intstr.IntOrString, p *field.Path) field.ErrorList {
 	if e := ordinal.CheckReserveEntries(len(list)); e != nil {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/ordinal"
+	"github.com/kruise-ng/kruise/pkg/core/ordinal"
 )
 
 // ranges are n back-to-back reserveOrdinals ranges of width ordinals from 0.
@@ -23,7 +23,7 @@ func ranges(n, width int) []intstr.IntOrString {
 	return out
 }
 
-// The bounds of pkg/ordinal (issue 33): each refusal names the field, the bound and why, in
+// The bounds of pkg/core/ordinal (issue 33): each refusal names the field, the bound and why, in
 // the message the API server returns.
 func TestValidateStatefulSetBounds(t *testing.T) {
 	for _, tc := range []struct {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/subset"
+	"github.com/kruise-ng/kruise/pkg/core/subset"
 )
 
 // UnitedDeploymentPath is where the UnitedDeployment validating webhook is served.

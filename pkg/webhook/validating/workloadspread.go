@@ -25,9 +25,9 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/subset"
+	"github.com/kruise-ng/kruise/pkg/core/subset"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/webhook/access"
-	"github.com/kruise-ng/kruise/pkg/workloadfinder"
 )
 
 // WorkloadSpreadPath is where the WorkloadSpread validating webhook is served.
@@ -82,7 +82,7 @@ func registerWorkloadSpreads(srv webhook.Server, scheme *runtime.Scheme, opts Wo
 }
 
 // ValidateWorkloadSpread reports every problem of a new WorkloadSpread, each at the path of the
-// offending field, as OpenKruise v1.9.0's webhook decides them (pkg/webhook/workloadspread/
+// offending field, as OpenKruise v1.9.0's webhook decides them (pkg/webhook/spreadplacement/
 // validating, validateWorkloadSpreadSpec and what it calls), for the rules that need nothing but
 // the object and custom, the custom workload kinds the whitelist allows; the conflicts with other
 // WorkloadSpreads and the patches' fit to the workload are the webhook's.

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kruise-ng/kruise/pkg/manager"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
+	"github.com/kruise-ng/kruise/pkg/app/manager"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/test/compat"
 	"github.com/kruise-ng/kruise/test/harness"
 )

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/sandbox"
-	"github.com/kruise-ng/kruise/pkg/sidecarset"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/test/compat"
 	"github.com/kruise-ng/kruise/test/harness"
 )
@@ -27,8 +27,8 @@ import (
 var sidecarRollout int64
 
 // sidecarAnnotations are the pod annotations OpenKruise's SidecarSet injection and upgrade wrote.
-var sidecarAnnotations = []string{sidecarset.HashAnnotation, sidecarset.HashWithoutImageAnnotation,
-	sidecarset.InjectedListAnnotation, sidecarset.InplaceUpdateStateAnnotation}
+var sidecarAnnotations = []string{sidecarrules.HashAnnotation, sidecarrules.HashWithoutImageAnnotation,
+	sidecarrules.InjectedListAnnotation, sidecarrules.InplaceUpdateStateAnnotation}
 
 // sidecarTargetPod reports whether pod name belongs to a CloneSet into whose pods a SidecarSet of
 // the fixture injected.
@@ -158,7 +158,7 @@ func sidecarSetTouchesNothing(t *testing.T) {
 	}
 
 	got := sidecarSet(t, want.Name)
-	for _, k := range []string{sidecarset.HashAnnotation, sidecarset.HashWithoutImageAnnotation} {
+	for _, k := range []string{sidecarrules.HashAnnotation, sidecarrules.HashWithoutImageAnnotation} {
 		if got.Annotations[k] != want.Annotations[k] {
 			t.Errorf("SidecarSet %s: annotation %s = %q, OpenKruise's %q", got.Name, k, got.Annotations[k], want.Annotations[k])
 		}
@@ -179,7 +179,7 @@ func sidecarSetTouchesNothing(t *testing.T) {
 // upgradable is pod's SidecarSetUpgradable condition (nil: none).
 func upgradable(p *corev1.Pod) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == sidecarset.UpgradableCondition {
+		if p.Status.Conditions[i].Type == sidecarrules.UpgradableCondition {
 			return &p.Status.Conditions[i]
 		}
 	}
@@ -204,7 +204,7 @@ func checkSidecarRevision(t *testing.T, set *appsv1beta1.SidecarSet, name string
 		t.Errorf("SidecarSet %s: revision %s/%s: %v", set.Name, sandbox.KruiseNamespace, name, err)
 		return
 	}
-	if ref := metav1.GetControllerOf(rev); ref == nil || ref.UID != set.UID || rev.Labels[sidecarset.RevisionOwnerLabel] != set.Name {
+	if ref := metav1.GetControllerOf(rev); ref == nil || ref.UID != set.UID || rev.Labels[sidecarrules.RevisionOwnerLabel] != set.Name {
 		t.Errorf("SidecarSet %s: revision %s owned by %v, labels %v", set.Name, name, ref, rev.Labels)
 	}
 }
@@ -231,14 +231,14 @@ func sidecarSetUpgradesInPlace(t *testing.T) {
 	if err := kc.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, []byte(patch))); err != nil {
 		t.Fatalf("SidecarSet %s: %v", want.Name, err)
 	}
-	if obj.Annotations[sidecarset.HashAnnotation] == want.Annotations[sidecarset.HashAnnotation] {
-		t.Fatalf("SidecarSet %s: hash annotation still %s after the image change", want.Name, want.Annotations[sidecarset.HashAnnotation])
+	if obj.Annotations[sidecarrules.HashAnnotation] == want.Annotations[sidecarrules.HashAnnotation] {
+		t.Fatalf("SidecarSet %s: hash annotation still %s after the image change", want.Name, want.Annotations[sidecarrules.HashAnnotation])
 	}
-	if obj.Annotations[sidecarset.HashWithoutImageAnnotation] != want.Annotations[sidecarset.HashWithoutImageAnnotation] {
+	if obj.Annotations[sidecarrules.HashWithoutImageAnnotation] != want.Annotations[sidecarrules.HashWithoutImageAnnotation] {
 		t.Errorf("SidecarSet %s: hash without image %s after an image change, was %s", want.Name,
-			obj.Annotations[sidecarset.HashWithoutImageAnnotation], want.Annotations[sidecarset.HashWithoutImageAnnotation])
+			obj.Annotations[sidecarrules.HashWithoutImageAnnotation], want.Annotations[sidecarrules.HashWithoutImageAnnotation])
 	}
-	hash := obj.Annotations[sidecarset.HashAnnotation]
+	hash := obj.Annotations[sidecarrules.HashAnnotation]
 
 	var set *appsv1beta1.SidecarSet
 	harness.Eventually(t, 90*time.Second, "both pods of sc-target on "+image+" in place", func() (bool, string) {
@@ -254,7 +254,7 @@ func sidecarSetUpgradesInPlace(t *testing.T) {
 			if err != nil {
 				return false, err.Error()
 			}
-			specs, err := sidecarset.PodUpgradeSpecs(p, sidecarset.HashAnnotation)
+			specs, err := sidecarrules.PodUpgradeSpecs(p, sidecarrules.HashAnnotation)
 			if err != nil {
 				return false, err.Error()
 			}
@@ -270,7 +270,7 @@ func sidecarSetUpgradesInPlace(t *testing.T) {
 		}
 		return done, strings.Join(seen, "; ")
 	})
-	if got := set.Annotations[sidecarset.HashAnnotation]; got != hash {
+	if got := set.Annotations[sidecarrules.HashAnnotation]; got != hash {
 		t.Errorf("SidecarSet %s: hash annotation %s after the rollout, %s after the patch", set.Name, got, hash)
 	}
 	checkSidecarRevision(t, set, set.Status.LatestRevision)
@@ -282,18 +282,18 @@ func sidecarSetUpgradesInPlace(t *testing.T) {
 		if now := restarts(p); now["app"] != was["app"] || now["log"] != was["log"]+1 {
 			t.Errorf("pod %s: restarts %v, before %v; want the sidecar's alone up by one", name, now, was)
 		}
-		noImage, err := sidecarset.PodUpgradeSpecs(p, sidecarset.HashWithoutImageAnnotation)
+		noImage, err := sidecarrules.PodUpgradeSpecs(p, sidecarrules.HashWithoutImageAnnotation)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h := noImage[want.Name].Hash; h != set.Annotations[sidecarset.HashWithoutImageAnnotation] {
-			t.Errorf("pod %s: hash without image %s, SidecarSet's %s", name, h, set.Annotations[sidecarset.HashWithoutImageAnnotation])
+		if h := noImage[want.Name].Hash; h != set.Annotations[sidecarrules.HashWithoutImageAnnotation] {
+			t.Errorf("pod %s: hash without image %s, SidecarSet's %s", name, h, set.Annotations[sidecarrules.HashWithoutImageAnnotation])
 		}
 		if c := upgradable(p); c == nil || c.Status != corev1.ConditionTrue {
-			t.Errorf("pod %s: %s %+v, want True", name, sidecarset.UpgradableCondition, c)
+			t.Errorf("pod %s: %s %+v, want True", name, sidecarrules.UpgradableCondition, c)
 		}
-		if _, ok := p.Annotations[sidecarset.InplaceUpdateStateAnnotation]; !ok {
-			t.Errorf("pod %s: no %s", name, sidecarset.InplaceUpdateStateAnnotation)
+		if _, ok := p.Annotations[sidecarrules.InplaceUpdateStateAnnotation]; !ok {
+			t.Errorf("pod %s: no %s", name, sidecarrules.InplaceUpdateStateAnnotation)
 		}
 	}
 	// Kruise upgraded the pods with patches alone: no pod was created or deleted.

@@ -1,0 +1,401 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/podgate"
+)
+
+// Engine is the in-place update protocol for one pod at a time. Implementations are safe for
+// concurrent use; a workload controller calls them for many pods in parallel.
+type Engine interface {
+	// CanUpdateInPlace decides whether a pod of oldTemplate's revision can move to newTemplate
+	// (revision newRevision) in place, and if so with which changes.
+	CanUpdateInPlace(oldTemplate, newTemplate *corev1.PodTemplateSpec, newRevision string) inplace.Decision
+	// Update starts the in-place update of pod to spec.
+	Update(ctx context.Context, pod *corev1.Pod, spec *inplace.UpdateSpec, opts UpdateOptions) error
+	// RevisionLabels returns the labels that mark a pod as running revision rev (a created pod
+	// carries them too).
+	RevisionLabels(rev string) map[string]string
+	// Refresh moves an update on: it applies a deferred update whose grace period is over, and
+	// finishes the update of a pod whose containers all run again, setting done's labels and
+	// annotations in the same write (the workload's lifecycle state after the update). It reports
+	// where the pod stands.
+	Refresh(ctx context.Context, pod *corev1.Pod, done Metadata) (inplace.Progress, error)
+	// Unready sets pod's InPlaceUpdateReady (and Ready) False, as Update does first when containers
+	// change, and returns the pod as it now stands, for Update: a workload updating many pods
+	// unreadies them all before it updates any, so each kubelet sees its gate while the others are
+	// written and Update's wait for it is short. A pod held already is returned as it is. With a
+	// Budget (WithBudget), the budget is asked first; a refusal is a *BudgetError. The pod returned
+	// shares everything but its conditions with pod: like pods read from the cache, it is read-only.
+	Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error)
+	// UpdateContainers sets the images of containers the pod's workload does not own (a
+	// SidecarSet's sidecars) and the caller's annotations in one JSON patch that checks each
+	// changed container's current image (inplace.ContainersPatch). Neither the pod's revision nor
+	// its readiness gates are touched: the caller records and follows the update itself. With a
+	// Budget and disrupts (the change can take the pod out of service), the budget is asked
+	// first; a refusal is a *BudgetError.
+	UpdateContainers(ctx context.Context, pod *corev1.Pod, images, annotations map[string]string, disrupts bool) error
+}
+
+// UpdateOptions tune one Update.
+type UpdateOptions struct {
+	// Reason goes with the InPlaceUpdateReady condition.
+	Reason string
+	// GraceSeconds (inPlaceUpdateStrategy.gracePeriodSeconds) > 0 keeps the pod NotReady that long
+	// before its containers change: the update is recorded on the pod (inplace.Deferred) and applied
+	// by a Refresh once the grace period is over.
+	GraceSeconds int32
+	// Labels and Annotations are set by the first spec write, even when the update is deferred
+	// (the workload's own metadata, e.g. the lifecycle state Updating).
+	Labels, Annotations map[string]string
+}
+
+// New returns the Engine that writes through c.
+func New(c client.Client, clk clock.PassiveClock, opts inplace.Options, options ...Option) Engine {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	e := &engine{client: c, clock: clk, opts: opts}
+	for _, o := range options {
+		o(e)
+	}
+	return e
+}
+
+type engine struct {
+	client client.Client
+	clock  clock.PassiveClock
+	opts   inplace.Options
+	budget Budget
+	pods   rest.Interface // WithPodWriter; nil: client writes
+}
+
+func (e *engine) CanUpdateInPlace(oldTemplate, newTemplate *corev1.PodTemplateSpec, newRevision string) inplace.Decision {
+	return inplace.Plan(oldTemplate, newTemplate, newRevision, e.opts)
+}
+
+func (e *engine) RevisionLabels(rev string) map[string]string { return e.opts.RevisionLabels(rev) }
+
+func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.UpdateSpec, opts UpdateOptions) error {
+	if spec == nil {
+		return fmt.Errorf("update pod %s in place: no update spec", pod.Name)
+	}
+	start := e.clock.Now()
+	pending, err := inplace.DeferredOf(pod)
+	if err != nil {
+		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
+	}
+	if pending != nil {
+		// The pod still runs the containers of the update before: go there straight from them,
+		// within the grace period already running.
+		spec = pending.Then(spec, pod)
+		if st, ok := inplace.StateOf(pod); ok {
+			start = st.UpdateTimestamp.Time
+		}
+	}
+	if pending == nil && opts.GraceSeconds > 0 {
+		// The start is stored in whole seconds (the state's timestamp), and the grace period is
+		// counted from it: rounded up, the period is never cut short, whoever reads it.
+		if whole := start.Truncate(time.Second); whole.Before(start) {
+			start = whole.Add(time.Second)
+		}
+	}
+	state := &appspub.InPlaceUpdateState{Revision: spec.Revision, UpdateTimestamp: metav1.NewTime(start),
+		UpdateImages: len(spec.ContainerImages) > 0, UpdateResources: len(spec.ContainerResources) > 0,
+		LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{}}
+	// Every container that restarts in this batch (the highest launch priority) is recorded, with
+	// the image ID it reports now (none while it has no status): completion waits for each to run a
+	// different one, and the next batch for them to be ready. A resize completes when the status
+	// reports the spec's resources (Observe).
+	batch, next := inplace.SplitByPriority(pod, spec.ContainerImages)
+	inplace.StartBatch(pod, state, batch, next, e.clock.Now())
+	// A container restarted only to read changed metadata into its env is recorded with its
+	// container ID: kruise-daemon restarts it (a ContainerRecreateRequest, see Refresh).
+	for _, name := range spec.EnvFromMetadataContainers {
+		if _, restarts := spec.ContainerImages[name]; restarts {
+			continue
+		}
+		state.UpdateEnvFromMetadata = true
+		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ContainerID: inplace.ContainerID(pod, name)}
+	}
+	changes := spec.RestartsContainers()
+	if changes {
+		if pod, err = e.Unready(ctx, pod, opts.Reason); err != nil {
+			return err
+		}
+	}
+	if changes && opts.GraceSeconds <= 0 {
+		if err := e.awaitNotReady(ctx, pod); err != nil {
+			return err
+		}
+		// The resize first: the spec write that follows moves the revision, and a pod must not be
+		// at the new revision with the old resources.
+		if err := e.resize(ctx, pod, spec.ContainerResources); err != nil {
+			return err
+		}
+	}
+	var patch []byte
+	if changes && opts.GraceSeconds > 0 {
+		labels := e.opts.RevisionLabels(spec.Revision)
+		maps.Copy(labels, opts.Labels)
+		patch, err = inplace.DeferPatch(pod, &inplace.Deferred{UpdateSpec: *spec, GraceSeconds: opts.GraceSeconds}, state,
+			labels, opts.Annotations)
+	} else {
+		now := *spec.WithMetadata(opts.Labels, opts.Annotations)
+		now.ContainerImages = batch
+		patch, err = inplace.SpecPatch(pod, &now, state, e.opts.RevisionLabels(spec.Revision))
+	}
+	if err != nil {
+		return err
+	}
+	if err := e.patch(ctx, pod, "", types.JSONPatchType, patch); err != nil {
+		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
+	}
+	return nil
+}
+
+func (e *engine) UpdateContainers(ctx context.Context, pod *corev1.Pod, images, annotations map[string]string, disrupts bool) error {
+	if disrupts && len(images) > 0 {
+		if err := e.admit(ctx, pod); err != nil {
+			return err
+		}
+	}
+	patch, err := inplace.ContainersPatch(pod, images, annotations)
+	if err != nil {
+		return err
+	}
+	if err := e.patch(ctx, pod, "", types.JSONPatchType, patch); err != nil {
+		return fmt.Errorf("update the containers of pod %s in place: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// Metadata are labels and annotations written with an engine's write.
+type Metadata struct {
+	Labels, Annotations map[string]string
+}
+
+func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod, done Metadata) (inplace.Progress, error) {
+	switch p, names := inplace.Inspect(pod); p {
+	case inplace.Waiting:
+		due, ok := inplace.GraceDue(pod)
+		if !ok || e.clock.Now().Before(due) {
+			return inplace.Waiting, nil
+		}
+		return inplace.Updating, e.resume(ctx, pod)
+	case inplace.BatchDone:
+		return inplace.Updating, e.nextBatch(ctx, pod)
+	case inplace.Completed:
+		return inplace.Completed, e.complete(ctx, pod, done)
+	case inplace.Updating:
+		if len(names) > 0 {
+			return inplace.Updating, e.ensureRecreate(ctx, pod, names)
+		}
+		return inplace.Updating, nil
+	default:
+		return p, nil
+	}
+}
+
+func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error) {
+	if inplace.GateFalse(pod) {
+		return pod, nil
+	}
+	if err := e.admit(ctx, pod); err != nil {
+		return nil, err
+	}
+	if err := e.setGate(ctx, pod, corev1.ConditionFalse, StartReason, reason); err != nil {
+		return nil, err
+	}
+	// A shallow copy with its own conditions: a workload holding every pod of a rollout at once
+	// (maxUnavailable 100% of 10,000) keeps a condition list each, not a copy of each pod.
+	held := *pod
+	held.Status.Conditions = slices.Clone(pod.Status.Conditions)
+	now := metav1.NewTime(e.clock.Now())
+	for _, typ := range []corev1.PodConditionType{appspub.InPlaceUpdateReady, corev1.PodReady} {
+		c := corev1.PodCondition{Type: typ, Status: corev1.ConditionFalse, Reason: StartReason, Message: reason, LastTransitionTime: now}
+		if i := slices.IndexFunc(held.Status.Conditions, func(x corev1.PodCondition) bool { return x.Type == typ }); i >= 0 {
+			held.Status.Conditions[i] = c
+		} else {
+			held.Status.Conditions = append(held.Status.Conditions, c)
+		}
+	}
+	return &held, nil
+}
+
+// resume applies the pod's deferred update (its grace period is over), keeping the pod NotReady.
+func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
+	d, err := inplace.DeferredOf(pod)
+	if err != nil || d == nil {
+		return err
+	}
+	// The gate may have been opened by someone else meanwhile: the containers restart now.
+	if pod, err = e.Unready(ctx, pod, "grace period over"); err != nil {
+		return err
+	}
+	if err := e.awaitNotReady(ctx, pod); err != nil {
+		return err
+	}
+	if err := e.resize(ctx, pod, d.ContainerResources); err != nil {
+		return err
+	}
+	now := *d
+	now.ContainerImages, _ = inplace.SplitByPriority(pod, d.ContainerImages) // the rest: later batches (state)
+	patch, err := inplace.ResumePatch(pod, &now)
+	if err != nil {
+		return err
+	}
+	if err := e.patch(ctx, pod, "", types.JSONPatchType, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("apply the deferred in-place update of pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// nextBatch applies the next launch-priority batch of the pod's images.
+func (e *engine) nextBatch(ctx context.Context, pod *corev1.Pod) error {
+	state, ok := inplace.StateOf(pod)
+	if !ok {
+		return nil
+	}
+	patch, err := inplace.NextBatchPatch(pod, state, e.clock.Now())
+	if err != nil {
+		return err
+	}
+	if err := e.patch(ctx, pod, "", types.JSONPatchType, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("apply the next container batch of pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// resize sets container resources through the pods/resize subresource (a strategic-merge patch of
+// the containers, merged by name); nothing when there are none.
+func (e *engine) resize(ctx context.Context, pod *corev1.Pod, resources map[string]corev1.ResourceRequirements) error {
+	if len(resources) == 0 {
+		return nil
+	}
+	var containers []map[string]any
+	for _, name := range slices.Sorted(maps.Keys(resources)) {
+		containers = append(containers, map[string]any{"name": name, "resources": resources[name]})
+	}
+	body, err := json.Marshal(map[string]any{"spec": map[string]any{"containers": containers}})
+	if err != nil {
+		return err
+	}
+	if err := e.patch(ctx, pod, "resize", types.StrategicMergePatchType, body); err != nil {
+		return fmt.Errorf("resize pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// NotReadyWait bounds how long Update waits for the kubelet to report a pod not Ready after its
+// InPlaceUpdateReady gate went False; past it the containers change anyway (a kubelet that is down
+// serves no traffic either) and kruise_inplace_not_ready_wait_timeouts_total counts it.
+const NotReadyWait = 10 * time.Second
+
+// notReadyPoll is how often the wait looks at the pod (in the informer cache, for a manager).
+const notReadyPoll = 20 * time.Millisecond
+
+var notReadyTimeouts = prometheus.NewCounter(prometheus.CounterOpts{Name: "kruise_inplace_not_ready_wait_timeouts_total",
+	Help: "In-place updates whose containers changed before the kubelet reported the pod not Ready, NotReadyWait after the gate went False."})
+
+func init() { metrics.Registry.MustRegister(notReadyTimeouts) }
+
+// awaitNotReady returns once the kubelet has written the pod's Ready condition False itself, read
+// through the engine's client (the manager's cache): Ready False with a reason other than the one
+// setGate writes it with. The kubelet reconciles Ready when it sees the gate's change (the message
+// differs from its own); until then its cached status still says Ready, and a status write of it
+// — seen on a real kubelet while the containers were already restarting — would put the pod back
+// in its Services. A pod without the InPlaceUpdateReady readiness gate does not wait.
+func (e *engine) awaitNotReady(ctx context.Context, pod *corev1.Pod) error {
+	if !podgate.Has(pod, appspub.InPlaceUpdateReady) || kubeletNotReady(pod) {
+		return nil
+	}
+	err := wait.PollUntilContextTimeout(ctx, notReadyPoll, NotReadyWait, false, func(ctx context.Context) (bool, error) {
+		// The cache's own pod, not a copy per poll: only its conditions are read.
+		cur := &corev1.Pod{}
+		if err := e.client.Get(ctx, client.ObjectKeyFromObject(pod), cur, client.UnsafeDisableDeepCopy); err != nil {
+			// Gone: the spec patch says so. Any other failed read (a client rate limiter that
+			// would outlast the wait, a blip) is no answer: ask again until the wait ends.
+			return apierrors.IsNotFound(err), nil
+		}
+		if cur.UID != pod.UID {
+			return false, fmt.Errorf("update pod %s in place: the pod was replaced", pod.Name)
+		}
+		return kubeletNotReady(cur), nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		notReadyTimeouts.Inc()
+		return nil
+	}
+	return err
+}
+
+// kubeletNotReady reports whether the pod's Ready condition is not True, and not as setGate wrote it.
+func kubeletNotReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status != corev1.ConditionTrue && c.Reason != StartReason
+		}
+	}
+	return true
+}
+
+// StartReason is the reason of the InPlaceUpdateReady (and Ready) False the engine writes.
+const StartReason = "StartInPlaceUpdate"
+
+// setGate writes the pod's InPlaceUpdateReady condition (with Ready when False) through
+// pods/status; a pod that is gone is not an error.
+func (e *engine) setGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, msg string) error {
+	patch, err := inplace.ConditionPatch(appspub.InPlaceUpdateReady, status, reason, msg, e.clock.Now())
+	if err != nil {
+		return err
+	}
+	if err := e.patch(ctx, pod, "status", types.StrategicMergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("set %s=%s on pod %s: %w", appspub.InPlaceUpdateReady, status, pod.Name, err)
+	}
+	return nil
+}
+
+// complete turns the pod's InPlaceUpdateReady condition True through pods/status, with done's
+// labels and annotations in the same patch (the status subresource of a pod writes its metadata
+// too, all but the owner references); a pod that is gone is not an error.
+func (e *engine) complete(ctx context.Context, pod *corev1.Pod, done Metadata) error {
+	if len(done.Labels)+len(done.Annotations) == 0 {
+		return e.setGate(ctx, pod, corev1.ConditionTrue, "InPlaceUpdateCompleted", "")
+	}
+	patch, err := inplace.ConditionPatchWithMetadata(appspub.InPlaceUpdateReady, corev1.ConditionTrue, "InPlaceUpdateCompleted", "",
+		e.clock.Now(), done.Labels, done.Annotations)
+	if err != nil {
+		return err
+	}
+	if err := e.patch(ctx, pod, "status", types.StrategicMergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("complete the in-place update of pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// Ref is a pod's identity alone, for a write: a client call decodes the API server's answer into
+// the object it is given, and the pods a controller observes may be its informer cache's own.
+func Ref(pod *corev1.Pod) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}}
+}

@@ -1,0 +1,236 @@
+package podcontrol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
+	"github.com/kruise-ng/kruise/pkg/core/holders"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/lifecycle"
+	"github.com/kruise-ng/kruise/pkg/core/podgate"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
+)
+
+// InFlight are a workload's pods whose in-place updates need the engine's next step, by name.
+type InFlight struct {
+	// Completed: the update has finished; the gate turns True.
+	Completed []string
+	// Batches: the next launch-priority batch of containers is due.
+	Batches []string
+	// Recreates: containers wait for kruise-daemon to restart them for their env.
+	Recreates []string
+	// Resumes: a deferred update whose grace period is over is applied.
+	Resumes []string
+}
+
+// Add files pod under the step its progress (inplace.Inspect) calls for.
+func (f *InFlight) Add(pod string, p inplace.Progress, recreate []string) {
+	switch p {
+	case inplace.Completed:
+		f.Completed = append(f.Completed, pod)
+	case inplace.BatchDone:
+		f.Batches = append(f.Batches, pod)
+	case inplace.Updating:
+		if len(recreate) > 0 {
+			f.Recreates = append(f.Recreates, pod)
+		}
+	}
+}
+
+// Progress moves the in-flight updates on through the engine's Refresh. pods are the workload's
+// pods by name as observed.
+func (c *Control) Progress(ctx context.Context, o Owner, pods map[string]*corev1.Pod, f InFlight) error {
+	key := o.Key()
+	var opens []string
+	for _, name := range f.Completed {
+		if !c.Expectations.Opening(key, name) { // opened already; the cache is behind
+			opens = append(opens, name)
+		}
+	}
+	now := c.Clock.Now()
+	refresh := func(name string, expect func()) error {
+		if expect != nil {
+			expect()
+		}
+		if _, err := c.Engine.Refresh(ctx, pods[name], afterUpdate(o, pods[name], now)); err != nil {
+			if expect != nil {
+				c.Expectations.Drop(key, name)
+			}
+			return err
+		}
+		return nil
+	}
+	err := Parallel(opens, func(name string) error {
+		return refresh(name, func() { c.Expectations.ExpectOpen(key, name, now) })
+	})
+	err = errors.Join(err, Parallel(f.Batches, func(name string) error {
+		state := pods[name].Annotations[appspub.InPlaceUpdateStateKey]
+		return refresh(name, func() { c.Expectations.ExpectBatch(key, name, state, now) })
+	}))
+	err = errors.Join(err, Parallel(f.Recreates, func(name string) error {
+		return refresh(name, nil) // makes sure a ContainerRecreateRequest exists
+	}))
+	return errors.Join(err, Parallel(f.Resumes, func(name string) error {
+		if err := refresh(name, func() { c.Expectations.ExpectResume(key, name, now) }); err != nil {
+			c.Event(o, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "apply the deferred in-place update of pod %s: %v", name, err)
+			return err
+		}
+		return nil
+	}))
+}
+
+// afterUpdate is the lifecycle state a pod in Updating moves to in the write that ends its
+// in-place update (as OpenKruise moves it once the update is done): Updated while the
+// inPlaceUpdate hook is not satisfied, Normal otherwise. A pod in any other state keeps it.
+func afterUpdate(o Owner, pod *corev1.Pod, now time.Time) engine.Metadata {
+	if pod == nil || lifecycle.State(pod) != appspub.LifecycleStateUpdating {
+		return engine.Metadata{}
+	}
+	to := lifecycle.AfterUpdate(lifecycle.Released(lifecycle.Hooks(o.Lifecycle).InPlaceUpdate, pod))
+	labels, annotations := lifecycle.Metadata(to, now)
+	return engine.Metadata{Labels: labels, Annotations: annotations}
+}
+
+// Pending is one planned in-place update, for Unready.
+type Pending struct {
+	Pod    *corev1.Pod
+	Spec   *inplace.UpdateSpec
+	Reason string
+}
+
+// Unready takes the pods whose containers the updates change in place out of their Services, all
+// of them before any is updated: the engine changes a pod's containers only once its kubelet has
+// seen the gate, and by then most have. It returns the pods it held, as they now stand, and the
+// pods a PodUnavailableBudget held back (engine.BudgetError): those are left as they were.
+func (c *Control) Unready(ctx context.Context, o Owner, updates []Pending) (held map[string]*corev1.Pod, waiting []string, err error) {
+	var mu sync.Mutex
+	held = map[string]*corev1.Pod{}
+	err = Parallel(updates, func(u Pending) error {
+		if u.Pod == nil || u.Spec == nil || !u.Spec.RestartsContainers() {
+			return nil
+		}
+		h, err := c.Engine.Unready(ctx, u.Pod, u.Reason)
+		var budget *engine.BudgetError
+		switch {
+		case errors.As(err, &budget):
+			mu.Lock()
+			waiting = append(waiting, u.Pod.Name)
+			mu.Unlock()
+			return nil
+		case err != nil:
+			c.Event(o, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "take pod %s out of service for its in-place update: %v", u.Pod.Name, err)
+			return err
+		}
+		mu.Lock()
+		held[u.Pod.Name] = h
+		mu.Unlock()
+		return nil
+	})
+	slices.Sort(waiting)
+	return held, waiting, err
+}
+
+// MoveLifecycle puts pod in lifecycle state to, then holds it NotReady (KruisePodReady False) when
+// markNotReady asks for it. The state goes first: the pod readiness controller keeps the condition
+// False only for a pod in a hook's state.
+func (c *Control) MoveLifecycle(ctx context.Context, o Owner, pod *corev1.Pod, to appspub.LifecycleStateType, markNotReady bool, reason string, done *Batch) error {
+	if pod == nil {
+		return nil
+	}
+	now := c.Clock.Now()
+	patch, err := lifecycle.Patch(to, now)
+	if err != nil {
+		return err
+	}
+	key := o.Key()
+	c.Expectations.ExpectLifecycle(key, pod.Name, string(to), now)
+	if err := c.Client.Patch(ctx, engine.Ref(pod), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		c.Expectations.Drop(key, pod.Name)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		c.Event(o, corev1.EventTypeWarning, "FailedLifecycle", "move pod %s to %s: %v", pod.Name, to, err)
+		return fmt.Errorf("move pod %s to lifecycle state %s: %w", pod.Name, to, err)
+	}
+	done.Add("Lifecycle"+string(to), "moved to "+string(to), pod.Name, reason)
+	if !markNotReady || !podgate.HasKruisePodReady(pod) {
+		return nil
+	}
+	h, ok := holders.LifecycleHook(to)
+	if !ok {
+		return nil
+	}
+	// The holder joins whatever else holds the pod (pkg/core/holders); the pod readiness controller
+	// drops it once the pod has left the hook's state.
+	patch, err = inplace.ConditionPatch(appspub.KruisePodReadyConditionType, corev1.ConditionFalse, "",
+		holders.Format(holders.With(holders.Of(pod), h)), now)
+	if err != nil {
+		return err
+	}
+	if err := c.Client.Status().Patch(ctx, engine.Ref(pod), client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return nil
+}
+
+// Change is one planned update of a pod: in place to Spec, or, with Spec nil, by recreating it
+// (the pod is deleted; its workload creates it again).
+type Change struct {
+	Pod    *corev1.Pod
+	Spec   *inplace.UpdateSpec
+	Reason string
+}
+
+// ApplyUpdates carries out changes: first every in-place change's pod is taken out of service
+// (Unready), then each change is made, in parallel; recreate deletes a pod to recreate (the
+// workload's own deletion, which may take its claims along). It returns the pods whose in-place
+// update a PodUnavailableBudget held back (and an event says so): they are left as they were, and
+// the workload tries again after BudgetRetry — a rollout never takes a guarded application below
+// its budget.
+func (c *Control) ApplyUpdates(ctx context.Context, o Owner, changes []Change, recreate func(pod *corev1.Pod, reason string) error, done *Batch) (waiting []string, err error) {
+	var pending []Pending
+	for _, ch := range changes {
+		if ch.Spec != nil {
+			pending = append(pending, Pending(ch))
+		}
+	}
+	held, waiting, err := c.Unready(ctx, o, pending)
+	if len(waiting) > 0 {
+		c.Event(o, corev1.EventTypeNormal, ReasonWaitingForBudget, "%d pod(s) wait for their PodUnavailableBudget before their in-place update: %s",
+			len(waiting), ListNames(waiting, 5))
+	}
+	return waiting, errors.Join(err, Parallel(changes, func(ch Change) error {
+		if ch.Spec == nil {
+			err := recreate(ch.Pod, ch.Reason)
+			if err == nil {
+				o.Metrics.PodUpdated(rolloutmetrics.Recreate)
+			}
+			return err
+		}
+		pod := ch.Pod
+		if pod != nil && slices.Contains(waiting, pod.Name) {
+			return nil
+		}
+		if ch.Pod != nil && held[ch.Pod.Name] != nil {
+			pod = held[ch.Pod.Name]
+		}
+		return c.UpdateInPlace(ctx, o, pod, ch.Spec, ch.Reason, done)
+	}))
+}
+
+// ReasonWaitingForBudget is the event of updates a PodUnavailableBudget holds back.
+const ReasonWaitingForBudget = "WaitingForPodUnavailableBudget"
+
+// BudgetRetry is how soon a workload whose updates a PodUnavailableBudget held back tries again.
+const BudgetRetry = 2 * time.Second

@@ -1,0 +1,131 @@
+package spreadplacement
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/core/registrationmark"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+)
+
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=kruise-workloadspread,verbs=update
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=workloadspreads,verbs=list;watch;patch
+
+// Registrar keeps the entries of Configuration in line with the spreads (Entries), keeping those
+// the spreads' admissions added or need until it has seen those versions (NewGate,
+// registration.Sync), and marks each spread with the state of its current generation's entries
+// (registrationmark.Entries, with an event), from which the spread controller writes the
+// PlacementRegistered condition; their endpoint and CA bundle come from Source.
+type Registrar struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Finder   *workloadfinder.Finder
+	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
+	Configuration string
+	Source        registration.Source
+	// Namespace is the manager's (the probe entry's).
+	Namespace string
+	// Live reads a spread from the API server when an entry its admission added has been pending
+	// for long (registration.Sync.Live).
+	Live client.Reader
+	// PodWebhookPlaces reports whether the Kruise pod webhook places the CloneSet pods of a
+	// namespace (it is called for them and fails closed there); nil: it places none.
+	PodWebhookPlaces func(namespace string) bool
+}
+
+// resync re-reads the targetRef workloads of kinds the registrar does not watch.
+const resync = time.Minute
+
+// SetupWithManager runs the registrar on the leader. A targetRef workload's creation or selector
+// change is seen at once for the kinds watched here, within resync for the others.
+func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).Named("workloadspread-registration").
+		Watches(&appsv1alpha1.WorkloadSpread{}, registration.EnqueueOne).
+		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne,
+			registration.Named(r.Configuration, r.Source.Configuration))
+	for _, w := range workloadfinder.Watched() {
+		b = b.Watches(w, registration.EnqueueOne)
+	}
+	return b.Complete(r)
+}
+
+// Reconcile writes the entries when they differ from what is registered.
+func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	base, err := r.Source.ClientConfig(ctx, r.Client)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if base == nil { // the serving certificate is not there yet
+		return reconcile.Result{RequeueAfter: time.Second}, nil
+	}
+	list := &appsv1alpha1.WorkloadSpreadList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return reconcile.Result{}, err
+	}
+	spreads := make([]Spread, 0, len(list.Items))
+	objects := make([]client.Object, 0, len(list.Items))
+	seen := make(map[string]int64, len(list.Items))
+	for i := range list.Items {
+		ws := &list.Items[i]
+		seen[ws.Namespace+"/"+ws.Name] = ws.Generation
+		if ws.DeletionTimestamp != nil {
+			continue
+		}
+		objects = append(objects, ws)
+		s, err := SpreadOf(ctx, r.Finder, ws, r.PodWebhookPlaces)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("WorkloadSpread %s/%s: %w", ws.Namespace, ws.Name, err)
+		}
+		spreads = append(spreads, s)
+	}
+	want := Entries(spreads, *base, 0)
+	synced, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no WorkloadSpread places pods",
+		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
+		Seen:  seen,
+		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &appsv1alpha1.WorkloadSpreadList{} })}, want)
+	return r.marker().After(ctx, objects, synced, err, nil, reconcile.Result{RequeueAfter: resync})
+}
+
+// marker marks the spreads and tells it in events.
+func (r *Registrar) marker() registration.Marker {
+	m := registration.Marker{Client: r.Client, Recorder: r.Recorder, Keys: registrationmark.Entries,
+		Registered: "PlacementRegistered", NotRegistered: "PlacementNotRegistered"}
+	m.Says.Registered = "generation %s is registered: the pods it places are placed on creation, or refused while Kruise cannot be reached"
+	m.Says.Lost = "generation %s is not registered: %s; the pods it places are created without being placed"
+	return m
+}
+
+// SpreadOf is ws as its entries need it: the pods it places, from its target workload's selector
+// and its targetFilter, or that the workload is not found; podWebhookPlaces says whether the pod
+// webhook places the CloneSet pods of a namespace (nil: it places none).
+func SpreadOf(ctx context.Context, finder *workloadfinder.Finder, ws *appsv1alpha1.WorkloadSpread, podWebhookPlaces func(string) bool) (Spread, error) {
+	s := Spread{Namespace: ws.Namespace, Name: ws.Name}
+	if podWebhookPlaces != nil && podWebhookPlaces(ws.Namespace) {
+		s.PlacedByPodWebhook = appsv1alpha1.CloneSetInstanceIDLabelKey
+	}
+	w, err := workloadfinder.SpreadTarget(ctx, finder, ws)
+	if err != nil {
+		return s, err
+	}
+	if w == nil {
+		s.TargetMissing = ws.Spec.TargetReference != nil
+		return s, nil
+	}
+	var filter *metav1.LabelSelector
+	if ws.Spec.TargetFilter != nil {
+		filter = ws.Spec.TargetFilter.Selector
+	}
+	s.Pods = PodSelector(w.LabelSelector, filter)
+	return s, nil
+}
