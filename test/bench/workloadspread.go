@@ -20,7 +20,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/app/manager"
 	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
-	wswebhook "github.com/kruise-ng/kruise/pkg/webhook/spreadplacement"
+	"github.com/kruise-ng/kruise/pkg/webhook/spreadplacement"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -227,7 +227,7 @@ func callNothing(ctx context.Context, c client.Client, ns string, labels map[str
 	if base == nil {
 		return nil, fmt.Errorf("no webhook %s in %s", podmutation.WebhookName, manager.MutatingWebhookConfiguration)
 	}
-	entry := wswebhook.Entries([]wswebhook.Spread{{Namespace: ns, Name: other.Name,
+	entry := spreadplacement.Entries([]spreadplacement.Spread{{Namespace: ns, Name: other.Name,
 		Pods: &metav1.LabelSelector{MatchLabels: labels}}}, *base, 0)
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "bench-call-nothing"}, Webhooks: entry}
 	if err := c.Create(ctx, cfg); err != nil {
@@ -241,7 +241,7 @@ func callNothing(ctx context.Context, c client.Client, ns string, labels map[str
 // waitSpreadRegistered waits until the API server calls Kruise for the spread's pods: its entry is
 // in the WorkloadSpread webhook configuration.
 func waitSpreadRegistered(ctx context.Context, c client.Client, ws *appsv1alpha1.WorkloadSpread) error {
-	want := wswebhook.EntryName(ws.Namespace, ws.Name)
+	want := spreadplacement.EntryName(ws.Namespace, ws.Name)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		if err := c.Get(ctx, client.ObjectKey{Name: install.WorkloadSpreadConfiguration}, cfg); err != nil {

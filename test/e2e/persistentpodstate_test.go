@@ -29,7 +29,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	ppsctl "github.com/kruise-ng/kruise/pkg/controller/persistentpodstate"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
-	ppswebhook "github.com/kruise-ng/kruise/pkg/webhook/topologypin"
+	"github.com/kruise-ng/kruise/pkg/webhook/topologypin"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -99,7 +99,7 @@ func TestPersistentPodStateKeepsZones(t *testing.T) {
 	}
 
 	// The entry that calls Kruise for this workload's pods is registered before a pod is recreated.
-	entry := ppswebhook.EntryName(ns, "db")
+	entry := topologypin.EntryName(ns, "db")
 	harness.Eventually(t, 30*time.Second, "entry "+entry+" registered", func() (bool, string) {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		if err := c.Get(ctx, client.ObjectKey{Name: install.PersistentPodStateConfiguration}, cfg); err != nil {
@@ -125,9 +125,9 @@ func TestPersistentPodStateKeepsZones(t *testing.T) {
 		}
 		return condition(back, corev1.PodReady) == corev1.ConditionTrue, describe(back)
 	})
-	if back.Spec.NodeSelector[ppsZoneLabel] != want || back.Annotations[ppswebhook.InjectedAnnotation] != "db" {
+	if back.Spec.NodeSelector[ppsZoneLabel] != want || back.Annotations[topologypin.InjectedAnnotation] != "db" {
 		t.Errorf("recreated db-1: nodeSelector %v, annotations %v; want %s=%s and %s=db", back.Spec.NodeSelector, back.Annotations,
-			ppsZoneLabel, want, ppswebhook.InjectedAnnotation)
+			ppsZoneLabel, want, topologypin.InjectedAnnotation)
 	}
 	if got := zones[back.Spec.NodeName]; got != want {
 		t.Errorf("recreated db-1 runs on %s in %s, want zone %s", back.Spec.NodeName, got, want)
@@ -250,7 +250,7 @@ func TestPersistentPodStateOutageBlocksOnlyItsPods(t *testing.T) {
 	recorded := waitPersistentPodState(t, c, ns, "web-state", "records the 2 pods", func(p *appsv1alpha1.PersistentPodState) bool {
 		return len(p.Status.PodStates) == 2
 	})
-	entry := ppswebhook.EntryName(ns, "web-state")
+	entry := topologypin.EntryName(ns, "web-state")
 	harness.Eventually(t, 30*time.Second, "entry "+entry+" registered", func() (bool, string) {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		if err := c.Get(ctx, client.ObjectKey{Name: install.PersistentPodStateConfiguration}, cfg); err != nil {
@@ -457,7 +457,7 @@ func TestPersistentPodStateCustomWorkload(t *testing.T) {
 			t.Errorf("state of %s: %+v; the pod runs on %v", name, state, p)
 		}
 	}
-	entries := []string{ppswebhook.EntryName(ns, "shard"), ppswebhook.EntryName(ns, "legacy")}
+	entries := []string{topologypin.EntryName(ns, "shard"), topologypin.EntryName(ns, "legacy")}
 	harness.Eventually(t, 30*time.Second, fmt.Sprint("entries ", entries, " registered"), func() (bool, string) {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		if err := c.Get(ctx, client.ObjectKey{Name: install.PersistentPodStateConfiguration}, cfg); err != nil {
@@ -484,9 +484,9 @@ func TestPersistentPodStateCustomWorkload(t *testing.T) {
 	}
 	deletePod("shard-1")
 	back := newPod("shard-1")
-	if back.Spec.NodeSelector[ppsZoneLabel] != want || back.Annotations[ppswebhook.InjectedAnnotation] != "shard" {
+	if back.Spec.NodeSelector[ppsZoneLabel] != want || back.Annotations[topologypin.InjectedAnnotation] != "shard" {
 		t.Errorf("recreated shard-1: nodeSelector %v, annotations %v; want %s=%s and %s=shard", back.Spec.NodeSelector, back.Annotations,
-			ppsZoneLabel, want, ppswebhook.InjectedAnnotation)
+			ppsZoneLabel, want, topologypin.InjectedAnnotation)
 	}
 	harness.Eventually(t, 60*time.Second, "shard-1 ready in zone "+want, func() (bool, string) {
 		back = podsByName(t, ns, "app=shard")["shard-1"]

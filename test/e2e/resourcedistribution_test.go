@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	dist "github.com/kruise-ng/kruise/pkg/core/distributionrules"
+	"github.com/kruise-ng/kruise/pkg/core/distributionrules"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -115,8 +115,8 @@ func TestResourceDistributionFollowsNamespaces(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Name: d.Name}, stored); err != nil {
 		t.Fatal(err)
 	}
-	if ref := metav1.GetControllerOf(cm); ref == nil || ref.Name != d.Name || cm.Annotations[dist.FromAnnotation] != d.Name ||
-		cm.Annotations[dist.HashAnnotation] != dist.Hash(stored.Spec.Resource.Raw) {
+	if ref := metav1.GetControllerOf(cm); ref == nil || ref.Name != d.Name || cm.Annotations[distributionrules.FromAnnotation] != d.Name ||
+		cm.Annotations[distributionrules.HashAnnotation] != distributionrules.Hash(stored.Spec.Resource.Raw) {
 		t.Errorf("copy metadata: owner %+v, annotations %v", cm.OwnerReferences, cm.Annotations)
 	}
 	if configMapIn(t, b, name) != nil {

@@ -15,7 +15,7 @@ import (
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/controller/sidecarset"
-	ss "github.com/kruise-ng/kruise/pkg/core/sidecarrules"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -30,7 +30,7 @@ type hotState struct {
 
 func hotStateOf(p *corev1.Pod) hotState {
 	var st hotState
-	st.working, _ = ss.HotUpgradePair(p, "mesh")
+	st.working, _ = sidecarrules.HotUpgradePair(p, "mesh")
 	for _, c := range p.Spec.Containers {
 		switch c.Name {
 		case "mesh-1":
@@ -151,8 +151,8 @@ func TestSidecarSetHotUpgrade(t *testing.T) {
 			if !both[name] {
 				t.Errorf("pod %s: both copies of mesh were never seen running at once during the hot upgrade to %s", name, image)
 			}
-			if condition(p, ss.UpgradableCondition) != corev1.ConditionTrue {
-				t.Errorf("pod %s: %s is not True: %s", name, ss.UpgradableCondition, describe(p))
+			if condition(p, sidecarrules.UpgradableCondition) != corev1.ConditionTrue {
+				t.Errorf("pod %s: %s is not True: %s", name, sidecarrules.UpgradableCondition, describe(p))
 			}
 			checkUntouched(t, before[name], p)
 		}
@@ -165,7 +165,7 @@ func TestSidecarSetHotUpgrade(t *testing.T) {
 	for _, p := range after {
 		// upgrade: version(mesh-2) = versionalt(mesh-1) = the resourceVersion, versionalt(mesh-2) =
 		// mesh-1's version "1"; flip: version(mesh-1) = versionalt(mesh-2) = "0".
-		rv := p.Annotations[ss.VersionAnnotationPrefix+"mesh-2"]
+		rv := p.Annotations[sidecarrules.VersionAnnotationPrefix+"mesh-2"]
 		checkVersions(t, p, "0", rv, rv, "0")
 		if rv == "" || rv == "0" || rv == "1" {
 			t.Errorf("pod %s: version of mesh-2 is %q, want the SidecarSet's resourceVersion", p.Name, rv)
@@ -175,7 +175,7 @@ func TestSidecarSetHotUpgrade(t *testing.T) {
 	after = rollOut("registry.example/mesh:v3", hotState{
 		images: [2]string{"registry.example/mesh:v3", hotEmptyImage}, working: "mesh-1", restarts: [2]int32{2, 2}})
 	for _, p := range after {
-		rv := p.Annotations[ss.VersionAnnotationPrefix+"mesh-1"]
+		rv := p.Annotations[sidecarrules.VersionAnnotationPrefix+"mesh-1"]
 		checkVersions(t, p, rv, "0", "0", rv)
 		if rv == "" || rv == "0" || rv == "1" {
 			t.Errorf("pod %s: version of mesh-1 is %q, want the SidecarSet's resourceVersion", p.Name, rv)
@@ -204,8 +204,8 @@ func TestSidecarSetHotUpgrade(t *testing.T) {
 func checkVersions(t *testing.T, p *corev1.Pod, v1, alt1, v2, alt2 string) {
 	t.Helper()
 	want := map[string]string{
-		ss.VersionAnnotationPrefix + "mesh-1": v1, ss.VersionAltAnnotationPrefix + "mesh-1": alt1,
-		ss.VersionAnnotationPrefix + "mesh-2": v2, ss.VersionAltAnnotationPrefix + "mesh-2": alt2,
+		sidecarrules.VersionAnnotationPrefix + "mesh-1": v1, sidecarrules.VersionAltAnnotationPrefix + "mesh-1": alt1,
+		sidecarrules.VersionAnnotationPrefix + "mesh-2": v2, sidecarrules.VersionAltAnnotationPrefix + "mesh-2": alt2,
 	}
 	for k, v := range want {
 		if got, ok := p.Annotations[k]; !ok || got != v {

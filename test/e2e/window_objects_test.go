@@ -18,7 +18,7 @@ import (
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
-	ppswebhook "github.com/kruise-ng/kruise/pkg/webhook/topologypin"
+	"github.com/kruise-ng/kruise/pkg/webhook/topologypin"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -167,7 +167,7 @@ func TestPersistentPodStateAppliedWithItsStatefulSet(t *testing.T) {
 		}
 		return true, ""
 	})
-	if back.Spec.NodeSelector[ppsZoneLabel] != want || back.Annotations[ppswebhook.InjectedAnnotation] != "kv" || zones[back.Spec.NodeName] != want {
+	if back.Spec.NodeSelector[ppsZoneLabel] != want || back.Annotations[topologypin.InjectedAnnotation] != "kv" || zones[back.Spec.NodeName] != want {
 		t.Errorf("recreated kv-0: nodeSelector %v, annotations %v, zone %s; want %s=%s", back.Spec.NodeSelector, back.Annotations,
 			zones[back.Spec.NodeName], ppsZoneLabel, want)
 	}

@@ -25,7 +25,7 @@ import (
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/app/install"
 	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
-	wswebhook "github.com/kruise-ng/kruise/pkg/webhook/spreadplacement"
+	"github.com/kruise-ng/kruise/pkg/webhook/spreadplacement"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -61,7 +61,7 @@ func waitSpreadRegistered(t *testing.T, c client.Client, ns, name string) {
 		}
 		var names []string
 		for _, w := range cfg.Webhooks {
-			if w.Name == wswebhook.EntryName(ns, name) {
+			if w.Name == spreadplacement.EntryName(ns, name) {
 				return true, ""
 			}
 			names = append(names, w.Name)
@@ -413,8 +413,8 @@ func TestWorkloadSpreadManagerOutage(t *testing.T) {
 		selected := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "selected", Labels: map[string]string{"app": "down"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps.kruise.io/v1alpha1", Kind: "CloneSet", Name: "down", UID: spread.UID, Controller: ptr.To(true)}}},
 			Spec: other.Spec.Template.Spec}
-		if _, err := cs.CoreV1().Pods(ns).Create(ctx, selected, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), wswebhook.EntryName(ns, "down")) {
-			return fmt.Errorf("a pod the spread selects, created while Kruise is down: %v (want refused by %s)", err, wswebhook.EntryName(ns, "down"))
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, selected, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), spreadplacement.EntryName(ns, "down")) {
+			return fmt.Errorf("a pod the spread selects, created while Kruise is down: %v (want refused by %s)", err, spreadplacement.EntryName(ns, "down"))
 		}
 		return nil
 	})

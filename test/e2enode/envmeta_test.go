@@ -15,7 +15,7 @@ import (
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
-	crr2 "github.com/kruise-ng/kruise/pkg/node/restarter"
+	"github.com/kruise-ng/kruise/pkg/node/restarter"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -76,7 +76,7 @@ func envFromMetadataInPlace(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Int
 		if err := c.Get(ctx, key, crr); err != nil {
 			t.Errorf("the request for pod %s: %v", name, err)
 		} else if s := crr.Status.ContainerRecreateStates; crr.Status.Phase != appsv1alpha1.ContainerRecreateRequestCompleted ||
-			len(s) != 1 || s[0].Message != crr2.EnvCheckedMessage {
+			len(s) != 1 || s[0].Message != restarter.EnvCheckedMessage {
 			t.Errorf("the request for pod %s is %s: %s; want Completed with the env checked", name, crr.Status.Phase, fmt.Sprint(s))
 		}
 	}

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/pkg/app/install"
-	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podmutation"
+	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -203,7 +203,7 @@ func TestInstallManifestsAreAccepted(t *testing.T) {
 			t.Errorf("webhook %s: failurePolicy %s, timeout %d, service namespace %s; want Ignore, 5, kruise-full",
 				w.Name, *w.FailurePolicy, *w.TimeoutSeconds, w.ClientConfig.Service.Namespace)
 		}
-		if w.Name == podwebhook.WebhookName {
+		if w.Name == podmutation.WebhookName {
 			want := install.PodWebhookExcludedNamespaces("kruise-full", "monitoring", "legacy-apps")
 			if got := w.NamespaceSelector.MatchExpressions[0].Values; !slices.Equal(got, want) {
 				t.Errorf("pod webhook excludes namespaces %v, want %v", got, want)

@@ -15,7 +15,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/app/manager"
-	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podmutation"
+	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 	"github.com/kruise-ng/kruise/test/harness"
 )
 
@@ -38,12 +38,12 @@ func checkPodWebhook(t *testing.T, c client.Client, ns string, cs *appsv1alpha1.
 	}
 	var hook *admissionregistrationv1.MutatingWebhook
 	for i := range cfg.Webhooks {
-		if cfg.Webhooks[i].Name == podwebhook.WebhookName {
+		if cfg.Webhooks[i].Name == podmutation.WebhookName {
 			hook = &cfg.Webhooks[i]
 		}
 	}
 	if hook == nil {
-		t.Fatalf("no webhook %s in %s", podwebhook.WebhookName, cfg.Name)
+		t.Fatalf("no webhook %s in %s", podmutation.WebhookName, cfg.Name)
 	}
 	if hook.ObjectSelector == nil || len(hook.ObjectSelector.MatchExpressions) == 0 ||
 		hook.ObjectSelector.MatchExpressions[0].Key != appsv1alpha1.CloneSetInstanceIDLabelKey ||

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podmutation"
+	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 )
 
 // The Helm chart's fixed names: its ServiceAccounts and the manager's webhook Service.
@@ -107,7 +107,7 @@ func chartWebhooks(u *unstructured.Unstructured) error {
 	for _, h := range hooks {
 		hm := h.(map[string]any)
 		hm["timeoutSeconds"] = sentinelTimeout
-		if hm["name"] != podwebhook.WebhookName && hm["name"] != podwebhook.LaunchPriorityWebhookName {
+		if hm["name"] != podmutation.WebhookName && hm["name"] != podmutation.LaunchPriorityWebhookName {
 			hm["failurePolicy"] = sentinelFailure
 		}
 	}

@@ -22,7 +22,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/config"
 	"github.com/kruise-ng/kruise/pkg/webhook/deletionprotection"
-	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podmutation"
+	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 )
 
 // FieldOwner is the server-side-apply manager name of everything installed here.
@@ -198,7 +198,7 @@ func rewrite(u *unstructured.Unstructured, opts Options) error {
 		}
 		for _, h := range hooks {
 			hm := h.(map[string]any)
-			if hm["name"] == podwebhook.WebhookName || hm["name"] == podwebhook.LaunchPriorityWebhookName {
+			if hm["name"] == podmutation.WebhookName || hm["name"] == podmutation.LaunchPriorityWebhookName {
 				if err := scopePodWebhook(hm, opts); err != nil {
 					return err
 				}
@@ -227,7 +227,7 @@ func scopePodWebhook(hm map[string]any, opts Options) error {
 		fp = admissionregistrationv1.Fail
 	}
 	w := &admissionregistrationv1.MutatingWebhook{Name: hm["name"].(string)}
-	podwebhook.Scope(w, podwebhook.ScopeOptions{FailurePolicy: fp, ExcludedNamespaces: PodWebhookExcludedNamespaces(opts.Namespace, opts.PodWebhookExcludedNamespaces...)})
+	podmutation.Scope(w, podmutation.ScopeOptions{FailurePolicy: fp, ExcludedNamespaces: PodWebhookExcludedNamespaces(opts.Namespace, opts.PodWebhookExcludedNamespaces...)})
 	scoped, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
 	if err != nil {
 		return err

@@ -59,11 +59,11 @@ import (
 	"github.com/kruise-ng/kruise/pkg/webhook/decider"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
 	"github.com/kruise-ng/kruise/pkg/webhook/deletionprotection"
-	podwebhook "github.com/kruise-ng/kruise/pkg/webhook/podmutation"
+	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
-	workloadspreadwebhook "github.com/kruise-ng/kruise/pkg/webhook/spreadplacement"
-	ppswebhook "github.com/kruise-ng/kruise/pkg/webhook/topologypin"
+	"github.com/kruise-ng/kruise/pkg/webhook/spreadplacement"
+	"github.com/kruise-ng/kruise/pkg/webhook/topologypin"
 	"github.com/kruise-ng/kruise/pkg/webhook/validating"
 )
 
@@ -103,7 +103,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	}
 	dns, ips := o.webhookNames()
 	podScope := func(w *admissionregistrationv1.MutatingWebhook) {
-		podwebhook.Scope(w, podwebhook.ScopeOptions{
+		podmutation.Scope(w, podmutation.ScopeOptions{
 			FailurePolicy:      admissionregistrationv1.FailurePolicyType(o.PodWebhookFailurePolicy),
 			ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...),
 		})
@@ -120,8 +120,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			CRDs:                            o.ConversionCRDs,
 			URL:                             o.webhookURL(),
 			Scopes: map[string]func(*admissionregistrationv1.MutatingWebhook){
-				podwebhook.WebhookName:               podScope,
-				podwebhook.LaunchPriorityWebhookName: podScope,
+				podmutation.WebhookName:               podScope,
+				podmutation.LaunchPriorityWebhookName: podScope,
 			},
 		},
 		Log: log.WithName("certs"),
@@ -176,7 +176,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	// the API server stores the objects (registration.Admission), confirmed by the probe entries.
 	registration.ServeProbe(mgr.GetWebhookServer())
 	admissions := registration.Admission{Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Namespace: o.Namespace}
-	podSource := registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podwebhook.WebhookName}
+	podSource := registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podmutation.WebhookName}
 	finder := &workloadfinder.Finder{Reader: mgr.GetClient(), Scales: mgr.GetClient()}
 	// A pod the pod webhook is called for is placed there, in the same call, where that webhook
 	// fails closed as the spreads' entries do (they leave such pods out: podWebhookPlaces).
@@ -185,9 +185,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return o.PodWebhookFailurePolicy == string(admissionregistrationv1.Fail) && !slices.Contains(excluded, namespace)
 	}
 	budgetGate := budgetguard.NewGate(admissions, install.BudgetProtectionConfiguration, podSource, mgr.GetClient(), finder)
-	spreadGate := workloadspreadwebhook.NewGate(admissions, install.WorkloadSpreadConfiguration, podSource, mgr.GetClient(),
+	spreadGate := spreadplacement.NewGate(admissions, install.WorkloadSpreadConfiguration, podSource, mgr.GetClient(),
 		finder, podWebhookPlaces)
-	ppsGate := ppswebhook.NewGate(ppswebhook.GateOptions{Admission: admissions, Configuration: install.PersistentPodStateConfiguration,
+	ppsGate := topologypin.NewGate(topologypin.GateOptions{Admission: admissions, Configuration: install.PersistentPodStateConfiguration,
 		Source: podSource, Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace, ExcludedNamespaces: excluded})
 	// One tenant must not fill the configurations every namespace shares (SidecarSets are
 	// cluster-scoped: their authors are the cluster's administrators).
@@ -218,8 +218,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	budgetguard.Register(mgr.GetWebhookServer(), scheme, guard)
 	validating.RegisterContainerRecreateRequests(mgr.GetWebhookServer(), scheme,
 		validating.ContainerRecreateRequestOptions{Access: accessChecker(o, mgr), Pods: mgr.GetClient(), Budget: guard})
-	ppswebhook.Register(mgr.GetWebhookServer(), scheme, &ppswebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader()})
-	spreadAdmission := &workloadspreadwebhook.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(),
+	topologypin.Register(mgr.GetWebhookServer(), scheme, &topologypin.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader()})
+	spreadAdmission := &spreadplacement.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(),
 		Writer: mgr.GetClient(), Finder: finder, Recorder: mgr.GetEventRecorder("workloadspread-webhook")}
 	// The leader answers the spreads' pod admissions from memory; the other replicas pass theirs on.
 	decides := &decider.Decider{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: o.Namespace,
@@ -236,11 +236,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		return err
 	}
 	spreadAdmission.Decider = decides
-	workloadspreadwebhook.Register(mgr.GetWebhookServer(), scheme, spreadAdmission)
+	spreadplacement.Register(mgr.GetWebhookServer(), scheme, spreadAdmission)
 	if o.PodWebhookFailurePolicy == string(admissionregistrationv1.Fail) {
-		podwebhook.Register(mgr.GetWebhookServer(), scheme, spreadAdmission)
+		podmutation.Register(mgr.GetWebhookServer(), scheme, spreadAdmission)
 	} else {
-		podwebhook.Register(mgr.GetWebhookServer(), scheme, nil)
+		podmutation.Register(mgr.GetWebhookServer(), scheme, nil)
 	}
 	// In-place updates ask the budgets before they take a pod out of service (B2 of issue 18).
 	withBudget := engine.WithBudget(guard)
@@ -342,7 +342,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := ppsctl.SetupWithManager(mgr, finder, o.Workers, o.Namespace); err != nil {
 		return fmt.Errorf("set up the PersistentPodState controllers: %w", err)
 	}
-	persistence := &ppswebhook.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("persistentpodstate-injection"), Configuration: install.PersistentPodStateConfiguration,
+	persistence := &topologypin.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("persistentpodstate-injection"), Configuration: install.PersistentPodStateConfiguration,
 		Config: mgr.GetAPIReader(), Namespace: o.Namespace,
 		Source: podSource, ExcludedNamespaces: excluded, Live: mgr.GetAPIReader()}
 	if err := persistence.SetupWithManager(mgr); err != nil {
@@ -352,7 +352,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := spreads.SetupWithManager(mgr, o.Workers); err != nil {
 		return fmt.Errorf("set up the WorkloadSpread controller: %w", err)
 	}
-	spreading := &workloadspreadwebhook.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("workloadspread-registration"), Finder: finder, Configuration: install.WorkloadSpreadConfiguration,
+	spreading := &spreadplacement.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("workloadspread-registration"), Finder: finder, Configuration: install.WorkloadSpreadConfiguration,
 		Source: podSource, Namespace: o.Namespace, Live: mgr.GetAPIReader(), PodWebhookPlaces: podWebhookPlaces}
 	if err := spreading.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the WorkloadSpread webhook registrar: %w", err)

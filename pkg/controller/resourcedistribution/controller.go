@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	dist "github.com/kruise-ng/kruise/pkg/core/distributionrules"
+	"github.com/kruise-ng/kruise/pkg/core/distributionrules"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=resourcedistributions,verbs=list;watch
@@ -71,7 +71,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.all)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers})
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.ResourceDistribution{}, resourceIndex, func(o client.Object) []string {
-		res, err := dist.Decode(o.(*appsv1alpha1.ResourceDistribution).Spec.Resource.Raw)
+		res, err := distributionrules.Decode(o.(*appsv1alpha1.ResourceDistribution).Spec.Resource.Raw)
 		if err != nil {
 			return nil
 		}
@@ -79,7 +79,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 	}); err != nil {
 		return err
 	}
-	for _, gvk := range dist.Kinds {
+	for _, gvk := range distributionrules.Kinds {
 		meta := metadataOf(gvk)
 		if err := mgr.GetFieldIndexer().IndexField(ctx, meta, nameIndex, func(o client.Object) []string { return []string{o.GetName()} }); err != nil {
 			return err
@@ -112,7 +112,7 @@ func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Reque
 // the distributions of its kind and name (a conflicting object came or went).
 func (r *Reconciler) distributionsOf(gvk schema.GroupVersionKind) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == dist.Kind.Kind && ref.APIVersion == dist.Kind.GroupVersion().String() {
+		if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == distributionrules.Kind.Kind && ref.APIVersion == distributionrules.Kind.GroupVersion().String() {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: ref.Name}}}
 		}
 		list := &appsv1alpha1.ResourceDistributionList{}
@@ -138,7 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if rd.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil // the garbage collector removes the copies
 	}
-	res, err := dist.Decode(rd.Spec.Resource.Raw)
+	res, err := distributionrules.Decode(rd.Spec.Resource.Raw)
 	if err != nil {
 		r.event(rd, corev1.EventTypeWarning, "InvalidResource", "spec.resource: %v", err)
 		return ctrl.Result{}, nil
@@ -147,7 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, namespaces); err != nil {
 		return ctrl.Result{}, err
 	}
-	targets, others, err := dist.Targets(rd.Spec.Targets, namespaces.Items)
+	targets, others, err := distributionrules.Targets(rd.Spec.Targets, namespaces.Items)
 	if err != nil {
 		r.event(rd, corev1.EventTypeWarning, "InvalidTargets", "%v", err)
 		return ctrl.Result{}, nil
@@ -160,7 +160,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for i := range namespaces.Items {
 		byName[namespaces.Items[i].Name] = &namespaces.Items[i]
 	}
-	var failures []dist.Failure
+	var failures []distributionrules.Failure
 	succeeded := int32(0)
 	for _, ns := range targets {
 		f := r.distribute(ctx, rd, res, byName[ns], ns, copies[ns])
@@ -171,13 +171,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		failures = append(failures, *f)
 	}
 	for _, ns := range others {
-		if m := copies[ns]; m != nil && dist.ControlledBy(m, rd) {
+		if m := copies[ns]; m != nil && distributionrules.ControlledBy(m, rd) {
 			if f := r.remove(ctx, rd, m); f != nil {
 				failures = append(failures, *f)
 			}
 		}
 	}
-	status := dist.Status(rd, int32(len(targets)), succeeded, failures, r.Clock.Now())
+	status := distributionrules.Status(rd, int32(len(targets)), succeeded, failures, r.Clock.Now())
 	r.report(rd, status)
 	if !equality.Semantic.DeepEqual(rd.Status, status) {
 		cur := rd.DeepCopy()
@@ -212,16 +212,16 @@ func (r *Reconciler) copies(ctx context.Context, res *unstructured.Unstructured)
 
 // distribute brings the copy in ns up to date; nil when it is, or the failure.
 func (r *Reconciler) distribute(ctx context.Context, rd *appsv1alpha1.ResourceDistribution, res *unstructured.Unstructured,
-	namespace *corev1.Namespace, ns string, have *metav1.PartialObjectMetadata) *dist.Failure {
-	fail := func(t appsv1alpha1.ResourceDistributionConditionType, err error) *dist.Failure {
-		return &dist.Failure{Type: t, Namespace: ns, Reason: err.Error()}
+	namespace *corev1.Namespace, ns string, have *metav1.PartialObjectMetadata) *distributionrules.Failure {
+	fail := func(t appsv1alpha1.ResourceDistributionConditionType, err error) *distributionrules.Failure {
+		return &distributionrules.Failure{Type: t, Namespace: ns, Reason: err.Error()}
 	}
 	if namespace == nil || namespace.DeletionTimestamp != nil {
 		return fail(appsv1alpha1.ResourceDistributionNamespaceNotExists, errors.New("namespace not found or is terminating"))
 	}
 	var found metav1.Object = have
 	if have == nil {
-		want := dist.Want(rd, res, ns, nil)
+		want := distributionrules.Want(rd, res, ns, nil)
 		err := r.Client.Create(ctx, want)
 		if err == nil {
 			r.verify(rd, ns, want)
@@ -231,14 +231,14 @@ func (r *Reconciler) distribute(ctx context.Context, rd *appsv1alpha1.ResourceDi
 			return fail(appsv1alpha1.ResourceDistributionCreateResourceFailed, err)
 		}
 		found = nil // the cache has not shown it yet: read below
-	} else if v, ok := r.verified.Load(string(rd.UID) + "/" + ns); ok && v == have.ResourceVersion+"/"+dist.Hash(rd.Spec.Resource.Raw) {
+	} else if v, ok := r.verified.Load(string(rd.UID) + "/" + ns); ok && v == have.ResourceVersion+"/"+distributionrules.Hash(rd.Spec.Resource.Raw) {
 		return nil
 	}
-	conflict := func() *dist.Failure {
+	conflict := func() *distributionrules.Failure {
 		return fail(appsv1alpha1.ResourceDistributionConflictOccurred,
 			fmt.Errorf("a %s named %s that this ResourceDistribution does not control exists", res.GetKind(), res.GetName()))
 	}
-	if found != nil && !dist.ControlledBy(found, rd) {
+	if found != nil && !distributionrules.ControlledBy(found, rd) {
 		return conflict()
 	}
 	cur := &unstructured.Unstructured{}
@@ -246,11 +246,11 @@ func (r *Reconciler) distribute(ctx context.Context, rd *appsv1alpha1.ResourceDi
 	if err := r.Live.Get(ctx, client.ObjectKey{Namespace: ns, Name: res.GetName()}, cur); err != nil {
 		return fail(appsv1alpha1.ResourceDistributionGetResourceFailed, err)
 	}
-	if !dist.ControlledBy(cur, rd) {
+	if !distributionrules.ControlledBy(cur, rd) {
 		return conflict()
 	}
-	if dist.NeedsUpdate(cur, res) {
-		want := dist.Want(rd, res, ns, cur)
+	if distributionrules.NeedsUpdate(cur, res) {
+		want := distributionrules.Want(rd, res, ns, cur)
 		if err := r.Client.Update(ctx, want); err != nil {
 			return fail(appsv1alpha1.ResourceDistributionUpdateResourceFailed, err)
 		}
@@ -262,14 +262,14 @@ func (r *Reconciler) distribute(ctx context.Context, rd *appsv1alpha1.ResourceDi
 
 // verify records that the copy obj, as written or read, is up to date.
 func (r *Reconciler) verify(rd *appsv1alpha1.ResourceDistribution, ns string, obj metav1.Object) {
-	r.verified.Store(string(rd.UID)+"/"+ns, obj.GetResourceVersion()+"/"+dist.Hash(rd.Spec.Resource.Raw))
+	r.verified.Store(string(rd.UID)+"/"+ns, obj.GetResourceVersion()+"/"+distributionrules.Hash(rd.Spec.Resource.Raw))
 }
 
 // remove deletes the distribution's copy from a namespace that is no longer a target.
-func (r *Reconciler) remove(ctx context.Context, rd *appsv1alpha1.ResourceDistribution, m *metav1.PartialObjectMetadata) *dist.Failure {
+func (r *Reconciler) remove(ctx context.Context, rd *appsv1alpha1.ResourceDistribution, m *metav1.PartialObjectMetadata) *distributionrules.Failure {
 	err := r.Client.Delete(ctx, m, client.Preconditions{UID: &m.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return &dist.Failure{Type: appsv1alpha1.ResourceDistributionDeleteResourceFailed, Namespace: m.Namespace, Reason: err.Error()}
+		return &distributionrules.Failure{Type: appsv1alpha1.ResourceDistributionDeleteResourceFailed, Namespace: m.Namespace, Reason: err.Error()}
 	}
 	r.verified.Delete(string(rd.UID) + "/" + m.Namespace)
 	return nil

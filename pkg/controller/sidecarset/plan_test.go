@@ -15,7 +15,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	planner "github.com/kruise-ng/kruise/pkg/controller/sidecarset"
-	ss "github.com/kruise-ng/kruise/pkg/core/sidecarrules"
+	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 )
 
 // Tests of Compute against OpenKruise v1.9.0's SidecarSet processor (calculateStatus) and its
@@ -53,7 +53,7 @@ func plWider() *v1beta1.SidecarSet {
 
 type plOpt func(*corev1.Pod)
 
-// plPod is the pod ns/name into which ss.Inject put the sidecars of at, scheduled, created at plT0,
+// plPod is the pod ns/name into which sidecarrules.Inject put the sidecars of at, scheduled, created at plT0,
 // running and ready since plT0, each container ready on its spec image (image ID "id-<image>").
 func plPod(t *testing.T, name string, at *v1beta1.SidecarSet, opts ...plOpt) *corev1.Pod {
 	t.Helper()
@@ -61,12 +61,12 @@ func plPod(t *testing.T, name string, at *v1beta1.SidecarSet, opts ...plOpt) *co
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{"app": "web"}, CreationTimestamp: plT0},
 		Spec:       corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},
 	}
-	res, err := ss.Inject(pod, []*v1beta1.SidecarSet{at}, ss.Options{Now: plT0})
+	res, err := sidecarrules.Inject(pod, []*v1beta1.SidecarSet{at}, sidecarrules.Options{Now: plT0})
 	if err != nil {
 		t.Fatalf("Inject: %v", err)
 	}
 	p := res.Pod
-	if !ss.Injected(p, at) {
+	if !sidecarrules.Injected(p, at) {
 		t.Fatalf("pod %s does not carry the sidecars of %s", name, at.Name)
 	}
 	p.Status = corev1.PodStatus{Phase: corev1.PodRunning,
@@ -81,11 +81,11 @@ func plPod(t *testing.T, name string, at *v1beta1.SidecarSet, opts ...plOpt) *co
 	return p
 }
 
-// plLagging is pod after its sidecars were upgraded in place to set (ss.PlanUpgrade applied to its
+// plLagging is pod after its sidecars were upgraded in place to set (sidecarrules.PlanUpgrade applied to its
 // spec and annotations) while the kubelet still runs the old images.
 func plLagging(t *testing.T, pod *corev1.Pod, set *v1beta1.SidecarSet) *corev1.Pod {
 	t.Helper()
-	up, err := ss.PlanUpgrade(pod, set, plT1)
+	up, err := sidecarrules.PlanUpgrade(pod, set, plT1)
 	if err != nil {
 		t.Fatalf("PlanUpgrade: %v", err)
 	}
@@ -668,14 +668,14 @@ func plHot(image, rv string) *v1beta1.SidecarSet {
 	})
 }
 
-// plWritten is pod after write (ss.PlanFullUpgrade or ss.PlanFlip at plT1) was patched in.
-func plWritten(t *testing.T, pod *corev1.Pod, set *v1beta1.SidecarSet, write func(*corev1.Pod, *v1beta1.SidecarSet, metav1.Time) (*ss.Upgrade, error)) *corev1.Pod {
+// plWritten is pod after write (sidecarrules.PlanFullUpgrade or sidecarrules.PlanFlip at plT1) was patched in.
+func plWritten(t *testing.T, pod *corev1.Pod, set *v1beta1.SidecarSet, write func(*corev1.Pod, *v1beta1.SidecarSet, metav1.Time) (*sidecarrules.Upgrade, error)) *corev1.Pod {
 	t.Helper()
 	up, err := write(pod, set, plT1)
 	if err != nil || up == nil {
 		t.Fatalf("plan for pod %s: %+v, %v", pod.Name, up, err)
 	}
-	return ss.Patched(pod, up)
+	return sidecarrules.Patched(pod, up)
 }
 
 // plKubelet is pod after the kubelet restarted each container whose spec image it does not run.
@@ -699,13 +699,13 @@ func TestComputeHotUpgrade(t *testing.T) {
 	// The stages of one pod's hot upgrade to v2.
 	injected := func(t *testing.T, name string, opts ...plOpt) *corev1.Pod { return plPod(t, name, v1, opts...) }
 	upgraded := func(t *testing.T, name string) *corev1.Pod { // envoy-2 on envoy:2, not restarted yet
-		return plWritten(t, injected(t, name), v2, ss.PlanFullUpgrade)
+		return plWritten(t, injected(t, name), v2, sidecarrules.PlanFullUpgrade)
 	}
 	handedOver := func(t *testing.T, name string) *corev1.Pod { // both copies run: the flip is due
 		return plKubelet(upgraded(t, name))
 	}
 	flipped := func(t *testing.T, name string) *corev1.Pod { // envoy-1 set to empty, not restarted yet
-		return plWritten(t, handedOver(t, name), v2, ss.PlanFlip)
+		return plWritten(t, handedOver(t, name), v2, sidecarrules.PlanFlip)
 	}
 	done := func(t *testing.T, name string) *corev1.Pod { return plKubelet(flipped(t, name)) }
 

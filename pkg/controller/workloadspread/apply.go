@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
+	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
 )
 
 // errConflict is a status write that met the webhook's: the reconcile starts again.
@@ -32,7 +32,7 @@ func (r *Reconciler) apply(ctx context.Context, spread *appsv1alpha1.WorkloadSpr
 		r.event(spread, corev1.EventTypeNormal, "PodPlaced", "pod %s, running before the spread, placed into subset %s by its node", a.pod.Name, a.subset)
 	}
 	for pod, cost := range p.costs {
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, ws.DeletionCostAnnotation, cost)
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, spreadrules.DeletionCostAnnotation, cost)
 		if err := r.patchPod(ctx, pod, []byte(patch)); err != nil {
 			return fmt.Errorf("set the deletion cost of pod %s: %w", pod.Name, err)
 		}

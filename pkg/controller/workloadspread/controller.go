@@ -19,7 +19,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
+	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
@@ -75,7 +75,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 // spreadsIn enqueues the spreads of an object's namespace; a placed pod concerns its spread only.
 func (r *Reconciler) spreadsIn(ctx context.Context, o client.Object) []reconcile.Request {
 	if pod, ok := o.(*corev1.Pod); ok {
-		if m := ws.MatchedOf(pod); m != nil {
+		if m := spreadrules.MatchedOf(pod); m != nil {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.Namespace, Name: m.Name}}}
 		}
 	}

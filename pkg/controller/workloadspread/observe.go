@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
+	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
 
@@ -36,7 +36,7 @@ func (r *Reconciler) observe(ctx context.Context, spread *appsv1alpha1.WorkloadS
 		return nil, fmt.Errorf("list the workload's pods: %w", err)
 	}
 	for _, pod := range pods {
-		ok, err := ws.Filtered(spread, pod)
+		ok, err := spreadrules.Filtered(spread, pod)
 		if err != nil {
 			return nil, err
 		}
@@ -89,5 +89,5 @@ func (r *Reconciler) latestVersion(ctx context.Context, spread *appsv1alpha1.Wor
 		}
 		return "", nil
 	}
-	return ws.VersionIgnored, nil
+	return spreadrules.VersionIgnored, nil
 }

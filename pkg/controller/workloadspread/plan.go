@@ -15,7 +15,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/registrationmark"
-	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
+	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
 	"github.com/kruise-ng/kruise/pkg/core/subset"
 	"github.com/kruise-ng/kruise/pkg/core/updateorder"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
@@ -38,7 +38,7 @@ type snapshot struct {
 	pods []*corev1.Pod
 	// nodes are the nodes of the pods not placed by this spread, by name.
 	nodes map[string]*corev1.Node
-	// latest is the workload's current revision (ws.VersionIgnored for unversioned kinds, empty
+	// latest is the workload's current revision (spreadrules.VersionIgnored for unversioned kinds, empty
 	// when unknown: no deletion cost is set then).
 	latest string
 }
@@ -85,7 +85,7 @@ func computePlan(snap *snapshot, now time.Time) *plan {
 func (p *plan) group(snap *snapshot) (map[string]map[string][]*corev1.Pod, map[string][]*corev1.Pod) {
 	byVersion := map[string][]*corev1.Pod{}
 	for _, pod := range snap.pods {
-		v := ws.PodVersion(pod)
+		v := spreadrules.PodVersion(pod)
 		byVersion[v] = append(byVersion[v], pod)
 	}
 	versioned := map[string]map[string][]*corev1.Pod{}
@@ -107,8 +107,8 @@ func (p *plan) groupBySubset(snap *snapshot, pods []*corev1.Pod) map[string][]*c
 	spec := snap.spread.Spec.Subsets
 	room := map[string]int{}
 	for _, s := range spec {
-		q, err := ws.MaxReplicas(s.MaxReplicas, snap.replicas)
-		if err != nil || q == ws.Unlimited {
+		q, err := spreadrules.MaxReplicas(s.MaxReplicas, snap.replicas)
+		if err != nil || q == spreadrules.Unlimited {
 			q = math.MaxInt32
 		}
 		room[s.Name] = int(q)
@@ -138,8 +138,8 @@ func (p *plan) groupBySubset(snap *snapshot, pods []*corev1.Pod) map[string][]*c
 }
 
 // placed is the pod's matched-workloadspread annotation when it names this spread and a subset.
-func placed(spread *appsv1alpha1.WorkloadSpread, pod *corev1.Pod) *ws.Matched {
-	m := ws.MatchedOf(pod)
+func placed(spread *appsv1alpha1.WorkloadSpread, pod *corev1.Pod) *spreadrules.Matched {
+	m := spreadrules.MatchedOf(pod)
 	if m == nil || m.Name != spread.Name || m.Subset == "" {
 		return nil
 	}
@@ -220,7 +220,7 @@ func adoptionPatch(spread *appsv1alpha1.WorkloadSpread, s *appsv1alpha1.Workload
 		maps.Copy(labels, l)
 		maps.Copy(annotations, a)
 	}
-	annotations[ws.MatchedAnnotation] = ws.Matched{Name: spread.Name, Subset: s.Name}.String()
+	annotations[spreadrules.MatchedAnnotation] = spreadrules.Matched{Name: spread.Name, Subset: s.Name}.String()
 	meta := map[string]any{"annotations": annotations}
 	if len(labels) > 0 {
 		meta["labels"] = labels
@@ -229,25 +229,25 @@ func adoptionPatch(spread *appsv1alpha1.WorkloadSpread, s *appsv1alpha1.Workload
 	return b
 }
 
-// planCosts sets each revision's deletion costs (ws.DeletionCosts): the latest revision loses its
+// planCosts sets each revision's deletion costs (spreadrules.DeletionCosts): the latest revision loses its
 // last subset first, the others their first.
 func (p *plan) planCosts(snap *snapshot, versioned map[string]map[string][]*corev1.Pod) {
-	if !ws.CostKinds[snap.kind] || snap.latest == "" {
+	if !spreadrules.CostKinds[snap.kind] || snap.latest == "" {
 		return
 	}
 	for _, v := range slices.Sorted(maps.Keys(versioned)) {
 		groups := versioned[v]
-		in := ws.CostInput{WorkloadReplicas: snap.replicas, OldRevision: v != snap.latest, Unmatched: costPods(groups[noSubset])}
+		in := spreadrules.CostInput{WorkloadReplicas: snap.replicas, OldRevision: v != snap.latest, Unmatched: costPods(groups[noSubset])}
 		for _, s := range snap.spread.Spec.Subsets {
-			in.Subsets = append(in.Subsets, ws.CostSubset{Name: s.Name, MaxReplicas: s.MaxReplicas, Pods: costPods(groups[s.Name])})
+			in.Subsets = append(in.Subsets, spreadrules.CostSubset{Name: s.Name, MaxReplicas: s.MaxReplicas, Pods: costPods(groups[s.Name])})
 		}
-		costs, err := ws.DeletionCosts(in)
+		costs, err := spreadrules.DeletionCosts(in)
 		if err != nil {
 			p.notes = append(p.notes, note{corev1.EventTypeWarning, "DeletionCostSkipped", err.Error()})
 		}
 		for _, pods := range groups {
 			for _, pod := range pods {
-				if c, ok := costs[pod.Name]; ok && pod.Annotations[ws.DeletionCostAnnotation] != c {
+				if c, ok := costs[pod.Name]; ok && pod.Annotations[spreadrules.DeletionCostAnnotation] != c {
 					p.costs[pod] = c
 				}
 			}
@@ -255,10 +255,10 @@ func (p *plan) planCosts(snap *snapshot, versioned map[string]map[string][]*core
 	}
 }
 
-func costPods(pods []*corev1.Pod) []ws.Pod {
-	out := make([]ws.Pod, 0, len(pods))
+func costPods(pods []*corev1.Pod) []spreadrules.Pod {
+	out := make([]spreadrules.Pod, 0, len(pods))
 	for _, pod := range pods {
-		out = append(out, ws.Pod{Name: pod.Name, Active: workloadfinder.Active(pod), Rank: updateorder.RankOf(pod)})
+		out = append(out, spreadrules.Pod{Name: pod.Name, Active: workloadfinder.Active(pod), Rank: updateorder.RankOf(pod)})
 	}
 	return out
 }
@@ -294,7 +294,7 @@ func (p *plan) planStatus(snap *snapshot, versioned map[string]map[string][]*cor
 
 func allEmpty(statuses []appsv1alpha1.WorkloadSpreadSubsetStatus) bool {
 	for i := range statuses {
-		if !ws.Empty(&statuses[i]) {
+		if !spreadrules.Empty(&statuses[i]) {
 			return false
 		}
 	}
@@ -313,7 +313,7 @@ func (p *plan) subsetStatuses(snap *snapshot, old []appsv1alpha1.WorkloadSpreadS
 	}
 	out := make([]appsv1alpha1.WorkloadSpreadSubsetStatus, 0, len(spread.Spec.Subsets))
 	for i, s := range spread.Spec.Subsets {
-		res, err := ws.ComputeSubsetStatus(ws.SubsetInput{Name: s.Name, MaxReplicas: s.MaxReplicas, WorkloadReplicas: snap.replicas,
+		res, err := spreadrules.ComputeSubsetStatus(spreadrules.SubsetInput{Name: s.Name, MaxReplicas: s.MaxReplicas, WorkloadReplicas: snap.replicas,
 			Pods: members(pods[s.Name]), Old: oldByName[s.Name]}, now)
 		if err != nil {
 			p.notes = append(p.notes, note{corev1.EventTypeWarning, "InvalidMaxReplicas", fmt.Sprintf("subset %s: %v", s.Name, err)})
@@ -335,10 +335,10 @@ func (p *plan) subsetStatuses(snap *snapshot, old []appsv1alpha1.WorkloadSpreadS
 	return out, true
 }
 
-func members(pods []*corev1.Pod) []ws.Member {
-	out := make([]ws.Member, 0, len(pods))
+func members(pods []*corev1.Pod) []spreadrules.Member {
+	out := make([]spreadrules.Member, 0, len(pods))
 	for _, pod := range pods {
-		out = append(out, ws.Member{Name: pod.Name, Key: ws.Key(pod), Active: workloadfinder.Active(pod)})
+		out = append(out, spreadrules.Member{Name: pod.Name, Key: spreadrules.Key(pod), Active: workloadfinder.Active(pod)})
 	}
 	return out
 }
@@ -361,10 +361,10 @@ func (p *plan) schedulable(snap *snapshot, st *appsv1alpha1.WorkloadSpreadSubset
 	typ := appsv1alpha1.WorkloadSpreadSubsetSchedulable
 	critical := rescheduleCritical(snap.spread)
 	if critical <= 0 {
-		st.Conditions = ws.SetCondition(st.Conditions, typ, nil)
+		st.Conditions = spreadrules.SetCondition(st.Conditions, typ, nil)
 		return
 	}
-	oldCond := ws.Condition(old, typ)
+	oldCond := spreadrules.Condition(old, typ)
 	var v subset.Verdict
 	if !last {
 		var marked *time.Time
@@ -374,8 +374,8 @@ func (p *plan) schedulable(snap *snapshot, st *appsv1alpha1.WorkloadSpreadSubset
 		v = subset.Assess(pods, marked, now, subset.Window{RescheduleCritical: critical, Unschedulable: subset.WorkloadSpreadUnschedulableDuration})
 		p.recheckAt = subset.Earliest(p.recheckAt, v.RecheckAt)
 	}
-	cond := ws.SchedulableCondition(v, oldCond, now)
-	st.Conditions = ws.SetCondition(st.Conditions, typ, &cond)
+	cond := spreadrules.SchedulableCondition(v, oldCond, now)
+	st.Conditions = spreadrules.SetCondition(st.Conditions, typ, &cond)
 	if !overall {
 		return
 	}

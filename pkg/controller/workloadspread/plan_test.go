@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
+	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -40,7 +40,7 @@ func pod(name, subset string) *corev1.Pod {
 		Spec:   corev1.PodSpec{NodeName: "node-" + name},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	if subset != "" {
-		p.Annotations = map[string]string{ws.MatchedAnnotation: ws.Matched{Name: "spread", Subset: subset}.String()}
+		p.Annotations = map[string]string{spreadrules.MatchedAnnotation: spreadrules.Matched{Name: "spread", Subset: subset}.String()}
 	}
 	return p
 }
@@ -71,28 +71,28 @@ func hasNote(p *plan, reason, text string) bool {
 // dropped with a warning, a fresh one still counts against missingReplicas until it expires.
 func TestPlanCountsAndSettlesRecords(t *testing.T) {
 	spread := spreadAB()
-	spread.Status.VersionedSubsetStatuses = map[string][]appsv1alpha1.WorkloadSpreadSubsetStatus{ws.VersionIgnored: {
+	spread.Status.VersionedSubsetStatuses = map[string][]appsv1alpha1.WorkloadSpreadSubsetStatus{spreadrules.VersionIgnored: {
 		{Name: "a", CreatingPods: map[string]metav1.Time{"p1": at(-time.Second), "ghost": at(-40 * time.Second), "fresh": at(-5 * time.Second)}},
 		{Name: "b", MissingReplicas: -1, DeletingPods: map[string]metav1.Time{"p3": at(-20 * time.Second), "p4": at(-time.Second)}}}}
-	snap := &snapshot{spread: spread, kind: "CloneSet", replicas: 4, latest: ws.VersionIgnored,
+	snap := &snapshot{spread: spread, kind: "CloneSet", replicas: 4, latest: spreadrules.VersionIgnored,
 		pods: []*corev1.Pod{pod("p1", "a"), pod("p3", "b"), pod("p4", "b")}}
 	p := computePlan(snap, now)
 	a, b := statusOf(t, p.status.SubsetStatuses, "a"), statusOf(t, p.status.SubsetStatuses, "b")
 	if a.Replicas != 1 || a.MissingReplicas != 1 || b.Replicas != 2 || b.MissingReplicas != -1 || p.status.ObservedGeneration != 3 {
 		t.Errorf("overall: a %+v, b %+v", a, b)
 	}
-	va := statusOf(t, p.status.VersionedSubsetStatuses[ws.VersionIgnored], "a")
+	va := statusOf(t, p.status.VersionedSubsetStatuses[spreadrules.VersionIgnored], "a")
 	if len(va.CreatingPods) != 1 || va.CreatingPods["fresh"].Time.IsZero() || va.MissingReplicas != 0 {
 		t.Errorf("versioned a: %+v", va)
 	}
-	vb := statusOf(t, p.status.VersionedSubsetStatuses[ws.VersionIgnored], "b")
+	vb := statusOf(t, p.status.VersionedSubsetStatuses[spreadrules.VersionIgnored], "b")
 	if len(vb.DeletingPods) != 1 || vb.DeletingPods["p4"].Time.IsZero() {
 		t.Errorf("versioned b: %+v", vb)
 	}
 	if !hasNote(p, "CreatePodFailed", "ghost") || !hasNote(p, "DeletePodFailed", "p3") {
 		t.Errorf("notes: %+v", p.notes)
 	}
-	if want := now.Add(-time.Second + ws.DeleteTimeout); !p.recheckAt.Equal(want) {
+	if want := now.Add(-time.Second + spreadrules.DeleteTimeout); !p.recheckAt.Equal(want) {
 		t.Errorf("recheck at %v, want %v (p4's deletion record expires first)", p.recheckAt, want)
 	}
 }
@@ -101,7 +101,7 @@ func TestPlanCountsAndSettlesRecords(t *testing.T) {
 func TestPlanDeletionCosts(t *testing.T) {
 	stray := pod("stray", "")
 	stray.Spec.NodeName = ""
-	snap := &snapshot{spread: spreadAB(), kind: "CloneSet", replicas: 5, latest: ws.VersionIgnored,
+	snap := &snapshot{spread: spreadAB(), kind: "CloneSet", replicas: 5, latest: spreadrules.VersionIgnored,
 		pods: []*corev1.Pod{pod("a1", "a"), pod("a2", "a"), pod("b1", "b"), stray}}
 	p := computePlan(snap, now)
 	want := map[string]string{"a1": "200", "a2": "200", "b1": "100", "stray": "-300"}
@@ -118,7 +118,7 @@ func TestPlanDeletionCosts(t *testing.T) {
 		}
 	}
 	// A pod that carries its cost already is not patched again.
-	snap.pods[0].Annotations[ws.DeletionCostAnnotation] = "200"
+	snap.pods[0].Annotations[spreadrules.DeletionCostAnnotation] = "200"
 	if _, again := computePlan(snap, now).costs[snap.pods[0]]; again {
 		t.Error("unchanged cost written again")
 	}
@@ -129,7 +129,7 @@ func TestPlanDeletionCosts(t *testing.T) {
 func TestPlanPlacesPodsRunningBeforeTheSpread(t *testing.T) {
 	old := pod("old", "")
 	other := pod("other", "")
-	snap := &snapshot{spread: spreadAB(), kind: "CloneSet", replicas: 4, latest: ws.VersionIgnored,
+	snap := &snapshot{spread: spreadAB(), kind: "CloneSet", replicas: 4, latest: spreadrules.VersionIgnored,
 		pods:  []*corev1.Pod{old, other},
 		nodes: map[string]*corev1.Node{"node-old": {ObjectMeta: metav1.ObjectMeta{Name: "node-old", Labels: map[string]string{"zone": "a"}}}}}
 	p := computePlan(snap, now)
@@ -137,7 +137,7 @@ func TestPlanPlacesPodsRunningBeforeTheSpread(t *testing.T) {
 		t.Fatalf("adoptions: %+v", p.adopt)
 	}
 	patch := string(p.adopt[0].patch)
-	if !strings.Contains(patch, `"zone":"a"`) || !strings.Contains(patch, ws.MatchedAnnotation) {
+	if !strings.Contains(patch, `"zone":"a"`) || !strings.Contains(patch, spreadrules.MatchedAnnotation) {
 		t.Errorf("patch %s", patch)
 	}
 	if a := statusOf(t, p.status.SubsetStatuses, "a"); a.Replicas != 1 || a.MissingReplicas != 1 {
@@ -168,20 +168,20 @@ func TestPlanAdaptive(t *testing.T) {
 		{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}
 	stuckB := stuck.DeepCopy()
 	stuckB.Name = "stuck-b"
-	stuckB.Annotations = map[string]string{ws.MatchedAnnotation: ws.Matched{Name: "spread", Subset: "b"}.String()}
-	snap := &snapshot{spread: spread, kind: "CloneSet", replicas: 4, latest: ws.VersionIgnored, pods: []*corev1.Pod{stuck, pod("a2", "a"), stuckB}}
+	stuckB.Annotations = map[string]string{spreadrules.MatchedAnnotation: spreadrules.Matched{Name: "spread", Subset: "b"}.String()}
+	snap := &snapshot{spread: spread, kind: "CloneSet", replicas: 4, latest: spreadrules.VersionIgnored, pods: []*corev1.Pod{stuck, pod("a2", "a"), stuckB}}
 	p := computePlan(snap, now)
 	a := statusOf(t, p.status.SubsetStatuses, "a")
-	c := ws.Condition(&a, appsv1alpha1.WorkloadSpreadSubsetSchedulable)
+	c := spreadrules.Condition(&a, appsv1alpha1.WorkloadSpreadSubsetSchedulable)
 	if c == nil || c.Status != corev1.ConditionFalse || !c.LastTransitionTime.Time.Equal(now) {
 		t.Errorf("a's condition %+v", c)
 	}
-	va := statusOf(t, p.status.VersionedSubsetStatuses[ws.VersionIgnored], "a")
-	if c := ws.Condition(&va, appsv1alpha1.WorkloadSpreadSubsetSchedulable); c == nil || c.Status != corev1.ConditionFalse {
+	va := statusOf(t, p.status.VersionedSubsetStatuses[spreadrules.VersionIgnored], "a")
+	if c := spreadrules.Condition(&va, appsv1alpha1.WorkloadSpreadSubsetSchedulable); c == nil || c.Status != corev1.ConditionFalse {
 		t.Errorf("versioned a's condition %+v: the webhook reads it", c)
 	}
 	b := statusOf(t, p.status.SubsetStatuses, "b")
-	if c := ws.Condition(&b, appsv1alpha1.WorkloadSpreadSubsetSchedulable); c == nil || c.Status != corev1.ConditionTrue {
+	if c := spreadrules.Condition(&b, appsv1alpha1.WorkloadSpreadSubsetSchedulable); c == nil || c.Status != corev1.ConditionTrue {
 		t.Errorf("last subset's condition %+v", c)
 	}
 	if got := p.sortedStuck(); len(got) != 1 || got[0].pod != stuck {
@@ -196,7 +196,7 @@ func TestPlanAdaptive(t *testing.T) {
 	snap.pods = []*corev1.Pod{pod("a2", "a")}
 	later := computePlan(snap, now.Add(6*time.Minute))
 	a = statusOf(t, later.status.SubsetStatuses, "a")
-	if c := ws.Condition(&a, appsv1alpha1.WorkloadSpreadSubsetSchedulable); c == nil || c.Status != corev1.ConditionTrue || !hasNote(later, "RecoverSchedulable", "a") {
+	if c := spreadrules.Condition(&a, appsv1alpha1.WorkloadSpreadSubsetSchedulable); c == nil || c.Status != corev1.ConditionTrue || !hasNote(later, "RecoverSchedulable", "a") {
 		t.Errorf("after the mark expired: %+v, notes %+v", c, later.notes)
 	}
 	spread.Spec.ScheduleStrategy = appsv1alpha1.WorkloadSpreadScheduleStrategy{Type: appsv1alpha1.WorkloadSpreadFixedScheduleStrategy}

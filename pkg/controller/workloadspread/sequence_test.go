@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	ws "github.com/kruise-ng/kruise/pkg/core/spreadrules"
+	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
 )
 
 // simPod is a pod of the simulation: its real state, and when the controller's cache shows it.
@@ -24,7 +24,7 @@ type simPod struct {
 	deleted        bool
 }
 
-// TestSequencesKeepQuotas runs the webhook's decisions (ws.Choose, ws.Release) and the controller's
+// TestSequencesKeepQuotas runs the webhook's decisions (spreadrules.Choose, spreadrules.Release) and the controller's
 // plan against each other in seeded random orders, with a cache that shows pod creations and
 // deletions a few steps late, and checks at every step that no limited subset holds more live pods
 // than its maxReplicas and that every live pod was placed.
@@ -54,11 +54,11 @@ func runSequence(seed uint64) error {
 		case r < 4: // the workload creates a pod
 			next++
 			name := fmt.Sprintf("p%d", next)
-			statuses := spread.Status.VersionedSubsetStatuses[ws.VersionIgnored]
+			statuses := spread.Status.VersionedSubsetStatuses[spreadrules.VersionIgnored]
 			if len(statuses) == 0 {
-				statuses = ws.InitialStatuses(spread.Spec.Subsets, 0)
+				statuses = spreadrules.InitialStatuses(spread.Spec.Subsets, 0)
 			}
-			d := ws.Choose(ws.SlotsFrom(spread.Spec.Subsets, statuses), ws.Creation{Name: name})
+			d := spreadrules.Choose(spreadrules.SlotsFrom(spread.Spec.Subsets, statuses), spreadrules.Creation{Name: name})
 			if d.Subset == "" {
 				return fmt.Errorf("step %d: pod %s placed nowhere: %s", step, name, d.Reason)
 			}
@@ -74,12 +74,12 @@ func runSequence(seed uint64) error {
 				continue
 			}
 			sp := live[rng.IntN(len(live))]
-			m := ws.MatchedOf(sp.pod)
-			statuses := spread.Status.VersionedSubsetStatuses[ws.VersionIgnored]
+			m := spreadrules.MatchedOf(sp.pod)
+			statuses := spread.Status.VersionedSubsetStatuses[spreadrules.VersionIgnored]
 			if len(statuses) == 0 {
-				statuses = ws.InitialStatuses(spread.Spec.Subsets, 0)
+				statuses = spreadrules.InitialStatuses(spread.Spec.Subsets, 0)
 			}
-			if d := ws.Release(ws.SlotsFrom(spread.Spec.Subsets, statuses), sp.pod.Name, m.Subset); d.Change != nil {
+			if d := spreadrules.Release(spreadrules.SlotsFrom(spread.Spec.Subsets, statuses), sp.pod.Name, m.Subset); d.Change != nil {
 				setVersioned(spread, d.Change.Apply(statuses, now))
 			}
 			sp.deleted, sp.goneAt = true, step+lag
@@ -90,7 +90,7 @@ func runSequence(seed uint64) error {
 					visible = append(visible, sp.pod)
 				}
 			}
-			p := computePlan(&snapshot{spread: spread, kind: "CloneSet", latest: ws.VersionIgnored, pods: visible}, now)
+			p := computePlan(&snapshot{spread: spread, kind: "CloneSet", latest: spreadrules.VersionIgnored, pods: visible}, now)
 			if !p.statusValid {
 				return fmt.Errorf("step %d: status invalid: %+v", step, p.notes)
 			}
@@ -99,12 +99,12 @@ func runSequence(seed uint64) error {
 		}
 		count := map[string]int{}
 		for _, sp := range livePods(pods) {
-			count[ws.MatchedOf(sp.pod).Subset]++
+			count[spreadrules.MatchedOf(sp.pod).Subset]++
 		}
 		for name, q := range quota {
 			if count[name] > q {
 				return fmt.Errorf("step %d: subset %s holds %d live pods, quota %d (status %+v)", step, name, count[name], q,
-					spread.Status.VersionedSubsetStatuses[ws.VersionIgnored])
+					spread.Status.VersionedSubsetStatuses[spreadrules.VersionIgnored])
 			}
 		}
 	}
@@ -125,5 +125,5 @@ func setVersioned(spread *appsv1alpha1.WorkloadSpread, statuses []appsv1alpha1.W
 	if spread.Status.VersionedSubsetStatuses == nil {
 		spread.Status.VersionedSubsetStatuses = map[string][]appsv1alpha1.WorkloadSpreadSubsetStatus{}
 	}
-	spread.Status.VersionedSubsetStatuses[ws.VersionIgnored] = statuses
+	spread.Status.VersionedSubsetStatuses[spreadrules.VersionIgnored] = statuses
 }

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	rd "github.com/kruise-ng/kruise/pkg/core/distributionrules"
+	"github.com/kruise-ng/kruise/pkg/core/distributionrules"
 )
 
 // ResourceDistributionPath is where the ResourceDistribution validating webhook is served.
@@ -50,13 +50,13 @@ func registerResourceDistributions(srv webhook.Server, scheme *runtime.Scheme, o
 // namespaces of the target lists are valid namespace names, and the label selector is valid.
 func ValidateResourceDistribution(obj, old *v1alpha1.ResourceDistribution) field.ErrorList {
 	path := field.NewPath("spec", "resource")
-	res, err := rd.Decode(obj.Spec.Resource.Raw)
+	res, err := distributionrules.Decode(obj.Spec.Resource.Raw)
 	if err != nil {
 		return field.ErrorList{field.Invalid(path, "", err.Error())}
 	}
 	errs := apimachineryvalidation.ValidateObjectMeta(metaOf(res), false, apimachineryvalidation.NameIsDNSSubdomain, path.Child("metadata"))
 	if old != nil {
-		if was, err := rd.Decode(old.Spec.Resource.Raw); err == nil &&
+		if was, err := distributionrules.Decode(old.Spec.Resource.Raw); err == nil &&
 			(was.GetName() != res.GetName() || !apiequality.Semantic.DeepEqual(was.GroupVersionKind(), res.GroupVersionKind())) {
 			errs = append(errs, field.Invalid(path, fmt.Sprintf("%s %s", res.GetKind(), res.GetName()),
 				fmt.Sprintf("apiVersion, kind and name are immutable (was %s %s %s)", was.GetAPIVersion(), was.GetKind(), was.GetName())))
@@ -107,7 +107,7 @@ func (v resourceDistributionValidator) validate(ctx context.Context, obj, old *v
 	if len(errs) > 0 {
 		return errs.ToAggregate()
 	}
-	res, _ := rd.Decode(obj.Spec.Resource.Raw)
+	res, _ := distributionrules.Decode(obj.Spec.Resource.Raw)
 	if v.opts.Reader != nil && v.opts.Live != nil {
 		conflicts, err := v.conflicts(ctx, obj, res)
 		if err != nil {
@@ -136,7 +136,7 @@ func (v resourceDistributionValidator) conflicts(ctx context.Context, obj *v1alp
 	if err := v.opts.Reader.List(ctx, namespaces); err != nil {
 		return nil, err
 	}
-	targets, _, err := rd.Targets(obj.Spec.Targets, namespaces.Items)
+	targets, _, err := distributionrules.Targets(obj.Spec.Targets, namespaces.Items)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (v resourceDistributionValidator) conflicts(ctx context.Context, obj *v1alp
 	var out []string
 	for i := range list.Items {
 		m := &list.Items[i]
-		if slices.Contains(targets, m.Namespace) && !rd.ControlledBy(m, obj) {
+		if slices.Contains(targets, m.Namespace) && !distributionrules.ControlledBy(m, obj) {
 			out = append(out, m.Namespace)
 		}
 	}
