@@ -4,17 +4,15 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/kruise-ng/kruise/apis"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,48 +21,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
-	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/app/install"
-	"github.com/kruise-ng/kruise/pkg/controller/advancedcronjob"
-	"github.com/kruise-ng/kruise/pkg/controller/broadcastjob"
-	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
-	"github.com/kruise-ng/kruise/pkg/controller/containerlaunchpriority"
-	"github.com/kruise-ng/kruise/pkg/controller/crr"
-	"github.com/kruise-ng/kruise/pkg/controller/daemonset"
-	"github.com/kruise-ng/kruise/pkg/controller/ephemeraljob"
-	"github.com/kruise-ng/kruise/pkg/controller/imagelistpulljob"
-	"github.com/kruise-ng/kruise/pkg/controller/imagepulljob"
-	"github.com/kruise-ng/kruise/pkg/controller/nodeimage"
-	ppsctl "github.com/kruise-ng/kruise/pkg/controller/persistentpodstate"
-	"github.com/kruise-ng/kruise/pkg/controller/podprobemarker"
-	"github.com/kruise-ng/kruise/pkg/controller/podreadiness"
-	"github.com/kruise-ng/kruise/pkg/controller/podunavailablebudget"
-	"github.com/kruise-ng/kruise/pkg/controller/resourcedistribution"
-	sidecarsetctl "github.com/kruise-ng/kruise/pkg/controller/sidecarset"
-	"github.com/kruise-ng/kruise/pkg/controller/sidecarterminator"
-	"github.com/kruise-ng/kruise/pkg/controller/statefulset"
-	"github.com/kruise-ng/kruise/pkg/controller/uniteddeployment"
-	"github.com/kruise-ng/kruise/pkg/controller/workloadspread"
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
-	"github.com/kruise-ng/kruise/pkg/machinery/engine"
-	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
-	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/platform/cachetrim"
 	"github.com/kruise-ng/kruise/pkg/webhook/access"
-	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
 	"github.com/kruise-ng/kruise/pkg/webhook/callers"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
-	"github.com/kruise-ng/kruise/pkg/webhook/decider"
-	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
-	"github.com/kruise-ng/kruise/pkg/webhook/deletionprotection"
 	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
-	"github.com/kruise-ng/kruise/pkg/webhook/registration"
-	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
-	"github.com/kruise-ng/kruise/pkg/webhook/spreadplacement"
-	"github.com/kruise-ng/kruise/pkg/webhook/topologypin"
-	"github.com/kruise-ng/kruise/pkg/webhook/validating"
 )
 
 // The manager's permissions, generated into config/rbac by `make generate`.
@@ -84,7 +48,8 @@ func NewScheme() (*runtime.Scheme, error) { return apis.NewScheme() }
 // Run starts kruise-manager and blocks until ctx ends. Order matters: the webhook certificates are
 // made current before the webhook server starts (it serves them from CertDir); the webhook server
 // starts before any controller, so no object is created by a controller that the webhooks have not
-// seen (controller-runtime starts webhook runnables first and readiness reports them).
+// seen (controller-runtime starts webhook runnables first and readiness reports them). What the
+// manager runs is the table components (wiring.go).
 func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := o.Validate(); err != nil {
 		return err
@@ -97,9 +62,51 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return err
 	}
+	rot, trust, err := prepareCertificates(ctx, cfg, scheme, o, log)
+	if err != nil {
+		return err
+	}
+	mgr, err := newManager(cfg, scheme, o, trust)
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.Add(rot); err != nil {
+		return err
+	}
+	gates, err := ParseFeatureGates(o.FeatureGates)
+	if err != nil {
+		return err
+	}
+	reportFeatureGates(log, gates)
+	inPlace, err := inPlaceOptions(cfg, gates)
+	if err != nil {
+		return err
+	}
+	w := newWiring(ctx, o, mgr, scheme, cfg, gates, inPlace, log)
+	for _, c := range components {
+		if c.enabled != nil && !c.enabled(w) {
+			continue
+		}
+		if err := c.setup(w); err != nil {
+			return fmt.Errorf("set up %s: %w", c.name, err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return err
+	}
+	log.Info("starting", "webhookPort", o.WebhookPort, "webhookURL", o.webhookURL(), "leaderElection", o.LeaderElect)
+	return mgr.Start(ctx)
+}
+
+// prepareCertificates makes the webhook certificates current (before the webhook server serves
+// them) and returns their rotator, to run in the manager, and the trust of the webhook callers.
+func prepareCertificates(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, o Options, log logr.Logger) (*certs.Rotator, *callers.Trust, error) {
 	direct, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		return fmt.Errorf("create API client: %w", err)
+		return nil, nil, fmt.Errorf("create API client: %w", err)
 	}
 	dns, ips := o.webhookNames()
 	podScope := func(w *admissionregistrationv1.MutatingWebhook) {
@@ -129,14 +136,20 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if _, err := rot.Sync(syncCtx); err != nil {
-		return fmt.Errorf("prepare webhook certificates: %w", err)
+		return nil, nil, fmt.Errorf("prepare webhook certificates: %w", err)
 	}
 	trust := &callers.Trust{Replicas: rot.CABundle, ClientCAFile: o.WebhookClientCAFile, ClientNames: o.WebhookClientAllowedNames,
 		Exempt: []string{install.ConversionPath}}
 	if err := trust.Check(); err != nil {
-		return err
+		return nil, nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	return rot, trust, nil
+}
+
+// newManager is the controller-runtime manager: its cache, metrics, probes, leader election and
+// the webhook server that knows its callers.
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, trust *callers.Trust) (ctrl.Manager, error) {
+	return ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   cacheOptions(),
 		Metrics:                 o.metricsOptions(),
@@ -154,247 +167,6 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		WebhookServer: &callers.Server{Trust: trust, Server: webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort,
 			CertDir: o.CertDir, TLSOpts: []func(*tls.Config){trust.ConfigureTLS}})},
 	})
-	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
-	}
-	if err := mgr.Add(rot); err != nil {
-		return err
-	}
-	gates, err := ParseFeatureGates(o.FeatureGates)
-	if err != nil {
-		return err
-	}
-	reportFeatureGates(log, gates)
-	inPlace, err := inPlaceOptions(cfg, gates)
-	if err != nil {
-		return err
-	}
-	gatedOff := gatedOffKinds(gates)
-	defaulting.Register(mgr.GetWebhookServer(), scheme, mgr.GetAPIReader(), defaulting.Options{TemplateDefaults: !gates.Enabled(TemplateNoDefaults),
-		HostNetworkHostPorts: gates.Enabled(DefaultHostNetworkHostPortsInPodTemplates), GatedOff: gatedOff})
-	// The admissions of the objects that get webhook entries of their own register them before
-	// the API server stores the objects (registration.Admission), confirmed by the probe entries.
-	registration.ServeProbe(mgr.GetWebhookServer())
-	admissions := registration.Admission{Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Namespace: o.Namespace}
-	podSource := registration.Source{Configuration: MutatingWebhookConfiguration, Webhook: podmutation.WebhookName}
-	finder := &workloadfinder.Finder{Reader: mgr.GetClient(), Scales: mgr.GetClient()}
-	// A pod the pod webhook is called for is placed there, in the same call, where that webhook
-	// fails closed as the spreads' entries do (they leave such pods out: podWebhookPlaces).
-	excluded := install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)
-	podWebhookPlaces := func(namespace string) bool {
-		return o.PodWebhookFailurePolicy == string(admissionregistrationv1.Fail) && !slices.Contains(excluded, namespace)
-	}
-	budgetGate := budgetguard.NewGate(admissions, install.BudgetProtectionConfiguration, podSource, mgr.GetClient(), finder)
-	spreadGate := spreadplacement.NewGate(admissions, install.WorkloadSpreadConfiguration, podSource, mgr.GetClient(),
-		finder, podWebhookPlaces)
-	ppsGate := topologypin.NewGate(topologypin.GateOptions{Admission: admissions, Configuration: install.PersistentPodStateConfiguration,
-		Source: podSource, Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace, ExcludedNamespaces: excluded})
-	// One tenant must not fill the configurations every namespace shares (SidecarSets are
-	// cluster-scoped: their authors are the cluster's administrators).
-	budgetGate.PerNamespace, spreadGate.PerNamespace, ppsGate.PerNamespace =
-		o.MaxEntryObjectsPerNamespace, o.MaxEntryObjectsPerNamespace, o.MaxEntryObjectsPerNamespace
-	entryGates := validating.Gates{
-		SidecarSet:         sidecarinjection.NewGate(admissions, install.SidecarInjectionConfiguration, podSource, mgr.GetClient(), excluded),
-		Budget:             budgetGate,
-		WorkloadSpread:     spreadGate,
-		PersistentPodState: ppsGate,
-	}
-	validating.Register(mgr.GetWebhookServer(), scheme, validating.DryRunPodChecker{Client: mgr.GetClient()}, mgr.GetClient(),
-		validating.SidecarSetOptions{Reader: mgr.GetClient(), Config: mgr.GetAPIReader(), Namespace: o.Namespace,
-			PatchDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed)}, mgr.GetClient(),
-		validating.ResourceDistributionOptions{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), DryRun: mgr.GetClient(), Namespace: o.Namespace},
-		entryGates, accessChecker(o, mgr))
-	if err := deletionprotection.Register(mgr.GetWebhookServer(), deletionprotection.Options{Enabled: gates.Enabled(ResourcesDeletionProtection),
-		Policy: deletionprotection.Policy{CRDCascading: gates.Enabled(DeletionProtectionForCRDCascadingGate)}, Reader: mgr.GetClient(), Config: cfg}); err != nil {
-		return err
-	}
-	guard := &budgetguard.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), Writer: mgr.GetClient(), Finder: finder,
-		Recorder: mgr.GetEventRecorder("podunavailablebudget-webhook"), Off: map[policyv1alpha1.PubOperation]bool{
-			policyv1alpha1.PubDeleteOperation: !gates.Enabled(PodUnavailableBudgetDeleteGate),
-			policyv1alpha1.PubEvictOperation:  !gates.Enabled(PodUnavailableBudgetDeleteGate),
-			policyv1alpha1.PubUpdateOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate),
-			policyv1alpha1.PubResizeOperation: !gates.Enabled(PodUnavailableBudgetUpdateGate)},
-		ResizeIsUpdate: !gates.Enabled(InPlacePodVerticalScaling)}
-	budgetguard.Register(mgr.GetWebhookServer(), scheme, guard)
-	validating.RegisterContainerRecreateRequests(mgr.GetWebhookServer(), scheme,
-		validating.ContainerRecreateRequestOptions{Access: accessChecker(o, mgr), Pods: mgr.GetClient(), Budget: guard})
-	topologypin.Register(mgr.GetWebhookServer(), scheme, &topologypin.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader()})
-	spreadAdmission := &spreadplacement.Handler{Reader: mgr.GetClient(), Live: mgr.GetAPIReader(),
-		Writer: mgr.GetClient(), Finder: finder, Recorder: mgr.GetEventRecorder("workloadspread-webhook")}
-	// The leader answers the spreads' pod admissions from memory; the other replicas pass theirs on.
-	decides := &decider.Decider{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: o.Namespace,
-		Address: o.advertiseAddress(), ServerName: dns[0], Log: log.WithName("decider"), OnStop: []func(context.Context){spreadAdmission.Flush},
-		ClientCertificate: callers.FileCertificate(filepath.Join(o.CertDir, certs.CertFile), filepath.Join(o.CertDir, certs.KeyFile)),
-		CA: func(ctx context.Context) ([]byte, error) {
-			cc, err := podSource.ClientConfig(ctx, mgr.GetClient())
-			if err != nil || cc == nil {
-				return nil, fmt.Errorf("no CA bundle yet: %w", err)
-			}
-			return cc.CABundle, nil
-		}}
-	if err := mgr.Add(decides); err != nil {
-		return err
-	}
-	spreadAdmission.Decider = decides
-	spreadplacement.Register(mgr.GetWebhookServer(), scheme, spreadAdmission)
-	if o.PodWebhookFailurePolicy == string(admissionregistrationv1.Fail) {
-		podmutation.Register(mgr.GetWebhookServer(), scheme, spreadAdmission)
-	} else {
-		podmutation.Register(mgr.GetWebhookServer(), scheme, nil)
-	}
-	// In-place updates ask the budgets before they take a pod out of service (B2 of issue 18).
-	withBudget := engine.WithBudget(guard)
-	// The engine's pod writes skip decoding the API server's answers (engine.WithPodWriter).
-	core, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
-	if err != nil {
-		return err
-	}
-	podWriter := engine.WithPodWriter(core.CoreV1().RESTClient())
-	sidecarinjection.Register(mgr.GetWebhookServer(), scheme, &sidecarinjection.Handler{
-		Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), RevisionNamespace: o.Namespace})
-	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
-	mgr.GetWebhookServer().Register(install.ConversionPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
-	// Controllers run on the leader only, after the webhook server (controller-runtime starts webhook
-	// runnables first).
-	// CloneSet pods carry pod-template-hash, and with CloneSetShortHash the revision's hash alone.
-	cloneSetInPlace := inPlace
-	cloneSetInPlace.PodTemplateHash, cloneSetInPlace.ShortRevisionHash = true, gates.Enabled(CloneSetShortHash)
-	if err := podcontrol.IndexOwned(ctx, mgr.GetFieldIndexer()); err != nil {
-		return fmt.Errorf("index pods and revisions by controller: %w", err)
-	}
-	cloneSets := &cloneset.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder("cloneset-controller"), OwnerIndexed: true,
-		Engine: engine.New(mgr.GetClient(), nil, cloneSetInPlace, withBudget, podWriter), PartitionRollback: gates.Enabled(CloneSetPartitionRollback),
-		PreDownload:             gates.Enabled(PreDownloadImageForInPlaceUpdate),
-		RecreateOnClaimChange:   gates.Enabled(RecreatePodWhenChangeVCTInCloneSetGate),
-		PreparingUpdateAsUpdate: gates.Enabled(PreparingUpdateAsUpdate), ScalingExcludePreparingDelete: o.CloneSetScalingExcludePreparingDelete}
-	if err := cloneSets.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the CloneSet controller: %w", err)
-	}
-	statefulSets := &statefulset.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("statefulset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget, podWriter), AutoDeletePVC: gates.Enabled(StatefulSetAutoDeletePVC), OwnerIndexed: true,
-		StartOrdinal: gates.Enabled(StatefulSetStartOrdinal), PodIndexLabel: gates.Enabled(PodIndexLabel),
-		PreDownload: gates.Enabled(PreDownloadImageForInPlaceUpdate)}
-	if err := statefulSets.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the Advanced StatefulSet controller: %w", err)
-	}
-	// Advanced DaemonSet pods carry the revision's hash, as DaemonSet pods do.
-	daemonInPlace := inPlace
-	daemonInPlace.ShortRevisionHash = true
-	daemonSets := &daemonset.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("daemonset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, daemonInPlace, withBudget, podWriter), OwnerIndexed: true, KeepUnselected: o.DaemonSetKeepUnselected,
-		PreDownload: gates.Enabled(PreDownloadImageForDaemonSetUpdate)}
-	if err := daemonSets.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the Advanced DaemonSet controller: %w", err)
-	}
-	if gates.Enabled(KruiseDaemon) {
-		nodeImages := &nodeimage.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nodeimage-controller")}
-		if err := nodeImages.SetupWithManager(mgr, o.Workers); err != nil {
-			return fmt.Errorf("set up the NodeImage controller: %w", err)
-		}
-		recreates := &crr.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("containerrecreaterequest-controller")}
-		if err := recreates.SetupWithManager(mgr, o.Workers); err != nil {
-			return fmt.Errorf("set up the ContainerRecreateRequest controller: %w", err)
-		}
-	}
-	if gates.Enabled(ImagePullJobGate) { // off whenever KruiseDaemon is (cascade)
-		pullJobs := &imagepulljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("imagepulljob-controller")}
-		if err := pullJobs.SetupWithManager(mgr, o.Workers); err != nil {
-			return fmt.Errorf("set up the ImagePullJob controller: %w", err)
-		}
-		pullLists := &imagelistpulljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("imagelistpulljob-controller")}
-		if err := pullLists.SetupWithManager(mgr, o.Workers); err != nil {
-			return fmt.Errorf("set up the ImageListPullJob controller: %w", err)
-		}
-	}
-	broadcastJobs := &broadcastjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("broadcastjob-controller"), OwnerIndexed: true}
-	if err := broadcastJobs.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the BroadcastJob controller: %w", err)
-	}
-	cronJobs := &advancedcronjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("advancedcronjob-controller")}
-	if err := cronJobs.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the AdvancedCronJob controller: %w", err)
-	}
-	unitedDeployments := &uniteddeployment.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("uniteddeployment-controller"), OwnerIndexed: true}
-	if err := unitedDeployments.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the UnitedDeployment controller: %w", err)
-	}
-	sidecarSets := &sidecarsetctl.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-controller"),
-		Engine: engine.New(mgr.GetClient(), nil, inPlace, withBudget, podWriter), RevisionNamespace: o.Namespace,
-		ExcludedNamespaces: excluded}
-	if err := sidecarSets.SetupWithManager(ctx, mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the SidecarSet controller: %w", err)
-	}
-	injection := &sidecarinjection.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarset-injection"),
-		Configuration: install.SidecarInjectionConfiguration, Source: podSource, Namespace: o.Namespace, Live: mgr.GetAPIReader(),
-		ExcludedNamespaces: excluded}
-	if err := injection.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the SidecarSet injection registrar: %w", err)
-	}
-	budgets := &podunavailablebudget.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("podunavailablebudget-controller"), Finder: finder}
-	if err := budgets.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the PodUnavailableBudget controller: %w", err)
-	}
-	protection := &budgetguard.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("podunavailablebudget-protection"), Finder: finder, Configuration: install.BudgetProtectionConfiguration,
-		Source: podSource, Namespace: o.Namespace, Live: mgr.GetAPIReader()}
-	if err := protection.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the PodUnavailableBudget webhook registrar: %w", err)
-	}
-	if err := ppsctl.SetupWithManager(mgr, finder, o.Workers, o.Namespace); err != nil {
-		return fmt.Errorf("set up the PersistentPodState controllers: %w", err)
-	}
-	persistence := &topologypin.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("persistentpodstate-injection"), Configuration: install.PersistentPodStateConfiguration,
-		Config: mgr.GetAPIReader(), Namespace: o.Namespace,
-		Source: podSource, ExcludedNamespaces: excluded, Live: mgr.GetAPIReader()}
-	if err := persistence.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the PersistentPodState webhook registrar: %w", err)
-	}
-	spreads := &workloadspread.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("workloadspread-controller"), Finder: finder}
-	if err := spreads.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the WorkloadSpread controller: %w", err)
-	}
-	spreading := &spreadplacement.Registrar{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("workloadspread-registration"), Finder: finder, Configuration: install.WorkloadSpreadConfiguration,
-		Source: podSource, Namespace: o.Namespace, Live: mgr.GetAPIReader(), PodWebhookPlaces: podWebhookPlaces}
-	if err := spreading.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the WorkloadSpread webhook registrar: %w", err)
-	}
-	ephemeralJobs := &ephemeraljob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("ephemeraljob-controller")}
-	if err := ephemeralJobs.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the EphemeralJob controller: %w", err)
-	}
-	if gates.Enabled(SidecarTerminator) {
-		terminator := &sidecarterminator.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("sidecarterminator-controller")}
-		if err := terminator.SetupWithManager(mgr, o.Workers); err != nil {
-			return fmt.Errorf("set up the SidecarTerminator controller: %w", err)
-		}
-	}
-	if gates.Enabled(ResourceDistributionGate) {
-		distributions := &resourcedistribution.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("resourcedistribution-controller")}
-		if err := distributions.SetupWithManager(ctx, mgr, o.Workers); err != nil {
-			return fmt.Errorf("set up the ResourceDistribution controller: %w", err)
-		}
-	}
-	if gates.Enabled(PodProbeMarkerGate) { // off whenever KruiseDaemon is (cascade)
-		if err := podprobemarker.Setup(ctx, mgr, mgr.GetEventRecorder("podprobemarker-controller"), o.Workers); err != nil {
-			return fmt.Errorf("set up the PodProbeMarker controllers: %w", err)
-		}
-	}
-	launches := &containerlaunchpriority.Reconciler{Client: mgr.GetClient(), Live: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("containerlaunchpriority-controller")}
-	if err := launches.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the container launch priority controller: %w", err)
-	}
-	podReady := &podreadiness.Reconciler{Client: mgr.GetClient()}
-	if err := podReady.SetupWithManager(mgr, o.Workers); err != nil {
-		return fmt.Errorf("set up the pod readiness controller: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker()); err != nil {
-		return err
-	}
-	log.Info("starting", "webhookPort", o.WebhookPort, "webhookURL", o.webhookURL(), "leaderElection", o.LeaderElect)
-	return mgr.Start(ctx)
 }
 
 // inPlaceOptions are what in-place updates may change, from the feature gates and what the API
