@@ -231,108 +231,15 @@ func (r *Recreator) Step(ctx context.Context, crr *v1alpha1.ContainerRecreateReq
 		return 0, nil
 	}
 	now := time.Now()
-	if s := crr.Spec.Strategy; s != nil && s.UnreadyGracePeriodSeconds != nil {
-		acquired, err := time.Parse(time.RFC3339, crr.Annotations[v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey])
-		if err != nil {
-			return 0, nil // the manager has not seen the pod not ready yet; its annotation wakes us
-		}
-		if wait := acquired.Add(time.Duration(*s.UnreadyGracePeriodSeconds) * time.Second).Sub(now); wait > 0 {
-			return wait, nil
-		}
-	}
-	// The pod, read once per step: its containers' env sources, terminationGracePeriodSeconds and IP.
-	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
-		return 0, client.IgnoreNotFound(err) // a gone pod: the manager ends the request
-	}
-	// Only the pod the request was made for, on this node: a replaced pod of the same name, or
-	// one on another node, is left alone (the manager ends such a request).
-	if want := crr.Labels[v1alpha1.ContainerRecreateRequestPodUIDKey]; string(pod.UID) != want || pod.Spec.NodeName != r.Node {
-		r.Log.Info("not acting on a request for another pod", "request", client.ObjectKeyFromObject(crr), "pod", pod.Name,
-			"podUID", pod.UID, "requestPodUID", want, "podNode", pod.Spec.NodeName, "node", r.Node)
-		return 0, r.noteMismatch(ctx, crr, fmt.Sprintf("not acted on: pod %s is %s on node %q, the request is for pod UID %s on node %q",
-			pod.Name, pod.UID, pod.Spec.NodeName, want, r.Node))
+	pod, wait, err := r.podToAct(ctx, crr, now)
+	if pod == nil || err != nil {
+		return wait, err
 	}
 	before := st.DeepCopy()
 	st.Phase = v1alpha1.ContainerRecreateRequestRecreating
-	ordered := crr.Spec.Strategy != nil && crr.Spec.Strategy.OrderedRecreate
-	failFast := crr.Spec.Strategy == nil || crr.Spec.Strategy.FailurePolicy != v1alpha1.ContainerRecreateRequestFailurePolicyIgnore
-	again := time.Duration(0)
-	var failedName string
-	for _, c := range crr.Spec.Containers {
-		s := state(st, c.Name)
-		if failedName != "" && !final(s.Phase) {
-			s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, "not recreated: container "+failedName+" failed (failurePolicy Fail)"
-			continue
-		}
-		if final(s.Phase) {
-			if s.Phase == v1alpha1.ContainerRecreateRequestFailed && failFast {
-				failedName = c.Name
-			}
-			continue
-		}
-		cur, err := r.newest(ctx, string(pod.UID), c.Name)
-		if err != nil {
-			return 0, err
-		}
-		action, doneMsg := Decide(crr, c, *s, cur, now), ""
-		if ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed; ended {
-			action, doneMsg = DecideEnded(*s, cur), EndedMessage
-		} else if action == Done {
-			stale, checked, err := r.staleEnv(ctx, pod, c.Name, cur.ID)
-			if err != nil {
-				return 0, err
-			}
-			if checked {
-				doneMsg = EnvCheckedMessage
-			}
-			if stale != "" {
-				// The kubelet started it before it saw the pod's new labels or annotations: again.
-				if r.retry(crr, c.Name) > maxEnvRetries {
-					s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, "restarted with stale env "+stale+" "+strconv.Itoa(maxEnvRetries)+" times"
-					if failFast {
-						failedName = c.Name
-					}
-					continue
-				}
-				action, s.Message = Stop, "restarted with stale env "+stale+"; restarting it again"
-			}
-		}
-		switch action {
-		case Done:
-			s.Phase, s.Message = v1alpha1.ContainerRecreateRequestSucceeded, doneMsg
-			continue
-		case Stop:
-			s.Phase = v1alpha1.ContainerRecreateRequestRecreating
-			switch wait := settle(crr, pod, c.Name, now); {
-			case wait > 0:
-				s.Message = "waiting for the kubelet to see the pod's new labels and annotations"
-			default:
-				if err := r.stop(ctx, crr, pod, c, cur); err != nil {
-					s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, err.Error()
-					if failFast {
-						failedName = c.Name
-					}
-					continue
-				}
-				if !s.IsKilled || strings.HasPrefix(s.Message, "waiting") {
-					s.Message = "stopped; waiting for the kubelet to start it again"
-				}
-				s.IsKilled = true
-			}
-		default:
-			s.Phase = v1alpha1.ContainerRecreateRequestRecreating
-		}
-		again = r.Poll
-		if ordered {
-			// The next container waits for this one; mark the rest pending.
-			for _, rest := range crr.Spec.Containers {
-				if rs := state(st, rest.Name); rs.Phase == "" {
-					rs.Phase = v1alpha1.ContainerRecreateRequestPending
-				}
-			}
-			break
-		}
+	again, err := r.recreate(ctx, crr, pod, now)
+	if err != nil {
+		return 0, err
 	}
 	done := true
 	for _, s := range st.ContainerRecreateStates {
@@ -350,6 +257,132 @@ func (r *Recreator) Step(ctx context.Context, crr *v1alpha1.ContainerRecreateReq
 		}
 	}
 	return again, nil
+}
+
+// podToAct is the request's pod once the request may act on it, read once per step (its
+// containers' env sources, terminationGracePeriodSeconds and IP); nil while the unready grace
+// period runs (with how long), or when the pod is gone, replaced or on another node.
+func (r *Recreator) podToAct(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, now time.Time) (*corev1.Pod, time.Duration, error) {
+	if s := crr.Spec.Strategy; s != nil && s.UnreadyGracePeriodSeconds != nil {
+		acquired, err := time.Parse(time.RFC3339, crr.Annotations[v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey])
+		if err != nil {
+			return nil, 0, nil // the manager has not seen the pod not ready yet; its annotation wakes us
+		}
+		if wait := acquired.Add(time.Duration(*s.UnreadyGracePeriodSeconds) * time.Second).Sub(now); wait > 0 {
+			return nil, wait, nil
+		}
+	}
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: crr.Namespace, Name: crr.Spec.PodName}, pod); err != nil {
+		return nil, 0, client.IgnoreNotFound(err) // a gone pod: the manager ends the request
+	}
+	// Only the pod the request was made for, on this node: a replaced pod of the same name, or
+	// one on another node, is left alone (the manager ends such a request).
+	if want := crr.Labels[v1alpha1.ContainerRecreateRequestPodUIDKey]; string(pod.UID) != want || pod.Spec.NodeName != r.Node {
+		r.Log.Info("not acting on a request for another pod", "request", client.ObjectKeyFromObject(crr), "pod", pod.Name,
+			"podUID", pod.UID, "requestPodUID", want, "podNode", pod.Spec.NodeName, "node", r.Node)
+		return nil, 0, r.noteMismatch(ctx, crr, fmt.Sprintf("not acted on: pod %s is %s on node %q, the request is for pod UID %s on node %q",
+			pod.Name, pod.UID, pod.Spec.NodeName, want, r.Node))
+	}
+	return pod, 0, nil
+}
+
+// recreate moves each container of the request a step (one at a time with orderedRecreate; with
+// failurePolicy Fail the first failure fails the rest) and says when to look again (0: nothing in
+// progress).
+func (r *Recreator) recreate(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, pod *corev1.Pod, now time.Time) (time.Duration, error) {
+	st := &crr.Status
+	ordered := crr.Spec.Strategy != nil && crr.Spec.Strategy.OrderedRecreate
+	failFast := crr.Spec.Strategy == nil || crr.Spec.Strategy.FailurePolicy != v1alpha1.ContainerRecreateRequestFailurePolicyIgnore
+	again := time.Duration(0)
+	var failedName string
+	for _, c := range crr.Spec.Containers {
+		s := state(st, c.Name)
+		if failedName != "" && !final(s.Phase) {
+			s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, "not recreated: container "+failedName+" failed (failurePolicy Fail)"
+			continue
+		}
+		if final(s.Phase) {
+			if s.Phase == v1alpha1.ContainerRecreateRequestFailed && failFast {
+				failedName = c.Name
+			}
+			continue
+		}
+		if err := r.stepContainer(ctx, crr, pod, c, s, now); err != nil {
+			return 0, err
+		}
+		switch s.Phase {
+		case v1alpha1.ContainerRecreateRequestFailed:
+			if failFast {
+				failedName = c.Name
+			}
+			continue
+		case v1alpha1.ContainerRecreateRequestSucceeded:
+			continue
+		}
+		again = r.Poll
+		if ordered {
+			// The next container waits for this one; mark the rest pending.
+			for _, rest := range crr.Spec.Containers {
+				if rs := state(st, rest.Name); rs.Phase == "" {
+					rs.Phase = v1alpha1.ContainerRecreateRequestPending
+				}
+			}
+			break
+		}
+	}
+	return again, nil
+}
+
+// stepContainer moves container c of the request a step and records it in s: done, stopped (or
+// waiting to be), or failed.
+func (r *Recreator) stepContainer(ctx context.Context, crr *v1alpha1.ContainerRecreateRequest, pod *corev1.Pod,
+	c v1alpha1.ContainerRecreateRequestContainer, s *v1alpha1.ContainerRecreateRequestContainerRecreateState, now time.Time) error {
+	cur, err := r.newest(ctx, string(pod.UID), c.Name)
+	if err != nil {
+		return err
+	}
+	action, doneMsg := Decide(crr, c, *s, cur, now), ""
+	if ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed; ended {
+		action, doneMsg = DecideEnded(*s, cur), EndedMessage
+	} else if action == Done {
+		stale, checked, err := r.staleEnv(ctx, pod, c.Name, cur.ID)
+		if err != nil {
+			return err
+		}
+		if checked {
+			doneMsg = EnvCheckedMessage
+		}
+		if stale != "" {
+			// The kubelet started it before it saw the pod's new labels or annotations: again.
+			if r.retry(crr, c.Name) > maxEnvRetries {
+				s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, "restarted with stale env "+stale+" "+strconv.Itoa(maxEnvRetries)+" times"
+				return nil
+			}
+			action, s.Message = Stop, "restarted with stale env "+stale+"; restarting it again"
+		}
+	}
+	switch action {
+	case Done:
+		s.Phase, s.Message = v1alpha1.ContainerRecreateRequestSucceeded, doneMsg
+	case Stop:
+		s.Phase = v1alpha1.ContainerRecreateRequestRecreating
+		if wait := settle(crr, pod, c.Name, now); wait > 0 {
+			s.Message = "waiting for the kubelet to see the pod's new labels and annotations"
+			return nil
+		}
+		if err := r.stop(ctx, crr, pod, c, cur); err != nil {
+			s.Phase, s.Message = v1alpha1.ContainerRecreateRequestFailed, err.Error()
+			return nil
+		}
+		if !s.IsKilled || strings.HasPrefix(s.Message, "waiting") {
+			s.Message = "stopped; waiting for the kubelet to start it again"
+		}
+		s.IsKilled = true
+	default:
+		s.Phase = v1alpha1.ContainerRecreateRequestRecreating
+	}
+	return nil
 }
 
 // state is the status entry of container name, added when missing.
