@@ -232,7 +232,7 @@ func TestDaemonSetStatusWatch(t *testing.T) {
 // kubectl-kruise reads the revisions OpenKruise v1.9.0 wrote for its DaemonSet (takeover fixture):
 // history lists both with their images, undo goes back to the first template.
 func TestDaemonSetOpenKruiseHistory(t *testing.T) {
-	dir := filepath.Join(compat.OracleDir(filepath.Join("..", "..")), "takeover", "workloads")
+	dir := filepath.Join(compat.OracleDir(filepath.Join("..", "..", "..")), "takeover", "workloads")
 	var sets struct{ Items []v1beta1.DaemonSet }
 	var revs struct{ Items []appsv1.ControllerRevision }
 	for file, into := range map[string]any{"daemonsets.apps.kruise.io.yaml": &sets, "controllerrevisions.yaml": &revs} {

@@ -88,6 +88,31 @@ type Options struct {
 // reference to opts, and adds the bindings of the manager's roles to opts.Subject (and of the
 // daemon's to opts.DaemonSubject).
 func Objects(opts Options) ([]*unstructured.Unstructured, error) {
+	objs, err := manifests()
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range objs {
+		if err := rewrite(u, opts); err != nil {
+			return nil, err
+		}
+	}
+	var head []*unstructured.Unstructured
+	for _, o := range extraObjects(opts) {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: m}
+		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+		unstructured.RemoveNestedField(u.Object, "status")
+		head = append(head, u)
+	}
+	return append(head, objs...), nil
+}
+
+// manifests are the generated manifests embedded from config/, one object per YAML document.
+func manifests() ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	err := fs.WalkDir(config.Manifests, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
@@ -109,65 +134,47 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	for _, u := range objs {
-		if err := rewrite(u, opts); err != nil {
-			return nil, err
-		}
-	}
+	return objs, err
+}
+
+// extraObjects are what the manifests lack for opts: the namespaces, the configurations the
+// manager's registrars fill, the metrics reader role and the bindings of opts' subjects.
+func extraObjects(opts Options) []runtime.Object {
 	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}}
 	daemonNS := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: appspub.KruiseDaemonConfigNamespace}}
-	role := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Name: "kruise-manager-role"}
-	injection := &admissionregistrationv1.MutatingWebhookConfiguration{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
-		ObjectMeta: metav1.ObjectMeta{Name: SidecarInjectionConfiguration}}
+	mutating := func(name string) *admissionregistrationv1.MutatingWebhookConfiguration {
+		return &admissionregistrationv1.MutatingWebhookConfiguration{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
+			ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
 	protection := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: BudgetProtectionConfiguration}}
-	spreading := &admissionregistrationv1.MutatingWebhookConfiguration{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
-		ObjectMeta: metav1.ObjectMeta{Name: WorkloadSpreadConfiguration}}
-	persistence := &admissionregistrationv1.MutatingWebhookConfiguration{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
-		ObjectMeta: metav1.ObjectMeta{Name: PersistentPodStateConfiguration}}
+	binding := func(kind, name, namespace, roleKind, role string, subject rbacv1.Subject) runtime.Object {
+		meta := metav1.ObjectMeta{Name: name, Namespace: namespace}
+		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: roleKind, Name: role}
+		if kind == "ClusterRoleBinding" {
+			return &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: kind},
+				ObjectMeta: meta, RoleRef: ref, Subjects: []rbacv1.Subject{subject}}
+		}
+		return &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: kind},
+			ObjectMeta: meta, RoleRef: ref, Subjects: []rbacv1.Subject{subject}}
+	}
 	extra := []runtime.Object{
-		ns, daemonNS, injection, protection, spreading, persistence, MetricsReaderRole(),
-		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: appspub.KruiseDaemonConfigNamespace},
-			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},
-		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "ClusterRole", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},
-		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: "kruise-manager-rolebinding", Namespace: opts.Namespace},
-			RoleRef:    rbacv1.RoleRef{APIGroup: role.APIGroup, Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{opts.Subject}},
+		ns, daemonNS, mutating(SidecarInjectionConfiguration), protection, mutating(WorkloadSpreadConfiguration),
+		mutating(PersistentPodStateConfiguration), MetricsReaderRole(),
+		binding("RoleBinding", "kruise-manager-rolebinding", appspub.KruiseDaemonConfigNamespace, "Role", "kruise-manager-role", opts.Subject),
+		binding("ClusterRoleBinding", "kruise-manager-rolebinding", "", "ClusterRole", "kruise-manager-role", opts.Subject),
+		binding("RoleBinding", "kruise-manager-rolebinding", opts.Namespace, "Role", "kruise-manager-role", opts.Subject),
 	}
 	if opts.DaemonSubject != nil {
-		extra = append(extra, &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: "kruise-daemon-rolebinding"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "kruise-daemon-role"},
-			Subjects:   []rbacv1.Subject{*opts.DaemonSubject}},
-			&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-				ObjectMeta: metav1.ObjectMeta{Name: "kruise-daemon-rolebinding", Namespace: appspub.KruiseDaemonConfigNamespace},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "kruise-daemon-role"},
-				Subjects:   []rbacv1.Subject{*opts.DaemonSubject}})
+		extra = append(extra,
+			binding("ClusterRoleBinding", "kruise-daemon-rolebinding", "", "ClusterRole", "kruise-daemon-role", *opts.DaemonSubject),
+			binding("RoleBinding", "kruise-daemon-rolebinding", appspub.KruiseDaemonConfigNamespace, "Role", "kruise-daemon-role", *opts.DaemonSubject))
 		policy, binding := daemonNodePolicy(*opts.DaemonSubject)
 		extra = append(extra, policy, binding)
 	}
-	var head []*unstructured.Unstructured
-	for _, o := range extra {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-		if err != nil {
-			return nil, err
-		}
-		u := &unstructured.Unstructured{Object: m}
-		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-		unstructured.RemoveNestedField(u.Object, "status")
-		head = append(head, u)
-	}
-	return append(head, objs...), nil
+	return extra
 }
 
 // rewrite points namespaced RBAC at opts.Namespace and webhooks at opts' Service, and patches the

@@ -79,7 +79,7 @@ func TestFindRepoRoot(t *testing.T) {
 	if !ok {
 		t.Fatal("repository root not found from pkg/app/sandbox")
 	}
-	if _, err := os.Stat(filepath.Join(root, "pkg", "sandbox", "doc.go")); err != nil {
+	if _, err := os.Stat(filepath.Join(root, "pkg", "app", "sandbox", "doc.go")); err != nil {
 		t.Fatalf("root %s does not hold pkg/app/sandbox: %v", root, err)
 	}
 	if _, ok := FindRepoRoot(t.TempDir()); ok {

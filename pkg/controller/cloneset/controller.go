@@ -132,12 +132,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	cs := &v1alpha1.CloneSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cs); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Expectations.Forget(req.String())
-			r.waits.Forget(req.String())
-			r.status.Forget(req.String())
-			r.pacer.Forget(req.String())
-			workload(req.Namespace, req.Name).Forget()
-			r.rolloutStarts.Delete(req.String())
+			r.forget(req)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -152,16 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("observe cloneset %s: %w", req, err)
 	}
-	wait, err := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
-		cacheLagReads.Inc()
-		ctrl.LoggerFrom(ctx).Info("pod writes not in the cache after the expectation timeout; checking them against the API server",
-			"timeout", expectationTimeout)
-		live, err := r.observe(ctx, cs, true) // the pods as observe takes them from the cache
-		if err != nil {
-			return nil, err
-		}
-		return live.pods, nil
-	})
+	wait, err := r.pendingWrites(ctx, cs, obs, now)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("check cloneset %s's pod writes against the API server: %w", req, err)
 	}
@@ -192,17 +178,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.reportProgress(cs, &status)
 	r.reportMetrics(cs, obs, status, now)
 	think += r.Clock.Since(statusStart)
-	if !equality.Semantic.DeepEqual(cs.Status, status) {
-		if wait := r.status.Wait(req.String(), significant(&cs.Status, &status, ptr.Deref(cs.Spec.Replicas, 1)), now); wait > 0 {
-			if requeue == 0 || wait < requeue {
-				requeue = wait // the held-back counters are written then, if no event comes first
-			}
-		} else {
-			if err := r.writeStatus(ctx, cs, status); err != nil {
-				return ctrl.Result{}, err
-			}
-			r.status.Wrote(req.String(), now)
-		}
+	if requeue, err = r.settleStatus(ctx, cs, status, now, requeue); err != nil {
+		return ctrl.Result{}, err
 	}
 	if errs.Scale != nil {
 		return ctrl.Result{}, errs.Scale
@@ -217,4 +194,51 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		requeue = podcontrol.BudgetRetry // the budget frees as other pods come back
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// forget drops what the controller keeps in memory about a CloneSet that is gone.
+func (r *Reconciler) forget(req ctrl.Request) {
+	r.Expectations.Forget(req.String())
+	r.waits.Forget(req.String())
+	r.status.Forget(req.String())
+	r.pacer.Forget(req.String())
+	workload(req.Namespace, req.Name).Forget()
+	r.rolloutStarts.Delete(req.String())
+}
+
+// pendingWrites reports whether the controller's own pod writes are not in the cache yet (the plan
+// then waits); writes still missing after expectationTimeout are checked against the API server.
+func (r *Reconciler) pendingWrites(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, now time.Time) (bool, error) {
+	key := client.ObjectKeyFromObject(cs).String()
+	return r.Expectations.Pending(key, obs.pods, now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
+		cacheLagReads.Inc()
+		ctrl.LoggerFrom(ctx).Info("pod writes not in the cache after the expectation timeout; checking them against the API server",
+			"timeout", expectationTimeout)
+		live, err := r.observe(ctx, cs, true) // the pods as observe takes them from the cache
+		if err != nil {
+			return nil, err
+		}
+		return live.pods, nil
+	})
+}
+
+// settleStatus writes status when it differs from the stored one and the pacing lets it (counters
+// that move during a rollout wait, at most a second), and returns requeue, shortened to when the
+// held-back status is due.
+func (r *Reconciler) settleStatus(ctx context.Context, cs *v1alpha1.CloneSet, status v1alpha1.CloneSetStatus, now time.Time, requeue time.Duration) (time.Duration, error) {
+	if equality.Semantic.DeepEqual(cs.Status, status) {
+		return requeue, nil
+	}
+	key := client.ObjectKeyFromObject(cs).String()
+	if wait := r.status.Wait(key, significant(&cs.Status, &status, ptr.Deref(cs.Spec.Replicas, 1)), now); wait > 0 {
+		if requeue == 0 || wait < requeue {
+			requeue = wait // the held-back counters are written then, if no event comes first
+		}
+		return requeue, nil
+	}
+	if err := r.writeStatus(ctx, cs, status); err != nil {
+		return requeue, err
+	}
+	r.status.Wrote(key, now)
+	return requeue, nil
 }

@@ -67,14 +67,37 @@ func Compute(set *v1beta1.SidecarSet, pods []*corev1.Pod, latest string, cc int3
 		p.Why = "updateStrategy.paused is true"
 		return p
 	}
-	selected := func(*corev1.Pod) bool { return true }
-	if us.Selector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(us.Selector)
-		if err != nil {
-			p.Why = "updateStrategy.selector is invalid: " + err.Error()
-			return p
+	waiting, err := waitingPods(set, pods, updated, &p)
+	if err != nil {
+		p.Why = "updateStrategy.selector is invalid: " + err.Error()
+		return p
+	}
+	order(set, pods, waiting)
+	total := len(pods)
+	partition := updateorder.Partition(us.Partition, total)
+	if len(waiting) <= partition {
+		if len(waiting) > 0 {
+			p.Why = "the pods left are kept by updateStrategy.partition"
 		}
-		selected = func(pod *corev1.Pod) bool { return sel.Matches(labels.Set(pod.Labels)) }
+		return p
+	}
+	p.Upgrade = withinMaxUnavailable(set, pods, waiting[:len(waiting)-partition], updated, ready)
+	if len(p.Upgrade) == 0 {
+		p.Why = "updateStrategy.maxUnavailable pods are being upgraded"
+	}
+	return p
+}
+
+// waitingPods are the pods of updateStrategy.selector that wait for the SidecarSet's revision (not
+// updated, not being upgraded); those whose change is more than images go to p.NotUpgradable.
+func waitingPods(set *v1beta1.SidecarSet, pods []*corev1.Pod, updated map[*corev1.Pod]bool, p *Plan) ([]*corev1.Pod, error) {
+	selected := func(*corev1.Pod) bool { return true }
+	if sel := set.Spec.UpdateStrategy.Selector; sel != nil {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			return nil, err
+		}
+		selected = func(pod *corev1.Pod) bool { return s.Matches(labels.Set(pod.Labels)) }
 	}
 	var waiting []*corev1.Pod
 	for _, pod := range pods {
@@ -88,24 +111,21 @@ func Compute(set *v1beta1.SidecarSet, pods []*corev1.Pod, latest string, cc int3
 			waiting = append(waiting, pod)
 		}
 	}
-	order(set, pods, waiting)
-	total := len(pods)
-	partition := updateorder.Partition(us.Partition, total)
-	if len(waiting) <= partition {
-		if len(waiting) > 0 {
-			p.Why = "the pods left are kept by updateStrategy.partition"
-		}
-		return p
-	}
-	waiting = waiting[:len(waiting)-partition]
+	return waiting, nil
+}
+
+// withinMaxUnavailable is the head of waiting that updateStrategy.maxUnavailable lets go now: a pod
+// whose sidecars run counts as one more unavailable, beside the updated pods not ready yet.
+func withinMaxUnavailable(set *v1beta1.SidecarSet, pods, waiting []*corev1.Pod, updated, ready map[*corev1.Pod]bool) []*corev1.Pod {
 	// maxUnavailable rounds up, as in OpenKruise since v1.8.0.
-	maxUnavailable, _ := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(us.MaxUnavailable, intstr.FromInt32(1)), total, true)
+	maxUnavailable, _ := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(set.Spec.UpdateStrategy.MaxUnavailable, intstr.FromInt32(1)), len(pods), true)
 	unavailable := 0
 	for _, pod := range pods {
 		if updated[pod] && !ready[pod] {
 			unavailable++
 		}
 	}
+	var upgrade []*corev1.Pod
 	for _, pod := range waiting {
 		if sidecarrules.Running(pod, set) {
 			if unavailable >= maxUnavailable {
@@ -113,12 +133,9 @@ func Compute(set *v1beta1.SidecarSet, pods []*corev1.Pod, latest string, cc int3
 			}
 			unavailable++
 		}
-		p.Upgrade = append(p.Upgrade, pod)
+		upgrade = append(upgrade, pod)
 	}
-	if len(p.Upgrade) == 0 {
-		p.Why = "updateStrategy.maxUnavailable pods are being upgraded"
-	}
-	return p
+	return upgrade
 }
 
 // order sorts waiting, first to upgrade first, as OpenKruise orders them: Kubernetes' ActivePods

@@ -337,56 +337,23 @@ func sidecarSetConflicts(ctx context.Context, r client.Reader, set *v1beta1.Side
 // compared, as OpenKruise keeps one per name. namespaceLabels returns a namespace's labels (false
 // when it cannot be read).
 func conflictsWith(set *v1beta1.SidecarSet, others []v1beta1.SidecarSet, namespaceLabels func(string) (map[string]string, bool)) field.ErrorList {
-	sorted := make([]*v1beta1.SidecarSet, 0, len(others))
-	for i := range others {
-		sorted = append(sorted, &others[i])
-	}
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
-	type setter struct {
-		set    string
-		policy v1beta1.SidecarSetPatchPolicyType
-	}
-	inits, containers := map[string]string{}, map[string]string{}
-	volumes := map[string]*v1beta1.SidecarSet{}
-	annotations := map[string]setter{}
-	for _, o := range sorted {
-		if o.Name == set.Name || !sidecarSetsOverlap(set, o, namespaceLabels) {
-			continue
-		}
-		for _, c := range o.Spec.InitContainers {
-			inits[c.Name] = o.Name
-		}
-		for _, c := range o.Spec.Containers {
-			containers[c.Name] = o.Name
-		}
-		for _, v := range o.Spec.Volumes {
-			volumes[v.Name] = o
-		}
-		for _, patch := range o.Spec.PatchPodMetadata {
-			if patch.PatchPolicy == v1beta1.SidecarSetRetainPatchPolicy {
-				continue
-			}
-			for k := range patch.Annotations {
-				annotations[k] = setter{o.Name, patch.PatchPolicy}
-			}
-		}
-	}
+	taken := takenBy(set, others, namespaceLabels)
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
 	for i, c := range set.Spec.InitContainers {
-		if other, ok := inits[c.Name]; ok {
+		if other, ok := taken.inits[c.Name]; ok {
 			errs = append(errs, field.Forbidden(spec.Child("initContainers").Index(i).Child("name"), fmt.Sprintf(
 				"SidecarSet %s, which may select the same pods, injects an init container named %s", other, c.Name)))
 		}
 	}
 	for i, c := range set.Spec.Containers {
-		if other, ok := containers[c.Name]; ok {
+		if other, ok := taken.containers[c.Name]; ok {
 			errs = append(errs, field.Forbidden(spec.Child("containers").Index(i).Child("name"), fmt.Sprintf(
 				"SidecarSet %s, which may select the same pods, injects a container named %s", other, c.Name)))
 		}
 	}
 	for i, v := range set.Spec.Volumes {
-		o, ok := volumes[v.Name]
+		o, ok := taken.volumes[v.Name]
 		if !ok {
 			continue
 		}
@@ -396,6 +363,62 @@ func conflictsWith(set *v1beta1.SidecarSet, others []v1beta1.SidecarSet, namespa
 				"SidecarSet %s, which may select the same pods, defines the volume %s otherwise", o.Name, v.Name)))
 		}
 	}
+	return append(errs, annotationConflicts(set, taken.annotations, spec)...)
+}
+
+// annotationSetter is a SidecarSet that patches an annotation onto pods, and how.
+type annotationSetter struct {
+	set    string
+	policy v1beta1.SidecarSetPatchPolicyType
+}
+
+// taken is what the other SidecarSets that may select the same pods inject: init containers and
+// containers (by name, to the SidecarSet), volumes and patched annotations.
+type taken struct {
+	inits, containers map[string]string
+	volumes           map[string]*v1beta1.SidecarSet
+	annotations       map[string]annotationSetter
+}
+
+// takenBy collects what the SidecarSets of others that may select set's pods inject, by name
+// order (the last one wins a name).
+func takenBy(set *v1beta1.SidecarSet, others []v1beta1.SidecarSet, namespaceLabels func(string) (map[string]string, bool)) taken {
+	sorted := make([]*v1beta1.SidecarSet, 0, len(others))
+	for i := range others {
+		sorted = append(sorted, &others[i])
+	}
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	t := taken{inits: map[string]string{}, containers: map[string]string{}, volumes: map[string]*v1beta1.SidecarSet{},
+		annotations: map[string]annotationSetter{}}
+	for _, o := range sorted {
+		if o.Name == set.Name || !sidecarSetsOverlap(set, o, namespaceLabels) {
+			continue
+		}
+		for _, c := range o.Spec.InitContainers {
+			t.inits[c.Name] = o.Name
+		}
+		for _, c := range o.Spec.Containers {
+			t.containers[c.Name] = o.Name
+		}
+		for _, v := range o.Spec.Volumes {
+			t.volumes[v.Name] = o
+		}
+		for _, patch := range o.Spec.PatchPodMetadata {
+			if patch.PatchPolicy == v1beta1.SidecarSetRetainPatchPolicy {
+				continue
+			}
+			for k := range patch.Annotations {
+				t.annotations[k] = annotationSetter{o.Name, patch.PatchPolicy}
+			}
+		}
+	}
+	return t
+}
+
+// annotationConflicts refuses an annotation set patches that another SidecarSet patches too, unless
+// neither overwrites it.
+func annotationConflicts(set *v1beta1.SidecarSet, annotations map[string]annotationSetter, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	for i, patch := range set.Spec.PatchPodMetadata {
 		if patch.PatchPolicy == v1beta1.SidecarSetRetainPatchPolicy {
 			continue
