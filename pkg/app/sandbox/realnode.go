@@ -107,8 +107,22 @@ func (s *Sandbox) startRealNode(ctx context.Context, binDir string) error {
 	if err := s.saveState(); err != nil {
 		return err
 	}
+	if err := s.startRegistry(ctx, b); err != nil {
+		return err
+	}
+	if err := s.prepareHostNetwork(); err != nil {
+		return err
+	}
+	env := []string{"PATH=" + binDir + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	if err := s.startContainerd(ctx, b, env); err != nil {
+		return err
+	}
+	return s.startKubelet(ctx, b, env)
+}
 
-	// The registry and the images.
+// startRegistry runs the real node's image registry and pushes the sandbox's images to it.
+func (s *Sandbox) startRegistry(ctx context.Context, b realNodeBinaries) error {
+	rn := s.RealNode
 	if _, err := s.run("registry", b.Registry, []string{"--port=" + strconv.Itoa(s.Ports.Registry)}, nil); err != nil {
 		return err
 	}
@@ -131,42 +145,46 @@ func (s *Sandbox) startRealNode(ctx context.Context, binDir string) error {
 		rn.Images[ref] = d.String()
 	}
 	s.logf("pushed %d images to %s (%.1fs)", len(digests), rn.Registry, time.Since(t0).Seconds())
+	return nil
+}
 
-	// Host network and cgroups.
+// prepareHostNetwork gives the host the node's address and the pods' cgroup root, recording what
+// it added for Down.
+func (s *Sandbox) prepareHostNetwork() error {
 	if !hasAddress("lo", RealNodeIP+"/32") {
 		if err := ip("addr", "add", RealNodeIP+"/32", "dev", "lo"); err != nil {
 			return err
 		}
-		rn.AddedAddress = true
+		s.RealNode.AddedAddress = true
 	}
 	if err := createCgroup(RealCgroupRoot); err != nil {
 		return err
 	}
-	if err := s.saveState(); err != nil {
-		return err
-	}
+	return s.saveState()
+}
 
-	// containerd.
+// startContainerd writes the real node's files and runs containerd until its socket answers.
+func (s *Sandbox) startContainerd(ctx context.Context, b realNodeBinaries, env []string) error {
 	if err := s.writeRealNodeFiles(); err != nil {
 		return err
 	}
-	env := []string{"PATH=" + binDir + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	if _, err := s.run("containerd", b.Containerd, containerdArgs(s.Dir), env); err != nil {
 		return err
 	}
-	if err := s.waitFor(ctx, "containerd socket", func(context.Context) (bool, error) {
+	return s.waitFor(ctx, "containerd socket", func(context.Context) (bool, error) {
 		c, err := net.DialTimeout("unix", ContainerdSocket(), time.Second)
 		if err != nil {
 			return false, nil
 		}
 		_ = c.Close()
 		return true, nil
-	}); err != nil {
-		return err
-	}
+	})
+}
 
-	// The kubelet.
-	rn.IPTablesBefore = iptablesChains()
+// startKubelet runs the kubelet (after recording the iptables chains it will add to) until the
+// node is Ready.
+func (s *Sandbox) startKubelet(ctx context.Context, b realNodeBinaries, env []string) error {
+	s.RealNode.IPTablesBefore = iptablesChains()
 	if err := s.saveState(); err != nil {
 		return err
 	}

@@ -85,32 +85,9 @@ func (s *Sandbox) logf(format string, args ...any) {
 // default service account exists (pods can be created). A failed Up stops what it started and
 // removes its state.
 func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
-	if cfg.Nodes < 0 {
-		return nil, fmt.Errorf("--nodes must be >= 0, got %d", cfg.Nodes)
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 2 * time.Minute
-	}
-	if cfg.Log == nil {
-		cfg.Log = io.Discard
-	}
-	dir, err := filepath.Abs(cfg.Dir)
+	dir, bins, err := checkConfig(&cfg)
 	if err != nil {
 		return nil, err
-	}
-	bins := BinariesIn(cfg.BinDir)
-	if err := bins.Check(); err != nil {
-		return nil, err
-	}
-	if cfg.KruiseManager != "" {
-		if st, err := os.Stat(cfg.KruiseManager); err != nil || st.Mode()&0o111 == 0 {
-			return nil, fmt.Errorf("kruise-manager binary %s is missing: run `make build`", cfg.KruiseManager)
-		}
-	}
-	if cfg.RealNode {
-		if err := checkRealNode(dir, cfg.BinDir); err != nil {
-			return nil, err
-		}
 	}
 	created, err := prepareDir(dir)
 	if err != nil {
@@ -132,22 +109,7 @@ func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	if err := s.saveState(); err != nil {
-		return nil, err
-	}
-	if err := s.allocatePorts(cfg.APIServerPort); err != nil {
-		return nil, err
-	}
-	if err := s.writeFiles(cfg.AuditLog); err != nil {
-		return nil, err
-	}
-	if err := s.startControlPlane(ctx, bins, cfg.AuditLog); err != nil {
-		return nil, err
-	}
-	if err := s.startStorage(ctx); err != nil {
-		return nil, err
-	}
-	if err := s.startNodes(ctx, bins); err != nil {
+	if err := s.startCluster(ctx, cfg, bins); err != nil {
 		return nil, err
 	}
 	if cfg.RealNode {
@@ -170,6 +132,59 @@ func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		s.logf("sandbox up: %d kwok node(s) Ready, API server %s", cfg.Nodes, s.Server())
 	}
 	return s, nil
+}
+
+// checkConfig fills in cfg's defaults and checks what Up needs before it starts anything: the
+// sandbox's folder (absolute), the binaries, and for a real node the host.
+func checkConfig(cfg *Config) (string, Binaries, error) {
+	if cfg.Nodes < 0 {
+		return "", Binaries{}, fmt.Errorf("--nodes must be >= 0, got %d", cfg.Nodes)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 2 * time.Minute
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return "", Binaries{}, err
+	}
+	bins := BinariesIn(cfg.BinDir)
+	if err := bins.Check(); err != nil {
+		return "", Binaries{}, err
+	}
+	if cfg.KruiseManager != "" {
+		if st, err := os.Stat(cfg.KruiseManager); err != nil || st.Mode()&0o111 == 0 {
+			return "", Binaries{}, fmt.Errorf("kruise-manager binary %s is missing: run `make build`", cfg.KruiseManager)
+		}
+	}
+	if cfg.RealNode {
+		if err := checkRealNode(dir, cfg.BinDir); err != nil {
+			return "", Binaries{}, err
+		}
+	}
+	return dir, bins, nil
+}
+
+// startCluster records the sandbox's state and starts its control plane, storage and kwok nodes.
+func (s *Sandbox) startCluster(ctx context.Context, cfg Config, bins Binaries) error {
+	if err := s.saveState(); err != nil {
+		return err
+	}
+	if err := s.allocatePorts(cfg.APIServerPort); err != nil {
+		return err
+	}
+	if err := s.writeFiles(cfg.AuditLog); err != nil {
+		return err
+	}
+	if err := s.startControlPlane(ctx, bins, cfg.AuditLog); err != nil {
+		return err
+	}
+	if err := s.startStorage(ctx); err != nil {
+		return err
+	}
+	return s.startNodes(ctx, bins)
 }
 
 // prepareDir makes sure dir is free for a new sandbox: a stopped sandbox's leftovers are removed;
