@@ -27,12 +27,7 @@ func TestImagePullJobSecretCopies(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	nodes := &appsv1beta1.NodeImageList{}
-	harness.Eventually(t, 30*time.Second, "a NodeImage to pull on", func() (bool, string) {
-		err := c.List(ctx, nodes)
-		return err == nil && len(nodes.Items) > 0, fmt.Sprintf("%d NodeImages, %v", len(nodes.Items), err)
-	})
-	node := nodes.Items[0].Name
+	node := nodeToPullOn(t, c)
 	secret := func(name string, typ corev1.SecretType) {
 		key := corev1.DockerConfigJsonKey
 		if typ == corev1.SecretTypeOpaque {
@@ -119,12 +114,7 @@ func TestNodeImagePullSecretModes(t *testing.T) {
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
-	nodes := &appsv1beta1.NodeImageList{}
-	harness.Eventually(t, 30*time.Second, "a NodeImage to pull on", func() (bool, string) {
-		err := c.List(ctx, nodes)
-		return err == nil && len(nodes.Items) > 0, fmt.Sprintf("%d NodeImages, %v", len(nodes.Items), err)
-	})
-	node := nodes.Items[0].Name
+	node := nodeToPullOn(t, c)
 	daemonNS := appspub.KruiseDaemonConfigNamespace
 	for _, s := range []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reg"}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: daemonNS, Name: "kept-" + ns}}} {
@@ -189,4 +179,15 @@ func TestNodeImagePullSecretModes(t *testing.T) {
 		refs, tags, err := secretsOf()
 		return err == nil && tags == 0 && len(refs) == 0, fmt.Sprintf("%d tags, refs %v, %v", tags, refs, err)
 	})
+}
+
+// nodeToPullOn is the name of a node whose NodeImage exists.
+func nodeToPullOn(t *testing.T, c client.Client) string {
+	t.Helper()
+	nodes := &appsv1beta1.NodeImageList{}
+	harness.Eventually(t, 30*time.Second, "a NodeImage to pull on", func() (bool, string) {
+		err := c.List(context.Background(), nodes)
+		return err == nil && len(nodes.Items) > 0, fmt.Sprintf("%d NodeImages, %v", len(nodes.Items), err)
+	})
+	return nodes.Items[0].Name
 }
