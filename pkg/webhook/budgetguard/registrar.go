@@ -42,50 +42,34 @@ type Registrar struct {
 // resync re-reads the budgets' targetRef workloads, whose selectors the entries copy.
 const resync = time.Minute
 
-// SetupWithManager runs the registrar on the leader.
+// SetupWithManager runs the registrar on the leader; a target workload created with its budget
+// narrows the entry at once.
 func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
-	b := ctrl.NewControllerManagedBy(mgr).Named("podunavailablebudget-protection").
-		Watches(&policyv1alpha1.PodUnavailableBudget{}, registration.EnqueueOne).
-		Watches(&admissionregistrationv1.ValidatingWebhookConfiguration{}, registration.EnqueueOne, registration.Named(r.Configuration)).
-		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne, registration.Named(r.Source.Configuration))
-	for _, w := range workloadfinder.Watched() {
-		b = b.Watches(w, registration.EnqueueOne) // a target workload created with its budget narrows the entry at once
-	}
-	return b.Complete(r)
+	return r.generic().SetupWithManager(mgr, "podunavailablebudget-protection", &policyv1alpha1.PodUnavailableBudget{}, workloadfinder.Watched()...)
 }
 
 // Reconcile writes the entries when they differ from what is registered.
-func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	base, err := r.Source.ClientConfig(ctx, r.Client)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if base == nil { // the serving certificate is not there yet
-		return reconcile.Result{RequeueAfter: time.Second}, nil
-	}
-	list := &policyv1alpha1.PodUnavailableBudgetList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		return reconcile.Result{}, err
-	}
-	budgets := make([]Budget, 0, len(list.Items))
-	objects := make([]client.Object, 0, len(list.Items))
-	seen := make(map[string]int64, len(list.Items))
-	for i := range list.Items {
-		pub := &list.Items[i]
-		objects = append(objects, pub)
-		seen[pub.Namespace+"/"+pub.Name] = pub.Generation
-		b, err := BudgetOf(ctx, r.Finder, pub)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		budgets = append(budgets, b)
-	}
-	want := Entries(budgets, *base, 0)
-	synced, err := registration.SyncValidating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no budget is enforced",
-		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen:  seen,
-		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &policyv1alpha1.PodUnavailableBudgetList{} })}, want)
-	return r.marker().After(ctx, objects, synced, err, nil, reconcile.Result{RequeueAfter: resync})
+func (r *Registrar) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return r.generic().Reconcile(ctx, req)
+}
+
+// generic is the registrar for budgets: every budget's entries, from its pods (BudgetOf).
+func (r *Registrar) generic() *registration.Registrar[admissionregistrationv1.ValidatingWebhook] {
+	return &registration.Registrar[admissionregistrationv1.ValidatingWebhook]{Client: r.Client, Configuration: r.Configuration,
+		Source: r.Source, Namespace: r.Namespace, Live: r.Live, Without: "no budget is enforced", Marker: r.marker(),
+		MarkDeleting: true, Resync: resync,
+		List: func() client.ObjectList { return &policyv1alpha1.PodUnavailableBudgetList{} },
+		Entries: func(ctx context.Context, objs []client.Object, base admissionregistrationv1.WebhookClientConfig) ([]admissionregistrationv1.ValidatingWebhook, map[string]string, error) {
+			budgets := make([]Budget, 0, len(objs))
+			for _, o := range objs {
+				b, err := BudgetOf(ctx, r.Finder, o.(*policyv1alpha1.PodUnavailableBudget))
+				if err != nil {
+					return nil, nil, err
+				}
+				budgets = append(budgets, b)
+			}
+			return Entries(budgets, base, 0), nil, nil
+		}}
 }
 
 // marker marks the budgets and tells it in events.

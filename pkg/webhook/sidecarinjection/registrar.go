@@ -2,7 +2,6 @@ package sidecarinjection
 
 import (
 	"context"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/client-go/tools/events"
@@ -50,42 +49,29 @@ type Registrar struct {
 
 // SetupWithManager runs the registrar on the leader.
 func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("sidecarset-injection").
-		Watches(&v1beta1.SidecarSet{}, registration.EnqueueOne).
-		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne,
-			registration.Named(r.Configuration, r.Source.Configuration)).
-		Complete(r)
+	return r.generic().SetupWithManager(mgr, "sidecarset-injection", &v1beta1.SidecarSet{})
 }
 
 // Reconcile writes the entries when they differ from what is registered, and marks the
 // SidecarSets whose registration the cache shows in place.
-func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	base, err := r.Source.ClientConfig(ctx, r.Client)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if base == nil { // the serving certificate is not there yet
-		return reconcile.Result{RequeueAfter: time.Second}, nil
-	}
-	list := &v1beta1.SidecarSetList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		return reconcile.Result{}, err
-	}
-	sets := make([]*v1beta1.SidecarSet, 0, len(list.Items))
-	seen := make(map[string]int64, len(list.Items))
-	for i := range list.Items {
-		sets = append(sets, &list.Items[i])
-		seen[list.Items[i].Name] = list.Items[i].Generation
-	}
-	want, skipped := Entries(sets, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces})
-	synced, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration,
-		Without: "no SidecarSet is injected", Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen: seen, Live: registration.LiveGeneration(r.Live, func() client.ObjectList { return &v1beta1.SidecarSetList{} })}, want)
-	objects := make([]client.Object, len(sets))
-	for i := range sets {
-		objects[i] = sets[i]
-	}
-	return r.marker().After(ctx, objects, synced, err, func(o client.Object) string { return skipped[o.GetName()] }, reconcile.Result{})
+func (r *Registrar) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return r.generic().Reconcile(ctx, req)
+}
+
+// generic is the registrar for SidecarSets: their injection entries (Entries).
+func (r *Registrar) generic() *registration.Registrar[admissionregistrationv1.MutatingWebhook] {
+	return &registration.Registrar[admissionregistrationv1.MutatingWebhook]{Client: r.Client, Configuration: r.Configuration,
+		Source: r.Source, Namespace: r.Namespace, Live: r.Live, Without: "no SidecarSet is injected", Marker: r.marker(),
+		MarkDeleting: true,
+		List:         func() client.ObjectList { return &v1beta1.SidecarSetList{} },
+		Entries: func(_ context.Context, objs []client.Object, base admissionregistrationv1.WebhookClientConfig) ([]admissionregistrationv1.MutatingWebhook, map[string]string, error) {
+			sets := make([]*v1beta1.SidecarSet, 0, len(objs))
+			for _, o := range objs {
+				sets = append(sets, o.(*v1beta1.SidecarSet))
+			}
+			want, skipped := Entries(sets, EntryOptions{ClientConfig: base, ExcludedNamespaces: r.ExcludedNamespaces})
+			return want, skipped, nil
+		}}
 }
 
 // marker marks the SidecarSets (sidecarrules.Marks) and tells it in events.

@@ -50,51 +50,36 @@ const resync = time.Minute
 // SetupWithManager runs the registrar on the leader. A targetRef workload's creation or selector
 // change is seen at once for the kinds watched here, within resync for the others.
 func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
-	b := ctrl.NewControllerManagedBy(mgr).Named("workloadspread-registration").
-		Watches(&appsv1alpha1.WorkloadSpread{}, registration.EnqueueOne).
-		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne,
-			registration.Named(r.Configuration, r.Source.Configuration))
-	for _, w := range workloadfinder.Watched() {
-		b = b.Watches(w, registration.EnqueueOne)
-	}
-	return b.Complete(r)
+	return r.generic().SetupWithManager(mgr, "workloadspread-registration", &appsv1alpha1.WorkloadSpread{}, workloadfinder.Watched()...)
 }
 
 // Reconcile writes the entries when they differ from what is registered.
-func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	base, err := r.Source.ClientConfig(ctx, r.Client)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if base == nil { // the serving certificate is not there yet
-		return reconcile.Result{RequeueAfter: time.Second}, nil
-	}
-	list := &appsv1alpha1.WorkloadSpreadList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		return reconcile.Result{}, err
-	}
-	spreads := make([]Spread, 0, len(list.Items))
-	objects := make([]client.Object, 0, len(list.Items))
-	seen := make(map[string]int64, len(list.Items))
-	for i := range list.Items {
-		ws := &list.Items[i]
-		seen[ws.Namespace+"/"+ws.Name] = ws.Generation
-		if ws.DeletionTimestamp != nil {
-			continue
-		}
-		objects = append(objects, ws)
-		s, err := SpreadOf(ctx, r.Finder, ws, r.PodWebhookPlaces)
-		if err != nil {
-			return reconcile.Result{}, fmt.Errorf("WorkloadSpread %s/%s: %w", ws.Namespace, ws.Name, err)
-		}
-		spreads = append(spreads, s)
-	}
-	want := Entries(spreads, *base, 0)
-	synced, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no WorkloadSpread places pods",
-		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen:  seen,
-		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &appsv1alpha1.WorkloadSpreadList{} })}, want)
-	return r.marker().After(ctx, objects, synced, err, nil, reconcile.Result{RequeueAfter: resync})
+func (r *Registrar) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return r.generic().Reconcile(ctx, req)
+}
+
+// generic is the registrar for spreads: the entries of every spread not being deleted, from its
+// target workload (SpreadOf).
+func (r *Registrar) generic() *registration.Registrar[admissionregistrationv1.MutatingWebhook] {
+	return &registration.Registrar[admissionregistrationv1.MutatingWebhook]{Client: r.Client, Configuration: r.Configuration,
+		Source: r.Source, Namespace: r.Namespace, Live: r.Live, Without: "no WorkloadSpread places pods", Marker: r.marker(),
+		Resync: resync,
+		List:   func() client.ObjectList { return &appsv1alpha1.WorkloadSpreadList{} },
+		Entries: func(ctx context.Context, objs []client.Object, base admissionregistrationv1.WebhookClientConfig) ([]admissionregistrationv1.MutatingWebhook, map[string]string, error) {
+			spreads := make([]Spread, 0, len(objs))
+			for _, o := range objs {
+				ws := o.(*appsv1alpha1.WorkloadSpread)
+				if ws.DeletionTimestamp != nil {
+					continue
+				}
+				s, err := SpreadOf(ctx, r.Finder, ws, r.PodWebhookPlaces)
+				if err != nil {
+					return nil, nil, fmt.Errorf("WorkloadSpread %s/%s: %w", ws.Namespace, ws.Name, err)
+				}
+				spreads = append(spreads, s)
+			}
+			return Entries(spreads, base, 0), nil, nil
+		}}
 }
 
 // marker marks the spreads and tells it in events.

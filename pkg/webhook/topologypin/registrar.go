@@ -3,7 +3,6 @@ package topologypin
 import (
 	"context"
 	"fmt"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/client-go/tools/events"
@@ -47,49 +46,32 @@ type Registrar struct {
 
 // SetupWithManager runs the registrar on the leader.
 func (r *Registrar) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("persistentpodstate-injection").
-		Watches(&v1alpha1.PersistentPodState{}, registration.EnqueueOne).
-		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, registration.EnqueueOne,
-			registration.Named(r.Configuration, r.Source.Configuration)).
-		Complete(r)
+	return r.generic().SetupWithManager(mgr, "persistentpodstate-injection", &v1alpha1.PersistentPodState{})
 }
 
 // Reconcile writes the entries when they differ from what is registered.
-func (r *Registrar) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	base, err := r.Source.ClientConfig(ctx, r.Client)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if base == nil { // the serving certificate is not there yet
-		return reconcile.Result{RequeueAfter: time.Second}, nil
-	}
-	list := &v1alpha1.PersistentPodStateList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		return reconcile.Result{}, err
-	}
-	states := make([]*v1alpha1.PersistentPodState, 0, len(list.Items))
-	objects := make([]client.Object, 0, len(list.Items))
-	seen := make(map[string]int64, len(list.Items))
-	for i := range list.Items {
-		pps := &list.Items[i]
-		states = append(states, pps)
-		seen[pps.Namespace+"/"+pps.Name] = pps.Generation
-		if pps.DeletionTimestamp == nil {
-			objects = append(objects, pps)
-		}
-	}
-	custom, err := workloadfinder.CustomWorkloads(ctx, r.Config, r.Namespace, workloadfinder.PersistentPodStateWhitelist)
-	if err != nil {
-		return reconcile.Result{}, fmt.Errorf("read the custom workload whitelist: %w", err)
-	}
-	want, skipped := Entries(states, EntryOptions{ClientConfig: *base, ExcludedNamespaces: r.ExcludedNamespaces, CustomWorkloads: custom})
-	synced, err := registration.SyncMutating(ctx, r.Client, registration.Sync{Configuration: r.Configuration, Without: "no recorded topology is injected",
-		Probe: registration.ProbeEntry{ClientConfig: *base, Namespace: r.Namespace},
-		Seen:  seen,
-		Live:  registration.LiveGeneration(r.Live, func() client.ObjectList { return &v1alpha1.PersistentPodStateList{} })}, want)
-	return r.marker().After(ctx, objects, synced, err, func(o client.Object) string {
-		return skipped[o.GetNamespace()+"/"+o.GetName()]
-	}, reconcile.Result{})
+func (r *Registrar) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return r.generic().Reconcile(ctx, req)
+}
+
+// generic is the registrar for PersistentPodStates: their entries (Entries), with the custom
+// workload whitelist read on every pass.
+func (r *Registrar) generic() *registration.Registrar[admissionregistrationv1.MutatingWebhook] {
+	return &registration.Registrar[admissionregistrationv1.MutatingWebhook]{Client: r.Client, Configuration: r.Configuration,
+		Source: r.Source, Namespace: r.Namespace, Live: r.Live, Without: "no recorded topology is injected", Marker: r.marker(),
+		List: func() client.ObjectList { return &v1alpha1.PersistentPodStateList{} },
+		Entries: func(ctx context.Context, objs []client.Object, base admissionregistrationv1.WebhookClientConfig) ([]admissionregistrationv1.MutatingWebhook, map[string]string, error) {
+			custom, err := workloadfinder.CustomWorkloads(ctx, r.Config, r.Namespace, workloadfinder.PersistentPodStateWhitelist)
+			if err != nil {
+				return nil, nil, fmt.Errorf("read the custom workload whitelist: %w", err)
+			}
+			states := make([]*v1alpha1.PersistentPodState, 0, len(objs))
+			for _, o := range objs {
+				states = append(states, o.(*v1alpha1.PersistentPodState))
+			}
+			want, skipped := Entries(states, EntryOptions{ClientConfig: base, ExcludedNamespaces: r.ExcludedNamespaces, CustomWorkloads: custom})
+			return want, skipped, nil
+		}}
 }
 
 // marker marks the PersistentPodStates and tells it in events.
