@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -53,7 +54,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bo
 	spec := &obj.Spec
 	sel, err := metav1.LabelSelectorAsSelector(spec.Selector)
 	if err != nil {
-		return nil, fmt.Errorf("selector: %w", err)
+		return nil, reconcile.TerminalError(fmt.Errorf("spec.selector: %w", err)) // only a spec change mends it
 	}
 	// The pods are the cache's own objects, not copies (podcontrol.ReadPods): a reconcile reads
 	// every pod and writes to a few. Nothing here or in the planner modifies them; apply writes

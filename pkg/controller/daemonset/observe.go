@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -47,7 +48,7 @@ func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, live bo
 	spec := &obj.Spec
 	sel, err := metav1.LabelSelectorAsSelector(spec.Selector)
 	if err != nil {
-		return nil, fmt.Errorf("selector: %w", err)
+		return nil, reconcile.TerminalError(fmt.Errorf("spec.selector: %w", err)) // only a spec change mends it
 	}
 	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, r.OwnerIndexed, ds, gvk, sel,
 		revision.Input{Template: &ds.Spec.Template, HashLabel: revision.DaemonHashLabel}, ds.Status.CollisionCount)

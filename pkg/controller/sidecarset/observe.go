@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
@@ -27,7 +28,7 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.SidecarSet) ([]*c
 func (r *Reconciler) livePods(ctx context.Context, set *v1beta1.SidecarSet) (map[string]*corev1.Pod, error) {
 	sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
 	if err != nil {
-		return nil, err
+		return nil, reconcile.TerminalError(fmt.Errorf("spec.selector: %w", err)) // only a spec change mends it
 	}
 	list := &corev1.PodList{}
 	if err := r.APIReader.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {

@@ -157,7 +157,7 @@ func (r *Reconciler) observe(ctx context.Context, ud *appsv1alpha1.UnitedDeploym
 	}
 	sel, err := metav1.LabelSelectorAsSelector(ud.Spec.Selector)
 	if err != nil {
-		return Snapshot{}, revs, fmt.Errorf("spec.selector: %w", err)
+		return Snapshot{}, revs, reconcile.TerminalError(fmt.Errorf("spec.selector: %w", err)) // only a spec change mends it
 	}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(ud.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
