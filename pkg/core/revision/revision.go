@@ -54,12 +54,13 @@ func Hash(in Input, collisionCount *int32) string {
 		// Templates always encode; should one not, hash the failure so Hash stays total.
 		data = []byte(err.Error())
 	}
-	return hashData(data, collisionCount)
+	return HashData(data, collisionCount)
 }
 
-// hashData is Kubernetes' controller history hash: FNV-32 (not 32a) of Data, then of the collision
-// count in decimal, encoded with rand.SafeEncodeString.
-func hashData(data []byte, collisionCount *int32) string {
+// HashData is Kubernetes' controller history hash: FNV-32 (not 32a) of Data, then of the collision
+// count in decimal, encoded with rand.SafeEncodeString. Every kind's revisions are named by it
+// (SidecarSets' too, from their own Data).
+func HashData(data []byte, collisionCount *int32) string {
 	h := fnv.New32()
 	h.Write(data)
 	var count int32
@@ -107,7 +108,7 @@ func New(owner metav1.Object, ownerGVK schema.GroupVersionKind, in Input, revisi
 		return nil, fmt.Errorf("revision of %s %s/%s: encode template: %w", ownerGVK.Kind,
 			owner.GetNamespace(), owner.GetName(), err)
 	}
-	hash := hashData(data, collisionCount)
+	hash := HashData(data, collisionCount)
 	labels := map[string]string{}
 	if in.Object == nil {
 		maps.Copy(labels, in.Template.Labels)

@@ -3,13 +3,10 @@ package sidecarrules
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"reflect"
 	"sort"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/revision"
@@ -42,14 +39,7 @@ func RevisionName(set *v1beta1.SidecarSet, collisionCount *int32) (string, error
 	if err != nil {
 		return "", err
 	}
-	h := fnv.New32()
-	_, _ = h.Write(data)
-	var count int32
-	if collisionCount != nil {
-		count = *collisionCount
-	}
-	_, _ = h.Write([]byte(strconv.FormatInt(int64(count), 10)))
-	return revision.Name(set.Name, rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))), nil
+	return revision.Name(set.Name, revision.HashData(data, collisionCount)), nil
 }
 
 // RestoreRevision returns the SidecarSet as it was at rev: latest's metadata with the spec
