@@ -16,6 +16,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/platform/liveread"
 )
 
 // SpreadTarget is a spread's targetRef workload as the finder reads it; nil when it does not exist.
@@ -120,15 +121,11 @@ func SpreadControlledBy(ctx context.Context, reader, live client.Reader, ws *app
 		if live == nil {
 			return false, nil
 		}
-		// A list by name: list and watch are all the manager may do with ReplicaSets.
-		list := &appsv1.ReplicaSetList{}
-		if err := live.List(ctx, list, client.InNamespace(pod.Namespace), client.MatchingFields{"metadata.name": owner.Name}); err != nil {
+		found, ok, err := liveread.ByName[*appsv1.ReplicaSet](ctx, live, &appsv1.ReplicaSetList{}, pod.Namespace, owner.Name)
+		if err != nil || !ok {
 			return false, err
 		}
-		if len(list.Items) == 0 {
-			return false, nil
-		}
-		rs = &list.Items[0]
+		rs = found
 	}
 	if rs.UID != owner.UID {
 		return false, nil

@@ -23,6 +23,7 @@ import (
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/podbudget"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/platform/liveread"
 	"github.com/kruise-ng/kruise/pkg/webhook/livepod"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
@@ -331,12 +332,9 @@ func (h *Handler) named(ctx context.Context, namespace, name string) (*policyv1a
 // live reads budget name of namespace from the API server (by a list by name: list and watch are
 // all the manager may do with budgets); nil when it does not exist.
 func (h *Handler) live(ctx context.Context, namespace, name string) (*policyv1alpha1.PodUnavailableBudget, error) {
-	list := &policyv1alpha1.PodUnavailableBudgetList{}
-	if err := h.Live.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{"metadata.name": name}); err != nil {
+	pub, _, err := liveread.ByName[*policyv1alpha1.PodUnavailableBudget](ctx, h.Live, &policyv1alpha1.PodUnavailableBudgetList{}, namespace, name)
+	if err != nil {
 		return nil, fmt.Errorf("read PodUnavailableBudget %s/%s: %w", namespace, name, err)
 	}
-	if len(list.Items) == 0 {
-		return nil, nil
-	}
-	return &list.Items[0], nil
+	return pub, nil
 }

@@ -6,11 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kruise-ng/kruise/pkg/platform/liveread"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -144,21 +143,13 @@ func keepPending(ctx context.Context, s Sync, p Pending, now time.Time) bool {
 // may do).
 func LiveGeneration(r client.Reader, newList func() client.ObjectList) func(ctx context.Context, key string) (int64, bool, error) {
 	return func(ctx context.Context, key string) (int64, bool, error) {
-		opts := []client.ListOption{client.MatchingFields{"metadata.name": key}}
-		if ns, name, ok := strings.Cut(key, "/"); ok {
-			opts = []client.ListOption{client.InNamespace(ns), client.MatchingFields{"metadata.name": name}}
+		ns, name, namespaced := strings.Cut(key, "/")
+		if !namespaced {
+			ns, name = "", key
 		}
-		list := newList()
-		if err := r.List(ctx, list, opts...); err != nil {
+		obj, ok, err := liveread.ByName[client.Object](ctx, r, newList(), ns, name)
+		if err != nil || !ok {
 			return 0, false, err
-		}
-		items, err := meta.ExtractList(list)
-		if err != nil || len(items) == 0 {
-			return 0, false, err
-		}
-		obj, ok := items[0].(metav1.Object)
-		if !ok {
-			return 0, false, fmt.Errorf("%T is no object", items[0])
 		}
 		return obj.GetGeneration(), true, nil
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
+	"github.com/kruise-ng/kruise/pkg/platform/liveread"
 	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
@@ -143,13 +144,12 @@ func (h *Handler) sets(ctx context.Context, pod *corev1.Pod, namespaceLabels map
 		out = append(out, s)
 	}
 	if !found && h.Live != nil {
-		// A list by name, not a get: the cache's list and watch are all the manager may do.
-		live := &v1beta1.SidecarSetList{}
-		if err := h.Live.List(ctx, live, client.MatchingFields{"metadata.name": required}); err != nil {
+		set, ok, err := liveread.ByName[*v1beta1.SidecarSet](ctx, h.Live, &v1beta1.SidecarSetList{}, "", required)
+		if err != nil {
 			return nil, fmt.Errorf("read SidecarSet %s: %w", required, err)
 		}
-		for i := range live.Items {
-			out = append(out, &live.Items[i])
+		if ok {
+			out = append(out, set)
 		}
 	}
 	return out, nil

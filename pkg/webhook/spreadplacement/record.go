@@ -10,12 +10,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/platform/liveread"
 )
 
 // maxAttempts bounds the status writes of one batch that meet a conflict.
@@ -360,12 +360,6 @@ func newer(a, b *appsv1alpha1.WorkloadSpread) bool {
 // liveGet reads a spread from the API server (a list by name: list and watch are all the manager
 // may do with spreads); nil when it does not exist.
 func (h *Handler) liveGet(ctx context.Context, namespace, name string) (*appsv1alpha1.WorkloadSpread, error) {
-	list := &appsv1alpha1.WorkloadSpreadList{}
-	if err := h.Live.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{"metadata.name": name}); err != nil {
-		return nil, err
-	}
-	if len(list.Items) == 0 {
-		return nil, nil
-	}
-	return &list.Items[0], nil
+	ws, _, err := liveread.ByName[*appsv1alpha1.WorkloadSpread](ctx, h.Live, &appsv1alpha1.WorkloadSpreadList{}, namespace, name)
+	return ws, err
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/platform/liveread"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
@@ -80,13 +81,9 @@ func (h *Handler) state(ctx context.Context, namespace, name string) (*v1alpha1.
 	if !apierrors.IsNotFound(err) || h.Live == nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	// A list by name, not a get: list and watch are all the manager may do with them.
-	list := &v1alpha1.PersistentPodStateList{}
-	if err := h.Live.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{"metadata.name": name}); err != nil {
+	live, _, err := liveread.ByName[*v1alpha1.PersistentPodState](ctx, h.Live, &v1alpha1.PersistentPodStateList{}, namespace, name)
+	if err != nil {
 		return nil, fmt.Errorf("read PersistentPodState %s/%s: %w", namespace, name, err)
 	}
-	if len(list.Items) == 0 {
-		return nil, nil
-	}
-	return &list.Items[0], nil
+	return live, nil
 }
