@@ -262,3 +262,9 @@ func commaList(dst *[]string) func(string) error {
 		return nil
 	}
 }
+
+// podWebhookExcluded are the namespaces whose pods never call the pod webhooks: the fixed ones,
+// the manager's and --pod-webhook-excluded-namespaces.
+func (o Options) podWebhookExcluded() []string {
+	return install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)
+}

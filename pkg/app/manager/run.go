@@ -112,7 +112,7 @@ func prepareCertificates(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	podScope := func(w *admissionregistrationv1.MutatingWebhook) {
 		podmutation.Scope(w, podmutation.ScopeOptions{
 			FailurePolicy:      admissionregistrationv1.FailurePolicyType(o.PodWebhookFailurePolicy),
-			ExcludedNamespaces: install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...),
+			ExcludedNamespaces: o.podWebhookExcluded(),
 		})
 	}
 	rot := &certs.Rotator{

@@ -122,32 +122,29 @@ var components = []component{
 			Engine: w.engine(w.inPlace), RevisionNamespace: w.o.Namespace, ExcludedNamespaces: w.excluded}).SetupWithManager(w.ctx, w.mgr, w.o.Workers)
 	}},
 	{"the SidecarSet injection registrar", nil, func(w *wiring) error {
-		return (&sidecarinjection.Registrar{Client: w.mgr.GetClient(), Recorder: w.recorder("sidecarset-injection"),
-			Configuration: install.SidecarInjectionConfiguration, Source: w.podSource, Namespace: w.o.Namespace, Live: w.mgr.GetAPIReader(),
+		return (&sidecarinjection.Registrar{Target: w.target(install.SidecarInjectionConfiguration, "sidecarset-injection"),
 			ExcludedNamespaces: w.excluded}).SetupWithManager(w.mgr)
 	}},
 	{"the PodUnavailableBudget controller", nil, func(w *wiring) error {
 		return (&podunavailablebudget.Reconciler{Client: w.mgr.GetClient(), Recorder: w.recorder("podunavailablebudget-controller"), Finder: w.finder}).SetupWithManager(w.mgr, w.o.Workers)
 	}},
 	{"the PodUnavailableBudget webhook registrar", nil, func(w *wiring) error {
-		return (&budgetguard.Registrar{Client: w.mgr.GetClient(), Recorder: w.recorder("podunavailablebudget-protection"), Finder: w.finder,
-			Configuration: install.BudgetProtectionConfiguration, Source: w.podSource, Namespace: w.o.Namespace, Live: w.mgr.GetAPIReader()}).SetupWithManager(w.mgr)
+		return (&budgetguard.Registrar{Target: w.target(install.BudgetProtectionConfiguration, "podunavailablebudget-protection"),
+			Finder: w.finder}).SetupWithManager(w.mgr)
 	}},
 	{"the PersistentPodState controllers", nil, func(w *wiring) error {
 		return persistentpodstate.SetupWithManager(w.mgr, w.finder, w.o.Workers, w.o.Namespace)
 	}},
 	{"the PersistentPodState webhook registrar", nil, func(w *wiring) error {
-		return (&topologypin.Registrar{Client: w.mgr.GetClient(), Recorder: w.recorder("persistentpodstate-injection"),
-			Configuration: install.PersistentPodStateConfiguration, Config: w.mgr.GetAPIReader(), Namespace: w.o.Namespace,
-			Source: w.podSource, ExcludedNamespaces: w.excluded, Live: w.mgr.GetAPIReader()}).SetupWithManager(w.mgr)
+		return (&topologypin.Registrar{Target: w.target(install.PersistentPodStateConfiguration, "persistentpodstate-injection"),
+			Config: w.mgr.GetAPIReader(), ExcludedNamespaces: w.excluded}).SetupWithManager(w.mgr)
 	}},
 	{"the WorkloadSpread controller", nil, func(w *wiring) error {
 		return (&workloadspread.Reconciler{Client: w.mgr.GetClient(), Recorder: w.recorder("workloadspread-controller"), Finder: w.finder}).SetupWithManager(w.mgr, w.o.Workers)
 	}},
 	{"the WorkloadSpread webhook registrar", nil, func(w *wiring) error {
-		return (&spreadplacement.Registrar{Client: w.mgr.GetClient(), Recorder: w.recorder("workloadspread-registration"), Finder: w.finder,
-			Configuration: install.WorkloadSpreadConfiguration, Source: w.podSource, Namespace: w.o.Namespace, Live: w.mgr.GetAPIReader(),
-			PodWebhookPlaces: w.podWebhookPlaces}).SetupWithManager(w.mgr)
+		return (&spreadplacement.Registrar{Target: w.target(install.WorkloadSpreadConfiguration, "workloadspread-registration"),
+			Finder: w.finder, PodWebhookPlaces: w.podWebhookPlaces}).SetupWithManager(w.mgr)
 	}},
 	{"the EphemeralJob controller", nil, func(w *wiring) error {
 		return (&ephemeraljob.Reconciler{Client: w.mgr.GetClient(), Recorder: w.recorder("ephemeraljob-controller")}).SetupWithManager(w.mgr, w.o.Workers)
@@ -203,7 +200,7 @@ type wiring struct {
 
 func newWiring(ctx context.Context, o Options, mgr ctrl.Manager, scheme *runtime.Scheme, cfg *rest.Config, gates FeatureGates,
 	inPlace inplace.Options, log logr.Logger) *wiring {
-	excluded := install.PodWebhookExcludedNamespaces(o.Namespace, o.PodWebhookExcludedNamespaces...)
+	excluded := o.podWebhookExcluded()
 	return &wiring{ctx: ctx, o: o, mgr: mgr, scheme: scheme, cfg: cfg, gates: gates, inPlace: inPlace, log: log,
 		finder:     &workloadfinder.Finder{Reader: mgr.GetClient(), Scales: mgr.GetClient()},
 		admissions: registration.Admission{Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Namespace: o.Namespace},
@@ -216,6 +213,13 @@ func newWiring(ctx context.Context, o Options, mgr ctrl.Manager, scheme *runtime
 }
 
 func (w *wiring) recorder(name string) events.EventRecorder { return w.mgr.GetEventRecorder(name) }
+
+// target is what a per-object registrar of configuration writes with: the manager's clients, its
+// namespace, the pod webhook as source and the events of recorder.
+func (w *wiring) target(configuration, recorder string) registration.Target {
+	return registration.Target{Client: w.mgr.GetClient(), Recorder: w.recorder(recorder), Configuration: configuration,
+		Source: w.podSource, Namespace: w.o.Namespace, Live: w.mgr.GetAPIReader()}
+}
 
 // engine is an in-place engine of options opts that asks the budgets and writes pods cheaply.
 func (w *wiring) engine(opts inplace.Options) engine.Engine {

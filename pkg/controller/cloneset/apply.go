@@ -46,7 +46,7 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		changes = append(changes, ch)
 	}
 	waiting, err := ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
-		return r.deletePod(ctx, cs, obs, pod, podcontrol.CloneSetRecreated, why, done)
+		return r.deletePod(ctx, cs, obs, pod, recreated, why, done)
 	}, done)
 	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
 	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {
@@ -101,6 +101,9 @@ func (r *Reconciler) createPod(ctx context.Context, cs *v1alpha1.CloneSet, obs *
 	}
 	return r.control().Create(ctx, r.owner(cs), pod, c.Revision, c.Reason, done)
 }
+
+// recreated is the event of a CloneSet's recreating update, OpenKruise's SuccessfulUpdatePodReCreate.
+var recreated = podcontrol.Deletion{Reason: "SuccessfulUpdatePodReCreate", Verb: "recreated"}
 
 // deletePod deletes pod, only if it is still the pod that was planned on. A pod the controller
 // deletes takes its PVCs along (a pod deleted by anyone else leaves them for its replacement to

@@ -46,12 +46,6 @@ const (
 )
 
 // Group kinds a PersistentPodState may always target (custom workloads: Supported).
-// The StatefulSet kinds, always run.
-var (
-	statefulSet       = schema.GroupKind{Group: appsv1.GroupName, Kind: "StatefulSet"}
-	kruiseStatefulSet = schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: "StatefulSet"}
-)
-
 // Reconciler records the pod states of PersistentPodStates (PlanStates).
 type Reconciler struct {
 	Client   client.Client
@@ -70,8 +64,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Named("persistentpodstate").
 		For(&v1alpha1.PersistentPodState{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.forPod), builder.WithPredicates(podChanges)).
-		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload(statefulSet))).
-		Watches(&v1beta1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload(kruiseStatefulSet))).
+		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload(workloadfinder.StatefulSetKind))).
+		Watches(&v1beta1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload(workloadfinder.KruiseStatefulSetKind))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }

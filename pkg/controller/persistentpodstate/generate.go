@@ -34,14 +34,14 @@ type Generator struct {
 // NewGenerators are the generators of StatefulSets and Advanced StatefulSets.
 func NewGenerators(c client.Client, recorder events.EventRecorder) []*Generator {
 	return []*Generator{
-		{Client: c, Recorder: recorder, Kind: statefulSet, APIVersion: appsv1.SchemeGroupVersion.String()},
-		{Client: c, Recorder: recorder, Kind: kruiseStatefulSet, APIVersion: v1beta1.GroupVersion.String()},
+		{Client: c, Recorder: recorder, Kind: workloadfinder.StatefulSetKind, APIVersion: appsv1.SchemeGroupVersion.String()},
+		{Client: c, Recorder: recorder, Kind: workloadfinder.KruiseStatefulSetKind, APIVersion: v1beta1.GroupVersion.String()},
 	}
 }
 
 // newWorkload is an empty object of the generator's kind.
 func (g *Generator) newWorkload() client.Object {
-	if g.Kind == statefulSet {
+	if g.Kind == workloadfinder.StatefulSetKind {
 		return &appsv1.StatefulSet{}
 	}
 	return &v1beta1.StatefulSet{}
@@ -50,7 +50,7 @@ func (g *Generator) newWorkload() client.Object {
 // SetupWithManager runs the generator on the leader.
 func (g *Generator) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	name := "persistentpodstate-generator-statefulset"
-	if g.Kind == kruiseStatefulSet {
+	if g.Kind == workloadfinder.KruiseStatefulSetKind {
 		name = "persistentpodstate-generator-advancedstatefulset"
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named(name).

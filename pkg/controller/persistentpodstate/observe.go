@@ -74,7 +74,7 @@ func (r *Reconciler) target(ctx context.Context, namespace string, ref v1alpha1.
 	var reserve []intstr.IntOrString
 	var obj client.Object
 	switch gk, _ := workloadfinder.PodStateTarget(ref); gk {
-	case statefulSet:
+	case workloadfinder.StatefulSetKind:
 		s := &appsv1.StatefulSet{}
 		obj = s
 		if err := r.Client.Get(ctx, key, s); err != nil {

@@ -57,8 +57,8 @@ func (r *Reconciler) matching(ctx context.Context, set *v1beta1.SidecarSet, item
 			continue
 		}
 		ok, err := sidecarrules.Matches(pod, set, nsLabels[pod.Namespace])
-		if err != nil {
-			return nil, err
+		if err != nil { // the SidecarSet's selectors cannot be read: only a spec change mends it
+			return nil, reconcile.TerminalError(err)
 		}
 		if ok && sidecarrules.Injected(pod, set) {
 			out = append(out, pod)

@@ -134,13 +134,11 @@ func (c *Control) openGates(ctx context.Context, pod *corev1.Pod, state appspub.
 // verb of Kruise's grouped message.
 type Deletion struct{ Reason, Verb string }
 
-// The deletions workloads record, with OpenKruise v1.9.0's reasons: a pod deleted (scale-in, a
-// failed pod, a Advanced StatefulSet's or DaemonSet's recreating update) is SuccessfulDelete; a
-// CloneSet's recreating update is SuccessfulUpdatePodReCreate.
+// The deletions workloads record, with OpenKruise v1.9.0's reason: a pod deleted (scale-in, a
+// failed pod, an Advanced StatefulSet's or DaemonSet's recreating update) is SuccessfulDelete.
 var (
 	Deleted           = Deletion{Reason: "SuccessfulDelete", Verb: "deleted"}
 	DeletedToRecreate = Deletion{Reason: "SuccessfulDelete", Verb: "recreated"}
-	CloneSetRecreated = Deletion{Reason: "SuccessfulUpdatePodReCreate", Verb: "recreated"}
 )
 
 // Delete deletes pod, only if it is still the pod that was planned on (UID precondition); ev is

@@ -48,14 +48,15 @@ type Finder struct {
 	Scales client.SubResourceClientConstructor
 }
 
-// Known kinds, by group and kind.
+// Known kinds, by group and kind; the StatefulSet kinds are also the ones a PersistentPodState
+// always serves.
 var (
-	deployment  = schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	replicaSet  = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
-	statefulSet = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
-	cloneSet    = schema.GroupKind{Group: "apps.kruise.io", Kind: "CloneSet"}
-	kruiseSts   = schema.GroupKind{Group: "apps.kruise.io", Kind: "StatefulSet"}
-	job         = schema.GroupKind{Group: "batch", Kind: "Job"}
+	deployment            = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	replicaSet            = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
+	StatefulSetKind       = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
+	cloneSet              = schema.GroupKind{Group: "apps.kruise.io", Kind: "CloneSet"}
+	KruiseStatefulSetKind = schema.GroupKind{Group: "apps.kruise.io", Kind: "StatefulSet"}
+	job                   = schema.GroupKind{Group: "batch", Kind: "Job"}
 )
 
 // Find returns the workload ref names in namespace, or nil when it does not exist.
@@ -83,7 +84,7 @@ func (f *Finder) Find(ctx context.Context, namespace string, ref Ref) (*Workload
 			return notFound(err)
 		}
 		sel, w.Replicas = o.Spec.Selector, ptr.Deref(o.Spec.Replicas, 1)
-	case statefulSet:
+	case StatefulSetKind:
 		o := &appsv1.StatefulSet{}
 		obj = o
 		if err := f.Reader.Get(ctx, key, o); err != nil {
@@ -97,7 +98,7 @@ func (f *Finder) Find(ctx context.Context, namespace string, ref Ref) (*Workload
 			return notFound(err)
 		}
 		sel, w.Replicas = o.Spec.Selector, ptr.Deref(o.Spec.Replicas, 1)
-	case kruiseSts:
+	case KruiseStatefulSetKind:
 		o := &v1beta1.StatefulSet{}
 		obj = o
 		if err := f.Reader.Get(ctx, key, o); err != nil {

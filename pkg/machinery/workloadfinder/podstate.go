@@ -16,7 +16,7 @@ func PodStateTarget(ref v1alpha1.PersistentPodStateTargetReference) (schema.Grou
 		return schema.GroupKind{}, false
 	}
 	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
-	return gk, gk == statefulSet || gk == kruiseSts
+	return gk, gk == StatefulSetKind || gk == KruiseStatefulSetKind
 }
 
 // PodStateSupported reports whether a PersistentPodState may target ref: a StatefulSet (PodStateTarget),

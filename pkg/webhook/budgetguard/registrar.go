@@ -5,7 +5,6 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -26,17 +25,8 @@ import (
 // (registrationmark.Entries, with an event), from which the budget controller writes the
 // ProtectionRegistered condition; their endpoint and CA bundle come from Source.
 type Registrar struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Finder   *workloadfinder.Finder
-	// Configuration is the ValidatingWebhookConfiguration of the entries (installed empty).
-	Configuration string
-	Source        registration.Source
-	// Namespace is the manager's (the probe entry's).
-	Namespace string
-	// Live reads a budget from the API server when an entry its admission added has been pending
-	// for long (registration.Sync.Live).
-	Live client.Reader
+	registration.Target
+	Finder *workloadfinder.Finder
 }
 
 // resync re-reads the budgets' targetRef workloads, whose selectors the entries copy.
@@ -55,8 +45,7 @@ func (r *Registrar) Reconcile(ctx context.Context, req reconcile.Request) (recon
 
 // generic is the registrar for budgets: every budget's entries, from its pods (BudgetOf).
 func (r *Registrar) generic() *registration.Registrar[admissionregistrationv1.ValidatingWebhook] {
-	return &registration.Registrar[admissionregistrationv1.ValidatingWebhook]{Client: r.Client, Configuration: r.Configuration,
-		Source: r.Source, Namespace: r.Namespace, Live: r.Live, Without: "no budget is enforced", Marker: r.marker(),
+	return &registration.Registrar[admissionregistrationv1.ValidatingWebhook]{Target: r.Target, Without: "no budget is enforced", Marker: r.marker(),
 		MarkDeleting: true, Resync: resync,
 		List: func() client.ObjectList { return &policyv1alpha1.PodUnavailableBudgetList{} },
 		Entries: func(ctx context.Context, objs []client.Object, base admissionregistrationv1.WebhookClientConfig) ([]admissionregistrationv1.ValidatingWebhook, map[string]string, error) {

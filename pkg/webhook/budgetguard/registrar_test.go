@@ -36,8 +36,8 @@ func TestRegistrarMarksBudgetsWhoseEntriesCannotBeWritten(t *testing.T) {
 		Spec: policyv1alpha1.PodUnavailableBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 			MaxUnavailable: ptr.To(intstr.FromInt32(1))}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(source, budget).Build()
-	r := &Registrar{Client: c, Live: c, Configuration: "kruise-podunavailablebudget-protection", Namespace: "kruise-system",
-		Source: registration.Source{Configuration: "kruise-pods", Webhook: "pods.kruise.io"}}
+	r := &Registrar{Target: registration.Target{Client: c, Live: c, Configuration: "kruise-podunavailablebudget-protection", Namespace: "kruise-system",
+		Source: registration.Source{Configuration: "kruise-pods", Webhook: "pods.kruise.io"}}}
 	marks := func() map[string]string {
 		got := &policyv1alpha1.PodUnavailableBudget{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(budget), got); err != nil {

@@ -6,10 +6,26 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
+
+// Target is what every per-object registrar writes to and reads from: the configuration of its
+// entries, the pod webhook (Source) whose endpoint and CA bundle they copy, the manager's namespace
+// (the probe entry's), and a reader of the API server for objects whose admission added an entry
+// that has been pending for long (Sync.Live); Recorder tells the objects' marks in events.
+type Target struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// Configuration is the configuration of the entries (installed empty).
+	Configuration string
+	Source        Source
+	// Namespace is the manager's (the probe entry's).
+	Namespace string
+	Live      client.Reader
+}
 
 // EntriesFunc builds what a registrar writes for the objects of its kind (every object, those
 // being deleted included: the kind decides what they still need), with base's endpoint and CA
@@ -24,15 +40,7 @@ type EntriesFunc[W any] func(ctx context.Context, objs []client.Object, base adm
 // bundle come from Source, which the certificate rotator keeps current. W is the configuration's
 // webhook type: MutatingWebhook or ValidatingWebhook.
 type Registrar[W any] struct {
-	Client client.Client
-	// Configuration is the configuration of the entries (installed empty).
-	Configuration string
-	Source        Source
-	// Namespace is the manager's (the probe entry's).
-	Namespace string
-	// Live reads an object from the API server when an entry its admission added has been pending
-	// for long (Sync.Live).
-	Live client.Reader
+	Target
 	// List is an empty list of the kind.
 	List    func() client.ObjectList
 	Entries EntriesFunc[W]

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -32,19 +31,9 @@ const (
 // entries, it is the only writer of Configuration's webhooks; their endpoint and CA bundle are
 // copied from the pod webhook of Source, which the certificate rotator keeps current.
 type Registrar struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
-	Configuration string
-	// Source is the webhook whose client config is copied.
-	Source registration.Source
+	registration.Target
 	// ExcludedNamespaces never call the entries.
 	ExcludedNamespaces []string
-	// Namespace is the manager's (the probe entry's).
-	Namespace string
-	// Live reads a SidecarSet from the API server when an entry its admission added has been
-	// pending for long (registration.Sync.Live).
-	Live client.Reader
 }
 
 // SetupWithManager runs the registrar on the leader.
@@ -60,8 +49,7 @@ func (r *Registrar) Reconcile(ctx context.Context, req reconcile.Request) (recon
 
 // generic is the registrar for SidecarSets: their injection entries (Entries).
 func (r *Registrar) generic() *registration.Registrar[admissionregistrationv1.MutatingWebhook] {
-	return &registration.Registrar[admissionregistrationv1.MutatingWebhook]{Client: r.Client, Configuration: r.Configuration,
-		Source: r.Source, Namespace: r.Namespace, Live: r.Live, Without: "no SidecarSet is injected", Marker: r.marker(),
+	return &registration.Registrar[admissionregistrationv1.MutatingWebhook]{Target: r.Target, Without: "no SidecarSet is injected", Marker: r.marker(),
 		MarkDeleting: true,
 		List:         func() client.ObjectList { return &v1beta1.SidecarSetList{} },
 		Entries: func(_ context.Context, objs []client.Object, base admissionregistrationv1.WebhookClientConfig) ([]admissionregistrationv1.MutatingWebhook, map[string]string, error) {

@@ -35,8 +35,8 @@ func TestRegistrarMarksWhatKeepsASidecarSetUnregistered(t *testing.T) {
 	agent := set("agent", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}})
 	agent.Generation = 1
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(source, agent).Build()
-	r := &Registrar{Client: c, Live: c, Configuration: "kruise-sidecarset-injection", Namespace: "kruise-system",
-		Source: registration.Source{Configuration: "kruise-pods", Webhook: "pods.kruise.io"}}
+	r := &Registrar{Target: registration.Target{Client: c, Live: c, Configuration: "kruise-sidecarset-injection", Namespace: "kruise-system",
+		Source: registration.Source{Configuration: "kruise-pods", Webhook: "pods.kruise.io"}}}
 	annotations := func() map[string]string {
 		got := &v1beta1.SidecarSet{}
 		if err := c.Get(ctx, client.ObjectKey{Name: "agent"}, got); err != nil {

@@ -7,7 +7,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -28,17 +27,8 @@ import (
 // (registrationmark.Entries, with an event), from which the spread controller writes the
 // PlacementRegistered condition; their endpoint and CA bundle come from Source.
 type Registrar struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Finder   *workloadfinder.Finder
-	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
-	Configuration string
-	Source        registration.Source
-	// Namespace is the manager's (the probe entry's).
-	Namespace string
-	// Live reads a spread from the API server when an entry its admission added has been pending
-	// for long (registration.Sync.Live).
-	Live client.Reader
+	registration.Target
+	Finder *workloadfinder.Finder
 	// PodWebhookPlaces reports whether the Kruise pod webhook places the CloneSet pods of a
 	// namespace (it is called for them and fails closed there); nil: it places none.
 	PodWebhookPlaces func(namespace string) bool
@@ -61,8 +51,7 @@ func (r *Registrar) Reconcile(ctx context.Context, req reconcile.Request) (recon
 // generic is the registrar for spreads: the entries of every spread not being deleted, from its
 // target workload (SpreadOf).
 func (r *Registrar) generic() *registration.Registrar[admissionregistrationv1.MutatingWebhook] {
-	return &registration.Registrar[admissionregistrationv1.MutatingWebhook]{Client: r.Client, Configuration: r.Configuration,
-		Source: r.Source, Namespace: r.Namespace, Live: r.Live, Without: "no WorkloadSpread places pods", Marker: r.marker(),
+	return &registration.Registrar[admissionregistrationv1.MutatingWebhook]{Target: r.Target, Without: "no WorkloadSpread places pods", Marker: r.marker(),
 		Resync: resync,
 		List:   func() client.ObjectList { return &appsv1alpha1.WorkloadSpreadList{} },
 		Entries: func(ctx context.Context, objs []client.Object, base admissionregistrationv1.WebhookClientConfig) ([]admissionregistrationv1.MutatingWebhook, map[string]string, error) {

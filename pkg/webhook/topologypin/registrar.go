@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -28,20 +27,12 @@ import (
 // the InjectionRegistered condition; their endpoint and CA bundle are copied from Source, which
 // the certificate rotator keeps current.
 type Registrar struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	// Configuration is the MutatingWebhookConfiguration of the entries (installed empty).
-	Configuration string
-	Source        registration.Source
+	registration.Target
 	// ExcludedNamespaces never call the entries.
 	ExcludedNamespaces []string
 	// Config reads the custom workload whitelist from the kruise-configuration ConfigMap in
 	// Namespace (the manager's) on every pass; nil lists no custom workload.
-	Config    client.Reader
-	Namespace string
-	// Live reads a PersistentPodState from the API server when an entry its admission added has
-	// been pending for long (registration.Sync.Live).
-	Live client.Reader
+	Config client.Reader
 }
 
 // SetupWithManager runs the registrar on the leader.
@@ -57,8 +48,7 @@ func (r *Registrar) Reconcile(ctx context.Context, req reconcile.Request) (recon
 // generic is the registrar for PersistentPodStates: their entries (Entries), with the custom
 // workload whitelist read on every pass.
 func (r *Registrar) generic() *registration.Registrar[admissionregistrationv1.MutatingWebhook] {
-	return &registration.Registrar[admissionregistrationv1.MutatingWebhook]{Client: r.Client, Configuration: r.Configuration,
-		Source: r.Source, Namespace: r.Namespace, Live: r.Live, Without: "no recorded topology is injected", Marker: r.marker(),
+	return &registration.Registrar[admissionregistrationv1.MutatingWebhook]{Target: r.Target, Without: "no recorded topology is injected", Marker: r.marker(),
 		List: func() client.ObjectList { return &v1alpha1.PersistentPodStateList{} },
 		Entries: func(ctx context.Context, objs []client.Object, base admissionregistrationv1.WebhookClientConfig) ([]admissionregistrationv1.MutatingWebhook, map[string]string, error) {
 			custom, err := workloadfinder.CustomWorkloads(ctx, r.Config, r.Namespace, workloadfinder.PersistentPodStateWhitelist)
