@@ -8,35 +8,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
-	"k8s.io/utils/ptr"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // apply carries out the plan through podcontrol, the controller's only writer of pods and
-// revisions. Errors are collected per step so that the status reports them; every write it makes
-// is recorded in the expectations before the next plan.
+// revisions, in the workloads' one order (workloadloop.Apply); a pod deleted takes its claims along,
+// and ownership is settled last.
 func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, plan Plan) ApplyErrors {
-	ctl, o := r.control(), r.owner(cs)
-	var errs ApplyErrors
-	if rev, err := ctl.ApplyRevision(ctx, obs.newRevision); err != nil {
-		errs.Update = err
-		return errs
-	} else if rev != nil {
-		obs.revisions[rev.Name] = rev
-	}
 	inFlight := obs.inFlight
 	inFlight.Resumes = plan.Resumes
-	errs.Update = ctl.Progress(ctx, o, obs.pods, inFlight)
-	done := &podcontrol.Batch{}
-	defer done.Flush(r.Recorder, cs)
-	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Lifecycle, func(m LifecycleMove) error {
-		return ctl.MoveLifecycle(ctx, o, obs.pods[m.Pod], m.To, m.MarkNotReady, m.Reason, done)
-	}))
-	errs.Scale = errors.Join(errs.Scale, podcontrol.Parallel(plan.Deletes, func(d Deletion) error {
-		return r.deletePod(ctx, cs, obs, obs.pods[d.Pod], podcontrol.Deleted, d.Reason, done)
-	}))
+	deletes := make([]workloadloop.Deletion, 0, len(plan.Deletes))
+	for _, d := range plan.Deletes {
+		deletes = append(deletes, workloadloop.Deletion{Pod: d.Pod, Reason: d.Reason})
+	}
 	changes := make([]podcontrol.Change, 0, len(plan.Updates))
 	for _, u := range plan.Updates {
 		ch := podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason}
@@ -45,19 +34,22 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		}
 		changes = append(changes, ch)
 	}
-	waiting, err := ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
-		return r.deletePod(ctx, cs, obs, pod, recreated, why, done)
-	}, done)
-	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
-	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {
-		return r.createPod(ctx, cs, obs, c, done)
-	}))
-	errs.Scale = errors.Join(errs.Scale, podcontrol.Parallel(plan.ReleaseInstanceIDs, func(id string) error {
-		return r.deleteClaims(ctx, cs, obs.claims[id], "scaleStrategy.disablePVCReuse: no pod has instance "+id, done)
-	}))
-	errs.Scale = errors.Join(errs.Scale, r.applyOwnership(ctx, cs, obs, done))
-	r.pruneRevisions(ctx, cs, obs)
-	return errs
+	return workloadloop.Apply(ctx, cs, workloadloop.Writes{Control: r.control(), Owner: r.owner(cs),
+		NewRevision: obs.newRevision, Revisions: obs.revisions, Pods: obs.pods, InFlight: inFlight, Lifecycle: plan.Lifecycle,
+		Deletes: deletes, Updates: changes, RecreateEvent: recreated,
+		Delete: func(pod *corev1.Pod, ev podcontrol.Deletion, why string, done *podcontrol.Batch) error {
+			return r.deletePod(ctx, cs, obs, pod, ev, why, done)
+		},
+		Create: func(done *podcontrol.Batch) error {
+			return podcontrol.SlowStart(plan.Creates, func(c Creation) error { return r.createPod(ctx, cs, obs, c, done) })
+		},
+		Finish: func(done *podcontrol.Batch) error {
+			return errors.Join(podcontrol.Parallel(plan.ReleaseInstanceIDs, func(id string) error {
+				return r.deleteClaims(ctx, cs, obs.claims[id], "scaleStrategy.disablePVCReuse: no pod has instance "+id, done)
+			}), r.applyOwnership(ctx, cs, obs, done))
+		},
+		Prune: func() { r.pruneRevisions(ctx, cs, obs) },
+	})
 }
 
 // control is the pod writer over the Reconciler's client, clock, engine and expectations.

@@ -2,19 +2,14 @@ package cloneset
 
 import (
 	"context"
-	"fmt"
 	"sync"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +21,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // The controller's permissions, generated into config/rbac.
@@ -51,7 +47,7 @@ type Reconciler struct {
 	// second create or delete.
 	Expectations *podcontrol.Expectations
 	// APIReader reads around the cache, from the API server: the pods of a CloneSet whose writes
-	// the cache has not shown within expectationTimeout (Expectations.Pending). SetupWithManager
+	// the cache has not shown within workloadloop.ExpectationTimeout (Expectations.Pending). SetupWithManager
 	// defaults it to the manager's.
 	APIReader client.Reader
 	// Engine carries out in-place updates (pkg/machinery/engine).
@@ -75,9 +71,7 @@ type Reconciler struct {
 	// (Options.ScalingExcludePreparingDelete).
 	ScalingExcludePreparingDelete bool
 
-	waits  podcontrol.WaitReporter
-	status podcontrol.StatusPacer
-	pacer  podcontrol.ReconcilePacer
+	loop workloadloop.State
 	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
 	// nil: Client lists them.
 	podIndex *podcontrol.PodIndex
@@ -120,125 +114,10 @@ func (r *Reconciler) orphanOwners(ctx context.Context, o client.Object) []reconc
 		func(w client.Object) *metav1.LabelSelector { return w.(*v1alpha1.CloneSet).Spec.Selector }, nil)
 }
 
-// expectationTimeout is how long the controller waits for the cache to show its own writes before
-// it checks them against the API server (Expectations.Pending).
-const expectationTimeout = 30 * time.Second
-
-// Reconcile brings one CloneSet one step closer to its spec.
+// Reconcile brings one CloneSet one step closer to its spec (pkg/machinery/workloadloop, with
+// the CloneSet's kind).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if hold := r.pacer.Hold(req.String(), r.Clock.Now()); hold > 0 {
-		return ctrl.Result{RequeueAfter: hold}, nil
-	}
-	cs := &v1alpha1.CloneSet{}
-	if err := r.Client.Get(ctx, req.NamespacedName, cs); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forget(req)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
-	}
-	if cs.DeletionTimestamp != nil {
-		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
-	}
-	now := r.Clock.Now()
-	var think time.Duration // observe, plan and status: what grows with the pods
-	defer func() { r.pacer.Done(req.String(), think, r.Clock.Now()) }()
-	obs, err := r.observe(ctx, cs, false)
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("observe cloneset %s: %w", req, err)
-	}
-	wait, err := r.pendingWrites(ctx, cs, obs, now)
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("check cloneset %s's pod writes against the API server: %w", req, err)
-	}
-	if wait {
-		think = r.Clock.Since(now)
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	}
-	plan := Compute(obs.snap, now, Options{PartitionRollback: r.PartitionRollback, PreparingUpdateAsUpdate: r.PreparingUpdateAsUpdate,
-		ScalingExcludePreparingDelete: r.ScalingExcludePreparingDelete})
-	think = r.Clock.Since(now)
-	errs := r.apply(ctx, cs, obs, plan)
-	var preDownloadErr error
-	if r.PreDownload {
-		if preDownloadErr = r.syncPreDownload(ctx, cs, obs); preDownloadErr != nil {
-			r.event(cs, corev1.EventTypeWarning, "FailedCreateImagePullJob", "%v", preDownloadErr)
-		}
-	}
-	r.waits.Report(r.Recorder, cs, req.String(), refusalMessage(cs, plan.Refusals), plan.Notes)
-	statusStart := r.Clock.Now()
-	status := ComputeStatus(obs.snap, now, cs.Status, cs.Generation, errs)
-	status.CollisionCount = obs.collisionCount
-	requeue := plan.RequeueAfter(now)
-	if at := ProgressDeadline(&cs.Spec, &status); !at.IsZero() {
-		if d := max(at.Sub(now), 0) + time.Second; requeue == 0 || d < requeue {
-			requeue = d // a second late: stored times have whole seconds
-		}
-	}
-	r.reportProgress(cs, &status)
-	r.reportMetrics(cs, obs, status, now)
-	think += r.Clock.Since(statusStart)
-	if requeue, err = r.settleStatus(ctx, cs, status, now, requeue); err != nil {
-		return ctrl.Result{}, err
-	}
-	if errs.Scale != nil {
-		return ctrl.Result{}, errs.Scale
-	}
-	if errs.Update != nil {
-		return ctrl.Result{}, errs.Update
-	}
-	if preDownloadErr != nil {
-		return ctrl.Result{}, preDownloadErr
-	}
-	if len(errs.BudgetWaits) > 0 && (requeue == 0 || podcontrol.BudgetRetry < requeue) {
-		requeue = podcontrol.BudgetRetry // the budget frees as other pods come back
-	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
-}
-
-// forget drops what the controller keeps in memory about a CloneSet that is gone.
-func (r *Reconciler) forget(req ctrl.Request) {
-	r.Expectations.Forget(req.String())
-	r.waits.Forget(req.String())
-	r.status.Forget(req.String())
-	r.pacer.Forget(req.String())
-	workload(req.Namespace, req.Name).Forget()
-	r.rolloutStarts.Delete(req.String())
-}
-
-// pendingWrites reports whether the controller's own pod writes are not in the cache yet (the plan
-// then waits); writes still missing after expectationTimeout are checked against the API server.
-func (r *Reconciler) pendingWrites(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, now time.Time) (bool, error) {
-	key := client.ObjectKeyFromObject(cs).String()
-	return r.Expectations.Pending(key, obs.pods, now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
-		cacheLagReads.Inc()
-		ctrl.LoggerFrom(ctx).Info("pod writes not in the cache after the expectation timeout; checking them against the API server",
-			"timeout", expectationTimeout)
-		live, err := r.observe(ctx, cs, true) // the pods as observe takes them from the cache
-		if err != nil {
-			return nil, err
-		}
-		return live.pods, nil
-	})
-}
-
-// settleStatus writes status when it differs from the stored one and the pacing lets it (counters
-// that move during a rollout wait, at most a second), and returns requeue, shortened to when the
-// held-back status is due.
-func (r *Reconciler) settleStatus(ctx context.Context, cs *v1alpha1.CloneSet, status v1alpha1.CloneSetStatus, now time.Time, requeue time.Duration) (time.Duration, error) {
-	if equality.Semantic.DeepEqual(cs.Status, status) {
-		return requeue, nil
-	}
-	key := client.ObjectKeyFromObject(cs).String()
-	if wait := r.status.Wait(key, significant(&cs.Status, &status, ptr.Deref(cs.Spec.Replicas, 1)), now); wait > 0 {
-		if requeue == 0 || wait < requeue {
-			requeue = wait // the held-back counters are written then, if no event comes first
-		}
-		return requeue, nil
-	}
-	if err := r.writeStatus(ctx, cs, status); err != nil {
-		return requeue, err
-	}
-	r.status.Wrote(key, now)
-	return requeue, nil
+	sh := workloadloop.Shared{Client: r.Client, Recorder: r.Recorder, Clock: r.Clock, Expectations: r.Expectations,
+		Control: r.control(), State: &r.loop, Name: "cloneset", PreDownload: r.PreDownload, CacheLagReads: cacheLagReads}
+	return workloadloop.Reconcile(ctx, req, sh, kind{r}, &v1alpha1.CloneSet{})
 }

@@ -122,7 +122,7 @@ func TestExpectOpenUntilTheCacheShowsIt(t *testing.T) {
 	}
 }
 
-// A pod create the cache has not shown after expectationTimeout: Reconcile checks it against the
+// A pod create the cache has not shown after workloadloop.ExpectationTimeout: Reconcile checks it against the
 // API server (APIReader) instead of dropping it, so a cache one pod behind does not get a second
 // pod created; a create the API server does not show either (the pod is gone again) is dropped.
 // The check is made once per timeout, not once per reconcile.

@@ -12,7 +12,7 @@ import (
 )
 
 // cacheLagReads counts the reconciles that read a CloneSet's pods from the API server because the
-// cache had not shown the controller's own writes within expectationTimeout: a lagging informer
+// cache had not shown the controller's own writes within workloadloop.ExpectationTimeout: a lagging informer
 // (or a write undone at once), which stalls rollouts while the cache catches up.
 var cacheLagReads = prometheus.NewCounter(prometheus.CounterOpts{Name: "kruise_cloneset_cache_lag_reads_total",
 	Help: "CloneSet reconciles that checked their pod writes against the API server: the cache had not shown them within the expectation timeout."})

@@ -23,23 +23,18 @@ import (
 
 // holdForDelete keeps p in PreparingDelete while the preDelete hook holds it; true when it does.
 func (pl *planner) holdForDelete(p *PodFacts, reason string) bool {
-	return pl.hold(p, p.PreDeleteHeld, appspub.LifecycleStatePreparingDelete, pl.hooks().PreDelete, "preDelete", reason, pl.held)
+	return pl.holding(p, pl.lc().HoldForDelete(p.Name, p.Lifecycle, p.PreDeleteHeld, reason), pl.held)
 }
 
 // holdForUpdate keeps p in PreparingUpdate while the inPlaceUpdate hook holds it; true when it does.
 func (pl *planner) holdForUpdate(p *PodFacts, reason string) bool {
-	return pl.hold(p, p.PreUpdateHeld, appspub.LifecycleStatePreparingUpdate, pl.hooks().InPlaceUpdate, "inPlaceUpdate", reason, pl.touched)
+	return pl.holding(p, pl.lc().HoldForUpdate(p.Name, p.Lifecycle, p.PreUpdateHeld, reason), pl.touched)
 }
 
-// hold moves p to state (once) while hook holds it, records it in acted and takes it out of the
-// available pods; false when the hook does not hold it.
-func (pl *planner) hold(p *PodFacts, held bool, state appspub.LifecycleStateType, hook *appspub.LifecycleHook, name, reason string,
-	acted map[string]bool) bool {
+// holding records a held p in acted and takes it out of the available pods.
+func (pl *planner) holding(p *PodFacts, held bool, acted map[string]bool) bool {
 	if !held {
 		return false
-	}
-	if m := lifecycle.Hold(p.Name, p.Lifecycle, state, hook, name, reason); m != nil {
-		pl.plan.Lifecycle = append(pl.plan.Lifecycle, *m)
 	}
 	acted[p.Name] = true
 	pl.changed() // acted may be held
@@ -49,30 +44,27 @@ func (pl *planner) hold(p *PodFacts, held bool, state appspub.LifecycleStateType
 
 // planLifecycle releases the pods whose hooks are done, for the pods this plan does not act on.
 func (pl *planner) planLifecycle() {
+	lc := pl.lc()
 	for _, p := range pl.alive() {
-		if pl.touched[p.Name] || pl.held[p.Name] {
+		if pl.touched[p.Name] || pl.held[p.Name] || lc.Progress(p.Name, p.Lifecycle, p.InPlaceUpdating, p.PreNormalReleased, p.UpdatedReleased) {
 			continue
 		}
-		if to, reason, ok := lifecycle.Progress(p.Lifecycle, p.InPlaceUpdating, p.PreNormalReleased, p.UpdatedReleased); ok {
-			pl.move(p, to, reason)
-			continue
-		}
-		switch p.Lifecycle {
-		case appspub.LifecycleStatePreparingUpdate:
-			switch {
-			case !pl.isOld(p): // the template went back to the pod's revision: nothing to update
-				pl.move(p, lifecycle.AfterUpdate(p.UpdatedReleased), "no update needed any more")
-			case pl.oldKeepCount() <= pl.b.Partition:
-				// A raised partition keeps every old pod: the update will not come (OpenKruise
-				// leaves such a pod held; Kruise lets it serve again).
-				pl.move(p, appspub.LifecycleStateNormal, "the partition keeps it at its revision")
-			}
+		if !lc.Unneeded(p.Name, p.Lifecycle, true, pl.isOld(p), p.UpdatedReleased) && p.Lifecycle == appspub.LifecycleStatePreparingUpdate &&
+			pl.oldKeepCount() <= pl.b.Partition {
+			// A raised partition keeps every old pod: the update will not come (OpenKruise
+			// leaves such a pod held; Kruise lets it serve again).
+			lc.Move(p.Name, appspub.LifecycleStateNormal, "the partition keeps it at its revision")
 		}
 	}
 }
 
 func (pl *planner) move(p *PodFacts, to appspub.LifecycleStateType, reason string) {
-	pl.plan.Lifecycle = append(pl.plan.Lifecycle, LifecycleMove{Pod: p.Name, To: to, Reason: reason})
+	pl.lc().Move(p.Name, to, reason)
 }
 
 func (pl *planner) hooks() *appspub.Lifecycle { return lifecycle.Hooks(pl.snap.Spec.Lifecycle) }
+
+// lc is the plan's lifecycle part.
+func (pl *planner) lc() lifecycle.Planner {
+	return lifecycle.Planner{Hooks: pl.snap.Spec.Lifecycle, Into: &pl.plan.Lifecycle}
+}

@@ -1,8 +1,6 @@
 package cloneset
 
 import (
-	"context"
-
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -11,17 +9,6 @@ import (
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=patch
-
-// syncPreDownload decides the update revision's image pre-download once, or deletes the CloneSet's
-// pre-download jobs once the rollout is done (pkg/machinery/predownload, gate PreDownloadImageForInPlaceUpdate).
-func (r *Reconciler) syncPreDownload(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation) error {
-	if obs.newRevision != nil {
-		return nil // the update revision is created first
-	}
-	return predownload.Sync(ctx, r.Client, preDownloadInput(cs, obs), func(typ, reason, format string, args ...any) {
-		r.event(cs, typ, reason, format, args...)
-	})
-}
 
 // preDownloadInput is the CloneSet's update as pkg/machinery/predownload reads it: partition and
 // maxUnavailable as the planner bounds them, ReCreate ruling pre-download out.

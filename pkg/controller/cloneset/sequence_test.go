@@ -17,6 +17,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // sim plays the CloneSet controller and the cluster: each step the clock advances, pods become
@@ -200,19 +201,19 @@ func (s *sim) chaos() {
 	}
 }
 
-// lagBehind makes the seed's cache lag: up to 3×expectationTimeout, with spikes (spikeLag).
+// lagBehind makes the seed's cache lag: up to 3×workloadloop.ExpectationTimeout, with spikes (spikeLag).
 func (s *sim) lagBehind() {
 	s.lagging = true
-	s.lag = time.Duration(s.rng.IntN(int(3*expectationTimeout/stepLen)+1)) * stepLen
+	s.lag = time.Duration(s.rng.IntN(int(3*workloadloop.ExpectationTimeout/stepLen)+1)) * stepLen
 	s.logf("cache lag %s", s.lag)
 }
 
-// spikeLag now and then makes the cache lag up to 3×expectationTimeout more for up to a minute.
+// spikeLag now and then makes the cache lag up to 3×workloadloop.ExpectationTimeout more for up to a minute.
 func (s *sim) spikeLag() {
 	if !s.lagging || s.rng.IntN(25) > 0 {
 		return
 	}
-	s.spike, s.spikeEnd = time.Duration(1+s.rng.IntN(int(3*expectationTimeout/stepLen)))*stepLen, s.after(1, 12)
+	s.spike, s.spikeEnd = time.Duration(1+s.rng.IntN(int(3*workloadloop.ExpectationTimeout/stepLen)))*stepLen, s.after(1, 12)
 	s.logf("cache lag spikes to %s", s.lag+s.spike)
 }
 
@@ -573,7 +574,7 @@ func TestRolloutSequences(t *testing.T) {
 }
 
 // TestRolloutSequencesLaggingCache runs the sequences with the planner reading a cache that lags
-// behind the true pods, many seeds beyond expectationTimeout, through the Reconciler's expectations,
+// behind the true pods, many seeds beyond workloadloop.ExpectationTimeout, through the Reconciler's expectations,
 // and checks the count invariants on the true pods. (When expectations were dropped at the timeout,
 // two thirds of these seeds created or deleted pods a second time: Expectations.Pending.)
 func TestRolloutSequencesLaggingCache(t *testing.T) {
@@ -608,7 +609,7 @@ func runSequences(t *testing.T, first, runs uint64, lagging bool, paths ...strin
 			if lagging {
 				s.lagBehind()
 				// Each write waits for the cache to show the one before: a rollout takes longer.
-				converge *= 1 + int(s.lag/expectationTimeout)
+				converge *= 1 + int(s.lag/workloadloop.ExpectationTimeout)
 			}
 			for step := 0; step < chaosSteps+converge; step++ {
 				s.progress()
@@ -621,7 +622,7 @@ func runSequences(t *testing.T, first, runs uint64, lagging bool, paths ...strin
 				}
 				s.record()
 				view := s.snapshot(s.cached())
-				wait, _ := s.exp.Pending(simKey, objects(view.Pods), s.now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
+				wait, _ := s.exp.Pending(simKey, objects(view.Pods), s.now, workloadloop.ExpectationTimeout, func() (map[string]*corev1.Pod, error) {
 					s.seen["live read"]++
 					s.logf("writes not in the cache after the expectation timeout: live read")
 					return objects(s.truth()), nil

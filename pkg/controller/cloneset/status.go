@@ -3,22 +3,16 @@ package cloneset
 import (
 	"time"
 
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 )
 
-// ApplyErrors are the outcomes of the apply step that status reports as conditions. A nil error
-// means the step succeeded or had nothing to do.
-type ApplyErrors struct {
-	// Scale is the error of creating or deleting pods (FailedScale).
-	Scale error
-	// Update is the error of updating pods in place or by recreate (FailedUpdate).
-	Update error
-	// BudgetWaits are the pods whose in-place update a PodUnavailableBudget held back (no error).
-	BudgetWaits []string
-}
+// ApplyErrors are the errors of one apply (FailedScale, FailedUpdate).
+type ApplyErrors = workloadloop.Errors
 
 // Condition reasons written by ComputeStatus.
 const (

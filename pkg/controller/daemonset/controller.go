@@ -2,17 +2,14 @@ package daemonset
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +25,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // The controller's permissions, generated into config/rbac.
@@ -49,7 +47,7 @@ type Reconciler struct {
 	// Expectations hold the writes not yet seen in the cache.
 	Expectations *podcontrol.Expectations
 	// APIReader reads the pods around the cache when the cache has not shown the controller's
-	// writes within expectationTimeout. SetupWithManager defaults it to the manager's.
+	// writes within workloadloop.ExpectationTimeout. SetupWithManager defaults it to the manager's.
 	APIReader client.Reader
 	// Engine carries out in-place updates (pkg/machinery/engine); its options must label pods with
 	// the revision's hash (inplace.Options.ShortRevisionHash), as DaemonSet pods are labelled.
@@ -68,9 +66,7 @@ type Reconciler struct {
 	// backoff spaces the replacements of a node's failed pods (1 s doubling to 15 min, as the
 	// DaemonSet controller's).
 	backoff *flowcontrol.Backoff
-	waits   podcontrol.WaitReporter
-	status  podcontrol.StatusPacer
-	pacer   podcontrol.ReconcilePacer
+	loop    workloadloop.State
 	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
 	// nil: Client lists them.
 	podIndex *podcontrol.PodIndex
@@ -125,96 +121,13 @@ var nodeChanges = predicate.Funcs{
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
-// expectationTimeout is how long the controller waits for the cache to show its own writes before
-// it checks them against the API server (Expectations.Pending).
-const expectationTimeout = 30 * time.Second
-
-// Reconcile brings one Advanced DaemonSet one step closer to its spec.
+// Reconcile brings one Advanced DaemonSet one step closer to its spec (pkg/machinery/workloadloop,
+// with the set's kind).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	r.defaults()
-	if hold := r.pacer.Hold(req.String(), r.Clock.Now()); hold > 0 {
-		return ctrl.Result{RequeueAfter: hold}, nil
-	}
-	ds := &v1beta1.DaemonSet{}
-	if err := r.Client.Get(ctx, req.NamespacedName, ds); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Expectations.Forget(req.String())
-			r.waits.Forget(req.String())
-			r.status.Forget(req.String())
-			r.pacer.Forget(req.String())
-			workload(req.Namespace, req.Name).Forget()
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
-	}
-	if ds.DeletionTimestamp != nil {
-		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
-	}
-	now := r.Clock.Now()
-	var think time.Duration // observe and plan: what grows with the pods (podcontrol.ReconcilePacer)
-	defer func() { r.pacer.Done(req.String(), think, r.Clock.Now()) }()
-	obs, err := r.observe(ctx, ds, false)
-	if err != nil {
-		r.control().Event(r.owner(ds), corev1.EventTypeWarning, "InvalidSpec", "%v", err)
-		return ctrl.Result{}, fmt.Errorf("observe daemonset %s: %w", req, err)
-	}
-	wait, err := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
-		live, err := r.observe(ctx, ds, true)
-		if err != nil {
-			return nil, err
-		}
-		return live.pods, nil
-	})
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("check daemonset %s's pod writes against the API server: %w", req, err)
-	}
-	if wait {
-		think = r.Clock.Since(now)
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	}
-	plan := Compute(obs.snap, now)
-	think = r.Clock.Since(now)
-	errs := r.apply(ctx, ds, obs, plan)
-	var preDownloadErr error
-	if r.PreDownload {
-		if preDownloadErr = r.syncPreDownload(ctx, ds, obs); preDownloadErr != nil {
-			r.control().Event(r.owner(ds), corev1.EventTypeWarning, "FailedCreateImagePullJob", "%v", preDownloadErr)
-		}
-	}
-	r.waits.Report(r.Recorder, ds, req.String(), "", plan.Notes)
-	statusWait, err := r.syncStatus(ctx, req.String(), ds, obs, now)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if errs.Scale != nil {
-		return ctrl.Result{}, errs.Scale
-	}
-	if errs.Update != nil {
-		return ctrl.Result{}, errs.Update
-	}
-	if preDownloadErr != nil {
-		return ctrl.Result{}, preDownloadErr
-	}
-	var requeue podcontrol.Requeue
-	requeue.At(now, plan.Next)
-	requeue.After(statusWait) // the held-back counters are written then, if no event comes first
-	if len(errs.BudgetWaits) > 0 {
-		requeue.After(podcontrol.BudgetRetry) // the budget frees as other pods come back
-	}
-	return requeue.Result(), nil
-}
-
-// syncStatus computes the set's status, reports its metrics, and writes it when it changed --
-// unless only counters moved within podcontrol.StatusInterval of the last write: then it returns
-// how long the write waits.
-func (r *Reconciler) syncStatus(ctx context.Context, key string, ds *v1beta1.DaemonSet, obs *observation, now time.Time) (time.Duration, error) {
-	status := ComputeStatus(obs.snap, now, ds.Status, ds.Generation)
-	status.CollisionCount = ptr.To(obs.collisionCount)
-	if ds.Status.CollisionCount == nil && obs.collisionCount == 0 {
-		status.CollisionCount = nil
-	}
-	r.reportMetrics(ds, obs, status, now)
-	return r.status.Write(ctx, r.control(), key, ds, ds.Status, status, significant(&ds.Status, &status), now)
+	sh := workloadloop.Shared{Client: r.Client, Recorder: r.Recorder, Clock: r.Clock, Expectations: r.Expectations,
+		Control: r.control(), State: &r.loop, Name: "daemonset", PreDownload: r.PreDownload}
+	return workloadloop.Reconcile(ctx, req, sh, kind{r}, &v1beta1.DaemonSet{})
 }
 
 // reportMetrics sets the set's rollout gauges from the status just computed and, when this status

@@ -1,8 +1,6 @@
 package daemonset
 
 import (
-	"context"
-
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -13,18 +11,6 @@ import (
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=patch
-
-// syncPreDownload decides the update revision's image pre-download once, or deletes the set's
-// pre-download jobs once the rollout is done (pkg/machinery/predownload, gate
-// PreDownloadImageForDaemonSetUpdate).
-func (r *Reconciler) syncPreDownload(ctx context.Context, ds *v1beta1.DaemonSet, obs *observation) error {
-	if obs.newRevision != nil {
-		return nil // the update revision is created first
-	}
-	return predownload.Sync(ctx, r.Client, preDownloadInput(ds, obs), func(typ, reason, format string, args ...any) {
-		r.control().Event(r.owner(ds), typ, reason, format, args...)
-	})
-}
 
 // preDownloadInput is the set's update as pkg/machinery/predownload reads it, as OpenKruise reads an
 // Advanced DaemonSet: only InPlaceIfPossible rolling updates without surge pre-download; replicas

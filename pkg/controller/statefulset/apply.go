@@ -18,60 +18,40 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // ApplyErrors are the errors of one apply, by kind: Scale for creates and deletes (condition
 // FailedCreate/FailedDelete in OpenKruise's words), Update for updates.
-type ApplyErrors struct {
-	Scale, Update error
-	// BudgetWaits are the pods whose in-place update a PodUnavailableBudget held back (no error).
-	BudgetWaits []string
-}
+type ApplyErrors = workloadloop.Errors
 
 // apply carries out the plan through podcontrol, the controller's only writer of pods, claims and
-// revisions.
+// revisions, in the workloads' one order (workloadloop.Apply).
 func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *observation, plan Plan) ApplyErrors {
-	ctl, o := r.control(), r.owner(set)
-	var errs ApplyErrors
-	if rev, err := ctl.ApplyRevision(ctx, obs.newRevision); err != nil {
-		errs.Update = err
-		return errs
-	} else if rev != nil {
-		obs.revisions[rev.Name] = rev
-	}
-	done := &podcontrol.Batch{}
-	defer done.Flush(r.Recorder, set)
-	if err := ctl.Adopt(ctx, o, obs.adopt, done); err != nil { // before any plan acts on them
-		errs.Scale = err
-		return errs
-	}
 	inFlight := obs.inFlight
 	inFlight.Resumes = plan.Resumes
-	errs.Update = ctl.Progress(ctx, o, obs.pods, inFlight)
-	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Lifecycle, func(m LifecycleMove) error {
-		return ctl.MoveLifecycle(ctx, o, obs.pods[m.Pod], m.To, m.MarkNotReady, m.Reason, done)
-	}))
-	errs.Scale = errors.Join(r.ensurePendingClaims(ctx, set, obs), r.syncClaimOwners(ctx, set, obs, done))
-	errs.Scale = errors.Join(errs.Scale, podcontrol.Parallel(plan.Deletes, func(d Deletion) error {
-		return ctl.Delete(ctx, o, obs.pods[d.Pod], podcontrol.Deleted, d.Reason, done)
-	}))
-	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(plan.Expands, func(pod string) error {
-		return r.expandClaims(ctx, set, obs, pod, done)
-	}))
+	deletes := make([]workloadloop.Deletion, 0, len(plan.Deletes))
+	for _, d := range plan.Deletes {
+		deletes = append(deletes, workloadloop.Deletion(d))
+	}
 	changes := make([]podcontrol.Change, 0, len(plan.Updates))
 	for _, u := range plan.Updates {
 		changes = append(changes, podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason})
 	}
-	waiting, err := ctl.ApplyUpdates(ctx, o, changes, func(pod *corev1.Pod, why string) error {
-		return ctl.Delete(ctx, o, pod, podcontrol.DeletedToRecreate, why, done)
-	}, done)
-	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
-	errs.Scale = errors.Join(errs.Scale, podcontrol.SlowStart(plan.Creates, func(c Creation) error {
-		return r.createPod(ctx, set, obs, c, done)
-	}))
-	errs.Scale = errors.Join(errs.Scale, ctl.Release(ctx, o, obs.release, done))
-	r.pruneRevisions(ctx, set, obs)
-	return errs
+	return workloadloop.Apply(ctx, set, workloadloop.Writes{Control: r.control(), Owner: r.owner(set),
+		NewRevision: obs.newRevision, Revisions: obs.revisions, Adopt: obs.adopt, Release: obs.release,
+		Pods: obs.pods, InFlight: inFlight, Lifecycle: plan.Lifecycle, Deletes: deletes, Updates: changes,
+		Claims: func(done *podcontrol.Batch) error {
+			return errors.Join(r.ensurePendingClaims(ctx, set, obs), r.syncClaimOwners(ctx, set, obs, done))
+		},
+		Expand: func(done *podcontrol.Batch) error {
+			return podcontrol.Parallel(plan.Expands, func(pod string) error { return r.expandClaims(ctx, set, obs, pod, done) })
+		},
+		Create: func(done *podcontrol.Batch) error {
+			return podcontrol.SlowStart(plan.Creates, func(c Creation) error { return r.createPod(ctx, set, obs, c, done) })
+		},
+		Prune: func() { r.pruneRevisions(ctx, set, obs) },
+	})
 }
 
 // control is the pod writer over the Reconciler's client, clock, engine and expectations.

@@ -2,13 +2,10 @@ package statefulset
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -26,6 +23,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // The controller's permissions, generated into config/rbac.
@@ -67,9 +65,7 @@ type Reconciler struct {
 	// images gets ImagePullJobs that pull them onto the nodes of the pods still to update.
 	PreDownload bool
 
-	waits  podcontrol.WaitReporter
-	status podcontrol.StatusPacer
-	pacer  podcontrol.ReconcilePacer
+	loop workloadloop.State
 	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
 	// nil: Client lists them.
 	podIndex *podcontrol.PodIndex
@@ -105,101 +101,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Complete(r)
 }
 
-// expectationTimeout is how long the controller waits for the cache to show its own writes before
-// it checks them against the API server (Expectations.Pending).
-const expectationTimeout = 30 * time.Second
-
-// Reconcile brings one Advanced StatefulSet one step closer to its spec.
+// Reconcile brings one Advanced StatefulSet one step closer to its spec (pkg/machinery/workloadloop,
+// with the set's kind).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if hold := r.pacer.Hold(req.String(), r.Clock.Now()); hold > 0 {
-		return ctrl.Result{RequeueAfter: hold}, nil
-	}
-	set := &v1beta1.StatefulSet{}
-	if err := r.Client.Get(ctx, req.NamespacedName, set); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Expectations.Forget(req.String())
-			r.waits.Forget(req.String())
-			r.status.Forget(req.String())
-			r.pacer.Forget(req.String())
-			workload(req.Namespace, req.Name).Forget()
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
-	}
-	if set.DeletionTimestamp != nil {
-		return ctrl.Result{}, nil // owned pods and revisions go with garbage collection
-	}
-	now := r.Clock.Now()
-	var think time.Duration // observe and plan: what grows with the pods (podcontrol.ReconcilePacer)
-	defer func() { r.pacer.Done(req.String(), think, r.Clock.Now()) }()
-	obs, err := r.observe(ctx, set, false)
-	if ref := (*refusal)(nil); errors.As(err, &ref) {
-		return r.refuseSpec(ctx, req.String(), set, ref)
-	}
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("observe statefulset %s: %w", req, err)
-	}
-	wait, err := r.Expectations.Pending(req.String(), obs.pods, now, expectationTimeout, func() (map[string]*corev1.Pod, error) {
-		live, err := r.observe(ctx, set, true)
-		if err != nil {
-			return nil, err
-		}
-		return live.pods, nil
-	})
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("check statefulset %s's pod writes against the API server: %w", req, err)
-	}
-	if wait {
-		think = r.Clock.Since(now)
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	}
-	plan := Compute(obs.snap, now)
-	think = r.Clock.Since(now)
-	errs := r.apply(ctx, set, obs, plan)
-	var preDownloadErr error
-	if r.PreDownload {
-		if preDownloadErr = r.syncPreDownload(ctx, set, obs); preDownloadErr != nil {
-			r.control().Event(r.owner(set), corev1.EventTypeWarning, "FailedCreateImagePullJob", "%v", preDownloadErr)
-		}
-	}
-	r.waits.Report(r.Recorder, set, req.String(), refusalMessage(plan.Refusals), plan.Notes)
-	status, statusWait, err := r.syncStatus(ctx, req.String(), set, obs, errs, now)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if errs.Scale != nil {
-		return ctrl.Result{}, errs.Scale
-	}
-	if errs.Update != nil {
-		return ctrl.Result{}, errs.Update
-	}
-	if preDownloadErr != nil {
-		return ctrl.Result{}, preDownloadErr
-	}
-	var requeue podcontrol.Requeue
-	requeue.At(now, plan.Next)
-	requeue.At(now, ProgressDeadlineAt(set, &status))
-	requeue.After(statusWait) // the held-back counters are written then, if no event comes first
-	if len(errs.BudgetWaits) > 0 {
-		requeue.After(podcontrol.BudgetRetry) // the budget frees as other pods come back
-	}
-	return requeue.Result(), nil
-}
-
-// syncStatus computes the set's status, reports its progress and metrics, and writes it when it
-// changed -- unless only counters moved within podcontrol.StatusInterval of the last write: then
-// it returns how long the write waits.
-func (r *Reconciler) syncStatus(ctx context.Context, key string, set *v1beta1.StatefulSet, obs *observation, errs ApplyErrors,
-	now time.Time) (v1beta1.StatefulSetStatus, time.Duration, error) {
-	status := ComputeStatus(obs.snap, now, set.Status, set.Generation, obs.selector.String(), obs.claims)
-	status.CollisionCount = ptr.To(obs.collisionCount)
-	status.Conditions = failureConditions(status.Conditions, errs, now)
-	status.Conditions = invalidSpecCondition(status.Conditions, nil, now)
-	status.Conditions = setCondition(status.Conditions, ConditionProgressing, progressCondition(set, &status, &set.Status, now))
-	r.reportProgress(set, &status)
-	r.reportMetrics(set, obs, status, now)
-	wait, err := r.status.Write(ctx, r.control(), key, set, set.Status, status, significant(&set.Status, &status, ptr.Deref(set.Spec.Replicas, 1)), now)
-	return status, wait, err
+	sh := workloadloop.Shared{Client: r.Client, Recorder: r.Recorder, Clock: r.Clock, Expectations: r.Expectations,
+		Control: r.control(), State: &r.loop, Name: "statefulset", PreDownload: r.PreDownload}
+	return workloadloop.Reconcile(ctx, req, sh, kind{r}, &v1beta1.StatefulSet{})
 }
 
 // reportProgress records a Warning event when the Progressing condition turns to

@@ -1,7 +1,6 @@
 package statefulset
 
 import (
-	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/core/lifecycle"
 )
 
@@ -17,43 +16,34 @@ import (
 
 // holdForDelete keeps pod in PreparingDelete while the preDelete hook holds it; true when it does.
 func (p *planner) holdForDelete(pod *PodFacts, reason string) bool {
-	return p.hold(pod, pod.PreDeleteHeld, appspub.LifecycleStatePreparingDelete, p.hooks().PreDelete, "preDelete", reason)
+	return p.holding(pod, p.lc().HoldForDelete(pod.Name, pod.Lifecycle, pod.PreDeleteHeld, reason))
 }
 
 // holdForUpdate keeps pod in PreparingUpdate while the inPlaceUpdate hook holds it; true when it does.
 func (p *planner) holdForUpdate(pod *PodFacts, reason string) bool {
-	return p.hold(pod, pod.PreUpdateHeld, appspub.LifecycleStatePreparingUpdate, p.hooks().InPlaceUpdate, "inPlaceUpdate", reason)
+	return p.holding(pod, p.lc().HoldForUpdate(pod.Name, pod.Lifecycle, pod.PreUpdateHeld, reason))
 }
 
-func (p *planner) hold(pod *PodFacts, held bool, state appspub.LifecycleStateType, hook *appspub.LifecycleHook, name, reason string) bool {
-	if !held {
-		return false
+// holding records a held pod as acted on.
+func (p *planner) holding(pod *PodFacts, held bool) bool {
+	if held {
+		p.acted[pod.Name] = true
 	}
-	if m := lifecycle.Hold(pod.Name, pod.Lifecycle, state, hook, name, reason); m != nil {
-		p.plan.Lifecycle = append(p.plan.Lifecycle, *m)
-	}
-	p.acted[pod.Name] = true
-	return true
+	return held
 }
 
 // release moves on the pods this plan does not act on whose hooks let them, and lets a pod held
 // for an action that is no longer needed serve again.
 func (p *planner) release() {
+	lc := p.lc()
 	for i := range p.s.Pods {
 		pod := &p.s.Pods[i]
 		if p.acted[pod.Name] || pod.Terminating || pod.finished() {
 			continue
 		}
-		if to, reason, ok := lifecycle.Progress(pod.Lifecycle, pod.InPlaceUpdating, pod.PreNormalReleased, pod.UpdatedReleased); ok {
-			p.move(pod, to, reason)
-			continue
-		}
-		replica := p.replicas.Contains(pod.Ordinal)
-		switch {
-		case pod.Lifecycle == appspub.LifecycleStatePreparingDelete && replica && !pod.SpecifiedDelete && !p.recreating(pod):
-			p.move(pod, appspub.LifecycleStateNormal, "no deletion needed any more")
-		case pod.Lifecycle == appspub.LifecycleStatePreparingUpdate && !p.rolling(pod):
-			p.move(pod, lifecycle.AfterUpdate(pod.UpdatedReleased), "no update needed any more")
+		if !lc.Progress(pod.Name, pod.Lifecycle, pod.InPlaceUpdating, pod.PreNormalReleased, pod.UpdatedReleased) {
+			deleting := !p.replicas.Contains(pod.Ordinal) || pod.SpecifiedDelete || p.recreating(pod)
+			lc.Unneeded(pod.Name, pod.Lifecycle, deleting, p.rolling(pod), pod.UpdatedReleased)
 		}
 	}
 }
@@ -68,8 +58,7 @@ func (p *planner) recreating(pod *PodFacts) bool {
 	return !ok || !dec.InPlace() || p.s.Spec.UpdateStrategy.RollingUpdate.PodUpdatePolicy == "ReCreate"
 }
 
-func (p *planner) move(pod *PodFacts, to appspub.LifecycleStateType, reason string) {
-	p.plan.Lifecycle = append(p.plan.Lifecycle, LifecycleMove{Pod: pod.Name, To: to, Reason: reason})
+// lc is the plan's lifecycle part.
+func (p *planner) lc() lifecycle.Planner {
+	return lifecycle.Planner{Hooks: p.s.Spec.Lifecycle, Into: &p.plan.Lifecycle}
 }
-
-func (p *planner) hooks() *appspub.Lifecycle { return lifecycle.Hooks(p.s.Spec.Lifecycle) }

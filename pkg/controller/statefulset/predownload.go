@@ -1,8 +1,6 @@
 package statefulset
 
 import (
-	"context"
-
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/utils/ptr"
 
@@ -12,17 +10,6 @@ import (
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=imagepulljobs,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=patch
-
-// syncPreDownload decides the update revision's image pre-download once, or deletes the set's
-// pre-download jobs once the rollout is done (pkg/machinery/predownload, gate PreDownloadImageForInPlaceUpdate).
-func (r *Reconciler) syncPreDownload(ctx context.Context, set *v1beta1.StatefulSet, obs *observation) error {
-	if obs.newRevision != nil {
-		return nil // the update revision is created first
-	}
-	return predownload.Sync(ctx, r.Client, preDownloadInput(set, obs), func(typ, reason, format string, args ...any) {
-		r.control().Event(r.owner(set), typ, reason, format, args...)
-	})
-}
 
 // preDownloadInput is the set's update as pkg/machinery/predownload reads it, as OpenKruise reads an
 // Advanced StatefulSet: OnDelete and the ReCreate pod update policy rule pre-download out;

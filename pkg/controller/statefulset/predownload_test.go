@@ -20,6 +20,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/pkg/machinery/predownload"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // preDownloadSet is set "web" rolling app:v1 (revision web-old) → app:v2 (web-new), with the
@@ -104,7 +105,8 @@ func TestSyncPreDownload(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(set, obs.revisions["web-old"], obs.revisions["web-new"]).Build()
 	rec := events.NewFakeRecorder(10)
 	r := &Reconciler{Client: c, Recorder: rec}
-	if err := r.syncPreDownload(ctx, set, obs); err != nil {
+	sh := workloadloop.Shared{Client: c, Recorder: rec, PreDownload: true}
+	if err := workloadloop.SyncPreDownload(ctx, sh, kind{r}, set, obs); err != nil {
 		t.Fatal(err)
 	}
 	var jobs v1beta1.ImagePullJobList
@@ -140,7 +142,7 @@ func TestSyncPreDownload(t *testing.T) {
 	}
 
 	obs.snap.CurrentRevision = "web-new" // every pod updated
-	if err := r.syncPreDownload(ctx, set, obs); err != nil {
+	if err := workloadloop.SyncPreDownload(ctx, sh, kind{r}, set, obs); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.List(ctx, &jobs); err != nil || len(jobs.Items) != 0 {
