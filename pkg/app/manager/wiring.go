@@ -47,6 +47,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/webhook/decider"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
 	"github.com/kruise-ng/kruise/pkg/webhook/deletionprotection"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
 	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 	"github.com/kruise-ng/kruise/pkg/webhook/sidecarinjection"
@@ -87,7 +88,7 @@ var components = []component{
 	}},
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
 	{"the conversion webhook", nil, func(w *wiring) error {
-		w.mgr.GetWebhookServer().Register(install.ConversionPath, conversion.NewWebhookHandler(w.scheme, conversion.NewRegistry()))
+		mount.HTTP(w.mgr.GetWebhookServer(), install.ConversionPath, conversion.NewWebhookHandler(w.scheme, conversion.NewRegistry()))
 		return nil
 	}},
 	{"the in-place engine's writers", nil, setupEngineOptions},

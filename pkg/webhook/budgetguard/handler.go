@@ -25,7 +25,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/platform/liveread"
 	"github.com/kruise-ng/kruise/pkg/webhook/livepod"
-	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // +kubebuilder:rbac:groups=policy.kruise.io,resources=podunavailablebudgets,verbs=list;watch
@@ -68,7 +68,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
 	if h.Clock == nil {
 		h.Clock = clock.RealClock{}
 	}
-	registration.Serve(srv, PathPrefix, h.Handle)
+	mount.Admission(srv, PathPrefix, h)
 }
 
 // Handle answers one admission.
@@ -80,7 +80,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if pod == nil || h.Off[op] {
 		return admission.Allowed("")
 	}
-	path := registration.Suffix(ctx)
+	path := mount.Suffix(ctx)
 	_, name, _ := strings.Cut(path, "/")
 	pub, err := h.budgetFor(ctx, pod, name)
 	if err != nil {

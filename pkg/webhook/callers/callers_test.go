@@ -24,7 +24,7 @@ import (
 
 	"github.com/kruise-ng/kruise/pkg/platform/pki"
 	"github.com/kruise-ng/kruise/pkg/webhook/callers"
-	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // world is the PKI of one test: the webhook CA with the replicas' serving pair (written where the
@@ -92,10 +92,10 @@ func serve(t *testing.T, w *world, trust *callers.Trust) string {
 	l.Close()
 	inner := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: w.certDir, TLSOpts: []func(*tls.Config){trust.ConfigureTLS}})
 	srv := &callers.Server{Server: inner, Trust: trust}
-	registration.Serve(srv, "/x/", func(ctx context.Context, _ admission.Request) admission.Response {
-		return admission.Allowed(fmt.Sprintf("forwarded=%v caller=%s", registration.Forwarded(ctx), callers.Of(ctx)))
-	})
-	srv.Register(convertPath, http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(rw, "converted") }))
+	mount.Admission(srv, "/x/", admission.HandlerFunc(func(ctx context.Context, _ admission.Request) admission.Response {
+		return admission.Allowed(fmt.Sprintf("forwarded=%v caller=%s", mount.Forwarded(ctx), callers.Of(ctx)))
+	}))
+	mount.HTTP(srv, convertPath, http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(rw, "converted") }))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
@@ -134,7 +134,7 @@ func call(t *testing.T, w *world, addr, path string, cert *tls.Certificate, forw
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if forwarded {
-		req.Header.Set(registration.ForwardedHeader, "1")
+		req.Header.Set(mount.ForwardedHeader, "1")
 	}
 	resp, err := cl.Do(req)
 	if err != nil {

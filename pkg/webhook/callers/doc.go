@@ -3,7 +3,7 @@
 //   - Replica: a certificate verified against the webhook CA the manager keeps itself
 //     (pkg/webhook/certs; only the manager can read its key). Replicas present their serving
 //     certificate, which is issued for client auth too, when one passes a call on to another
-//     (pkg/webhook/decider); only such a call is taken as passed on (registration.Forwarded).
+//     (pkg/webhook/decider); only such a call is taken as passed on (mount.Forwarded).
 //   - APIServer: a certificate verified against the CA bundle of --webhook-client-ca-file (the
 //     one the API server presents to webhooks when its admission configuration names a kubeconfig
 //     with a client certificate), with a common name among --webhook-client-allowed-names when

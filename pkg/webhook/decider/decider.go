@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // LeaseName is the Lease whose holderIdentity is the deciding replica's webhook address.
@@ -234,7 +234,7 @@ func (d *Decider) call(ctx context.Context, addr, path string, req admission.Req
 		return admission.Response{}, err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set(registration.ForwardedHeader, "1")
+	hreq.Header.Set(mount.ForwardedHeader, "1")
 	hresp, err := (&http.Client{Transport: tr}).Do(hreq)
 	if err != nil {
 		return admission.Response{}, err

@@ -26,7 +26,7 @@ import (
 
 	"github.com/kruise-ng/kruise/pkg/platform/pki"
 	"github.com/kruise-ng/kruise/pkg/webhook/callers"
-	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // replicaPKI is a webhook CA and the serving pair it issued (for example.com and 127.0.0.1, with
@@ -65,7 +65,7 @@ func replica(t *testing.T, p *replicaPKI, handle admission.HandlerFunc) *httptes
 	t.Helper()
 	trust := &callers.Trust{Replicas: func() []byte { return p.ca.CertPEM }}
 	srv := &callers.Server{Server: webhook.NewServer(webhook.Options{}), Trust: trust}
-	registration.Serve(srv, "/x/", handle)
+	mount.Admission(srv, "/x/", handle)
 	ts := httptest.NewUnstartedServer(srv.WebhookMux())
 	ts.TLS = &tls.Config{Certificates: []tls.Certificate{p.pair}}
 	trust.ConfigureTLS(ts.TLS)
@@ -100,8 +100,8 @@ func TestForwardsToTheDecider(t *testing.T) {
 	p := newPKI(t)
 	var path atomic.Value
 	leader := replica(t, p, func(ctx context.Context, req admission.Request) admission.Response {
-		path.Store(registration.Suffix(ctx))
-		if !registration.Forwarded(ctx) {
+		path.Store(mount.Suffix(ctx))
+		if !mount.Forwarded(ctx) {
 			return admission.Denied("not marked as forwarded")
 		}
 		return admission.PatchResponseFromRaw(req.Object.Raw, []byte(`{"metadata":{"name":"p","labels":{"placed":"yes"}}}`))
@@ -122,7 +122,7 @@ func TestForwardedMarkNeedsAReplicaCertificate(t *testing.T) {
 	p := newPKI(t)
 	var marked atomic.Int32
 	leader := replica(t, p, func(ctx context.Context, _ admission.Request) admission.Response {
-		if registration.Forwarded(ctx) {
+		if mount.Forwarded(ctx) {
 			marked.Add(1)
 		}
 		return admission.Allowed("")

@@ -19,6 +19,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policydefaults "github.com/kruise-ng/kruise/apis/policy/defaults"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // defaulter adapts a pure SetDefaults function to controller-runtime's Defaulter.
@@ -82,19 +83,19 @@ type Options struct {
 // Register adds every defaulting webhook to srv.
 func Register(srv webhook.Server, scheme *runtime.Scheme, pods client.Reader, opts Options) {
 	for _, h := range handlers(scheme, pods, opts) {
-		wh := h.webhook
+		var hd admission.Handler = h.webhook
 		part := h.path[strings.LastIndexByte(h.path, '-')+1:]
 		if gate, ok := opts.GatedOff[part]; ok {
-			wh = refuseGatedOff(gate, wh)
+			hd = refuseGatedOff(gate, h.webhook.Handler)
 		}
-		srv.Register(h.path, wh)
+		mount.Admission(srv, h.path, hd)
 	}
 }
 
 // refuseGatedOff refuses creations and spec changes while gate is off, and answers everything
-// else as wh does.
-func refuseGatedOff(gate string, wh *admission.Webhook) *admission.Webhook {
-	return &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+// else as next does.
+func refuseGatedOff(gate string, next admission.Handler) admission.Handler {
+	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
 		changed, err := specChanged(req)
 		if err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
@@ -103,8 +104,8 @@ func refuseGatedOff(gate string, wh *admission.Webhook) *admission.Webhook {
 			return admission.Errored(http.StatusForbidden, fmt.Errorf("feature-gate %s is not enabled: kruise-manager runs no %s "+
 				"while it is off (turn it on in kruise-manager's --feature-gates)", gate, req.Kind.Kind))
 		}
-		return wh.Handle(ctx, req)
-	})}
+		return next.Handle(ctx, req)
+	})
 }
 
 // specChanged reports whether req creates an object or changes its spec.

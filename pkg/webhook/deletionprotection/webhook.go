@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // Path is where the webhook is served; every entry below calls it.
@@ -97,7 +98,7 @@ func Register(srv webhook.Server, o Options) error {
 		}
 		o.Metadata = m
 	}
-	srv.Register(Path, &admission.Webhook{Handler: &Handler{Options: o}})
+	mount.Admission(srv, Path, &Handler{Options: o})
 	return nil
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/podgate"
-	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // Path is where the webhook is served; WebhookName names it in the MutatingWebhookConfiguration.
@@ -39,8 +39,8 @@ type Spreads interface {
 // Register serves the webhook on srv; spreads, when not nil, places the pods of WorkloadSpreads too.
 func Register(srv webhook.Server, scheme *runtime.Scheme, spreads Spreads) {
 	h := &Handler{Decoder: admission.NewDecoder(scheme), Spreads: spreads}
-	registration.Serve(srv, Path, h.Handle)
-	registration.Serve(srv, LaunchPriorityPath, h.handleLaunchPriority)
+	mount.Admission(srv, Path, h)
+	mount.Admission(srv, LaunchPriorityPath, admission.HandlerFunc(h.handleLaunchPriority))
 }
 
 // Handler answers the webhook's calls.

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // The probe: every dynamically registered configuration carries one more entry, ProbeEntryName,
@@ -78,9 +80,9 @@ func (p ProbeEntry) Validating() admissionregistrationv1.ValidatingWebhook {
 
 // ServeProbe serves the probe entries' calls on srv (every replica: any may be called).
 func ServeProbe(srv webhook.Server) {
-	Serve(srv, ProbePath, func(ctx context.Context, _ admission.Request) admission.Response {
-		return admission.Denied(probeMessage + Suffix(ctx))
-	})
+	mount.Admission(srv, ProbePath, admission.HandlerFunc(func(ctx context.Context, _ admission.Request) admission.Response {
+		return admission.Denied(probeMessage + mount.Suffix(ctx))
+	}))
 }
 
 // probeAnswer finds, in the error of a probe's dry run, the serial of configuration the API

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -16,10 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-
-	"github.com/kruise-ng/kruise/pkg/webhook/callers"
 )
 
 // Source is the webhook whose client config the entries copy.
@@ -69,38 +64,6 @@ func Name(object, suffix string) string {
 	}
 	sum := sha256.Sum256([]byte(object))
 	return "h" + hex.EncodeToString(sum[:16]) + suffix
-}
-
-type suffixKey struct{}
-
-// Serve serves handle on srv for every path under prefix; handle finds the rest of the path (the
-// object an entry names) with Suffix.
-func Serve(srv webhook.Server, prefix string, handle admission.HandlerFunc) {
-	srv.Register(prefix, &admission.Webhook{Handler: handle, WithContextFunc: func(ctx context.Context, r *http.Request) context.Context {
-		ctx = context.WithValue(ctx, suffixKey{}, strings.TrimPrefix(r.URL.Path, prefix))
-		forwarded := r.Header.Get(ForwardedHeader) != "" && callers.Of(r.Context()) == callers.Replica
-		return context.WithValue(ctx, forwardedKey{}, forwarded)
-	}})
-}
-
-// ForwardedHeader marks a call one replica passed on to another (pkg/webhook/decider): it is
-// answered where it arrives, never passed on again. It counts only on a call whose caller
-// presented a replica's certificate (pkg/webhook/callers); from anyone else it is ignored.
-const ForwardedHeader = "X-Kruise-Forwarded-By"
-
-type forwardedKey struct{}
-
-// Forwarded reports whether the call came from another replica rather than the API server: it
-// carries ForwardedHeader and its caller presented a replica's certificate.
-func Forwarded(ctx context.Context) bool {
-	f, _ := ctx.Value(forwardedKey{}).(bool)
-	return f
-}
-
-// Suffix is the part of the request's path after the prefix Serve was given.
-func Suffix(ctx context.Context) string {
-	s, _ := ctx.Value(suffixKey{}).(string)
-	return s
 }
 
 // One is the single work item of a registrar: every change is handled by one pass over all the

@@ -21,8 +21,8 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/pkg/platform/liveread"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 	"github.com/kruise-ng/kruise/pkg/webhook/podmutation"
-	"github.com/kruise-ng/kruise/pkg/webhook/registration"
 )
 
 // PathPrefix is where the injection entries call: PathPrefix + the SidecarSet's name.
@@ -57,7 +57,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
 	if h.Clock == nil {
 		h.Clock = clock.RealClock{}
 	}
-	registration.Serve(srv, PathPrefix, h.Handle)
+	mount.Admission(srv, PathPrefix, h)
 }
 
 // Handle answers one admission of a pod creation.
@@ -69,7 +69,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if err := h.Decoder.Decode(req, pod); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	required := registration.Suffix(ctx) // the SidecarSet whose entry called
+	required := mount.Suffix(ctx) // the SidecarSet whose entry called
 	out, err := h.inject(ctx, pod, req.Namespace, required)
 	if err != nil {
 		return admission.Denied(err.Error())

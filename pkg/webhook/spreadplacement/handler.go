@@ -31,7 +31,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/webhook/decider"
 	"github.com/kruise-ng/kruise/pkg/webhook/livepod"
-	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=workloadspreads,verbs=list;watch
@@ -80,7 +80,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
 	if h.Clock == nil {
 		h.Clock = clock.RealClock{}
 	}
-	registration.Serve(srv, PathPrefix, h.Handle)
+	mount.Admission(srv, PathPrefix, h)
 }
 
 // Handle answers one admission: a pod creation is placed; a deletion or eviction is recorded.
@@ -88,11 +88,11 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
 // A replica that does not decide passes the call on to the one that does, or, when that one
 // cannot be reached, answers it with the status written first.
 func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
-	suffix := registration.Suffix(ctx)
+	suffix := mount.Suffix(ctx)
 	if h.Decider != nil && !h.Decider.Deciding() {
 		start := time.Now()
 		if resp, ok := h.forward(ctx, PathPrefix+suffix, req); ok {
-			if req.Operation == admissionv1.Create && req.SubResource == "" && !registration.Forwarded(ctx) {
+			if req.Operation == admissionv1.Create && req.SubResource == "" && !mount.Forwarded(ctx) {
 				observePlacement(answeredByDecider, start)
 			}
 			return resp
@@ -105,7 +105,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 // refused when it was passed here and this replica no longer leads; false when it is to be
 // answered here (no decider to reach). The decider is set and not deciding.
 func (h *Handler) forward(ctx context.Context, path string, req admission.Request) (admission.Response, bool) {
-	if !registration.Forwarded(ctx) {
+	if !mount.Forwarded(ctx) {
 		return h.Decider.Forward(ctx, path, req)
 	}
 	if !h.Decider.Leading() {
@@ -224,7 +224,7 @@ func (h *Handler) ForwardPod(ctx context.Context, path string, req admission.Req
 	}
 	start := time.Now()
 	resp, ok := h.forward(ctx, path, req)
-	if ok && !registration.Forwarded(ctx) {
+	if ok && !mount.Forwarded(ctx) {
 		observePlacement(answeredByDecider, start)
 	}
 	return resp, ok

@@ -18,7 +18,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/platform/liveread"
-	"github.com/kruise-ng/kruise/pkg/webhook/registration"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // Handler injects the recorded topology of the PersistentPodState an entry names into a pod being
@@ -36,7 +36,7 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
 	if h.Decoder == nil {
 		h.Decoder = admission.NewDecoder(scheme)
 	}
-	registration.Serve(srv, PathPrefix, h.Handle)
+	mount.Admission(srv, PathPrefix, h)
 }
 
 // Handle answers one admission of a pod creation.
@@ -48,7 +48,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if err := h.Decoder.Decode(req, pod); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	ns, name, _ := strings.Cut(registration.Suffix(ctx), "/")
+	ns, name, _ := strings.Cut(mount.Suffix(ctx), "/")
 	if ns != req.Namespace || name == "" {
 		return admission.Allowed("no PersistentPodState of the pod's namespace is named")
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/cronschedule"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 const advancedCronJobKind = "AdvancedCronJob"
@@ -41,9 +42,9 @@ const AdvancedCronJobPodOwnerNameMaxLength = 52
 // validated as such, so the rules exist once. templates checks the pod templates of jobTemplate
 // and broadcastJobTemplate (nil: not checked beyond this file's rules).
 func registerAdvancedCronJobs(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker) {
-	srv.Register(AdvancedCronJobV1beta1Path, admission.WithValidator[*v1beta1.AdvancedCronJob](scheme,
+	mount.Admission(srv, AdvancedCronJobV1beta1Path, admission.WithValidator[*v1beta1.AdvancedCronJob](scheme,
 		advancedCronJobValidator[*v1beta1.AdvancedCronJob]{templates: templates, toV1beta1: func(o *v1beta1.AdvancedCronJob) *v1beta1.AdvancedCronJob { return o }}))
-	srv.Register(AdvancedCronJobV1alpha1Path, admission.WithValidator[*v1alpha1.AdvancedCronJob](scheme,
+	mount.Admission(srv, AdvancedCronJobV1alpha1Path, admission.WithValidator[*v1alpha1.AdvancedCronJob](scheme,
 		advancedCronJobValidator[*v1alpha1.AdvancedCronJob]{templates: templates, toV1beta1: v1alpha1.AdvancedCronJobToV1beta1}))
 }
 

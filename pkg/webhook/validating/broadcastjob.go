@@ -20,6 +20,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // Paths of the BroadcastJob validating webhooks, one per served version.
@@ -33,9 +34,9 @@ const broadcastJobKind = "BroadcastJob"
 // registerBroadcastJobs adds the BroadcastJob validating webhooks: a v1alpha1 job is converted to
 // v1beta1 (the stored version; the same fields) and validated as such.
 func registerBroadcastJobs(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker) {
-	srv.Register(BroadcastJobV1beta1Path, admission.WithValidator[*v1beta1.BroadcastJob](scheme,
+	mount.Admission(srv, BroadcastJobV1beta1Path, admission.WithValidator[*v1beta1.BroadcastJob](scheme,
 		broadcastJobValidator[*v1beta1.BroadcastJob]{templates: templates, toV1beta1: same[*v1beta1.BroadcastJob]}))
-	srv.Register(BroadcastJobV1alpha1Path, admission.WithValidator[*v1alpha1.BroadcastJob](scheme,
+	mount.Admission(srv, BroadcastJobV1alpha1Path, admission.WithValidator[*v1alpha1.BroadcastJob](scheme,
 		broadcastJobValidator[*v1alpha1.BroadcastJob]{templates: templates, toV1beta1: broadcastJobToV1beta1}))
 }
 

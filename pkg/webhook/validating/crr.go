@@ -15,6 +15,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/webhook/access"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-containerrecreaterequest,mutating=false,failurePolicy=fail,sideEffects=NoneOnDryRun,matchPolicy=Exact,groups=apps.kruise.io,resources=containerrecreaterequests,verbs=create;update,versions=v1alpha1,name=vcontainerrecreaterequest-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
@@ -97,7 +98,7 @@ type ContainerRecreateRequestOptions struct {
 
 // RegisterContainerRecreateRequests adds the ContainerRecreateRequest validating webhook to srv.
 func RegisterContainerRecreateRequests(srv webhook.Server, scheme *runtime.Scheme, o ContainerRecreateRequestOptions) {
-	srv.Register("/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
+	mount.Admission(srv, "/validate-apps-kruise-io-v1alpha1-containerrecreaterequest",
 		admission.WithValidator[*v1alpha1.ContainerRecreateRequest](scheme, crrValidator(o)))
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // daemonSetKind names the Advanced DaemonSet in messages and errors.
@@ -196,9 +197,9 @@ func daemonSetWarnings(ds *v1beta1.DaemonSet) admission.Warnings {
 // registerDaemonSets adds the Advanced DaemonSet validating webhooks: a v1alpha1 object is
 // converted to v1beta1 (the stored version) and validated as such, so the rules exist once.
 func registerDaemonSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker) {
-	srv.Register(DaemonSetV1beta1Path, admission.WithValidator[*v1beta1.DaemonSet](scheme,
+	mount.Admission(srv, DaemonSetV1beta1Path, admission.WithValidator[*v1beta1.DaemonSet](scheme,
 		daemonSetValidator[*v1beta1.DaemonSet]{templates: templates, toV1beta1: same[*v1beta1.DaemonSet]}))
-	srv.Register(DaemonSetV1alpha1Path, admission.WithValidator[*v1alpha1.DaemonSet](scheme,
+	mount.Admission(srv, DaemonSetV1alpha1Path, admission.WithValidator[*v1alpha1.DaemonSet](scheme,
 		daemonSetValidator[*v1alpha1.DaemonSet]{templates: templates, toV1beta1: toHub[*v1alpha1.DaemonSet, v1beta1.DaemonSet]}))
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/webhook/access"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // EphemeralJobPath is where the EphemeralJob validating webhook is served.
@@ -25,7 +26,7 @@ const EphemeralJobPath = "/validate-apps-kruise-io-v1alpha1-ephemeraljob"
 
 // registerEphemeralJobs adds the EphemeralJob validating webhook.
 func registerEphemeralJobs(srv webhook.Server, scheme *runtime.Scheme, checker *access.Checker) {
-	srv.Register(EphemeralJobPath, admission.WithValidator[*v1alpha1.EphemeralJob](scheme, ephemeralJobValidator{access: checker}))
+	mount.Admission(srv, EphemeralJobPath, admission.WithValidator[*v1alpha1.EphemeralJob](scheme, ephemeralJobValidator{access: checker}))
 }
 
 var ephemeralJobResource = v1alpha1.GroupVersion.WithResource("ephemeraljobs").GroupResource()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-imagepulljob,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=imagepulljobs,verbs=create;update,versions=v1alpha1,name=vimagepulljob-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
@@ -42,13 +43,13 @@ func registerPullJobs(srv webhook.Server, scheme *runtime.Scheme) {
 		}
 		return strings.Join(j.Spec.Images, ","), ValidateImageListPullJobSpec(&j.Spec, field.NewPath("spec"))
 	}
-	srv.Register("/validate-apps-kruise-io-v1alpha1-imagepulljob", admission.WithValidator[*v1alpha1.ImagePullJob](scheme,
+	mount.Admission(srv, "/validate-apps-kruise-io-v1alpha1-imagepulljob", admission.WithValidator[*v1alpha1.ImagePullJob](scheme,
 		jobValidator[*v1alpha1.ImagePullJob]{kind: "ImagePullJob", check: pull, immutable: "image"}))
-	srv.Register("/validate-apps-kruise-io-v1beta1-imagepulljob", admission.WithValidator[*v1beta1.ImagePullJob](scheme,
+	mount.Admission(srv, "/validate-apps-kruise-io-v1beta1-imagepulljob", admission.WithValidator[*v1beta1.ImagePullJob](scheme,
 		jobValidator[*v1beta1.ImagePullJob]{kind: "ImagePullJob", check: pull, immutable: "image"}))
-	srv.Register("/validate-apps-kruise-io-v1alpha1-imagelistpulljob", admission.WithValidator[*v1alpha1.ImageListPullJob](scheme,
+	mount.Admission(srv, "/validate-apps-kruise-io-v1alpha1-imagelistpulljob", admission.WithValidator[*v1alpha1.ImageListPullJob](scheme,
 		jobValidator[*v1alpha1.ImageListPullJob]{kind: "ImageListPullJob", check: list}))
-	srv.Register("/validate-apps-kruise-io-v1beta1-imagelistpulljob", admission.WithValidator[*v1beta1.ImageListPullJob](scheme,
+	mount.Admission(srv, "/validate-apps-kruise-io-v1beta1-imagelistpulljob", admission.WithValidator[*v1beta1.ImageListPullJob](scheme,
 		jobValidator[*v1beta1.ImageListPullJob]{kind: "ImageListPullJob", check: list}))
 }
 

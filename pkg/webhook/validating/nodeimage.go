@@ -14,6 +14,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-nodeimage,mutating=false,failurePolicy=fail,sideEffects=None,matchPolicy=Exact,groups=apps.kruise.io,resources=nodeimages,verbs=create;update,versions=v1alpha1,name=vnodeimage-v1alpha1.apps.kruise.io,admissionReviewVersions=v1
@@ -26,9 +27,9 @@ const MaxNodeImageImages = v1beta1.MaxNodeImageImages
 // checked as v1beta1). Only the spec is checked: the daemons write the status subresource, which
 // these webhooks do not intercept.
 func registerNodeImages(srv webhook.Server, scheme *runtime.Scheme) {
-	srv.Register("/validate-apps-kruise-io-v1alpha1-nodeimage",
+	mount.Admission(srv, "/validate-apps-kruise-io-v1alpha1-nodeimage",
 		admission.WithValidator[*v1alpha1.NodeImage](scheme, nodeImageValidator[*v1alpha1.NodeImage]{}))
-	srv.Register("/validate-apps-kruise-io-v1beta1-nodeimage",
+	mount.Admission(srv, "/validate-apps-kruise-io-v1beta1-nodeimage",
 		admission.WithValidator[*v1beta1.NodeImage](scheme, nodeImageValidator[*v1beta1.NodeImage]{}))
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // PersistentPodStatePath is where the PersistentPodState validating webhook is served.
@@ -46,7 +47,7 @@ type PersistentPodStateOptions struct {
 
 // registerPersistentPodStates adds the PersistentPodState validating webhook.
 func registerPersistentPodStates(srv webhook.Server, scheme *runtime.Scheme, opts PersistentPodStateOptions) {
-	srv.Register(PersistentPodStatePath, admission.WithValidator[*v1alpha1.PersistentPodState](scheme,
+	mount.Admission(srv, PersistentPodStatePath, admission.WithValidator[*v1alpha1.PersistentPodState](scheme,
 		persistentPodStateValidator{opts: opts}))
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/pkg/webhook/access"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // PodProbeMarkerPath is where the PodProbeMarker validating webhook is served.
@@ -57,7 +58,7 @@ func reservedMark(key string) bool {
 }
 
 func registerPodProbeMarkers(srv webhook.Server, scheme *runtime.Scheme, checker *access.Checker) {
-	srv.Register(PodProbeMarkerPath, admission.WithValidator[*v1alpha1.PodProbeMarker](scheme, podProbeMarkerValidator{access: checker}))
+	mount.Admission(srv, PodProbeMarkerPath, admission.WithValidator[*v1alpha1.PodProbeMarker](scheme, podProbeMarkerValidator{access: checker}))
 }
 
 var podProbeMarkerResource = v1alpha1.GroupVersion.WithResource("podprobemarkers").GroupResource()

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // PodUnavailableBudgetPath is where the PodUnavailableBudget validating webhook is served.
@@ -37,7 +38,7 @@ var pubOperations = []policyv1alpha1.PubOperation{policyv1alpha1.PubDeleteOperat
 // registerPodUnavailableBudgets adds the PodUnavailableBudget validating webhook; budgets lists the
 // budgets of a namespace for the conflict check (nil: not checked).
 func registerPodUnavailableBudgets(srv webhook.Server, scheme *runtime.Scheme, budgets client.Reader, gate Gate[*policyv1alpha1.PodUnavailableBudget]) {
-	srv.Register(PodUnavailableBudgetPath, admission.WithValidator[*policyv1alpha1.PodUnavailableBudget](scheme,
+	mount.Admission(srv, PodUnavailableBudgetPath, admission.WithValidator[*policyv1alpha1.PodUnavailableBudget](scheme,
 		podUnavailableBudgetValidator{budgets: budgets, gate: gate}))
 }
 

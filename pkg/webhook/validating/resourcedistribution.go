@@ -20,6 +20,7 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/distributionrules"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // ResourceDistributionPath is where the ResourceDistribution validating webhook is served.
@@ -40,7 +41,7 @@ type ResourceDistributionOptions struct {
 
 // registerResourceDistributions adds the ResourceDistribution validating webhook.
 func registerResourceDistributions(srv webhook.Server, scheme *runtime.Scheme, opts ResourceDistributionOptions) {
-	srv.Register(ResourceDistributionPath, admission.WithValidator[*v1alpha1.ResourceDistribution](scheme, resourceDistributionValidator{opts}))
+	mount.Admission(srv, ResourceDistributionPath, admission.WithValidator[*v1alpha1.ResourceDistribution](scheme, resourceDistributionValidator{opts}))
 }
 
 // ValidateResourceDistribution reports the problems of a ResourceDistribution that need nothing but

@@ -24,6 +24,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // Paths of the SidecarSet validating webhooks, one per served version.
@@ -63,9 +64,9 @@ type SidecarSetOptions struct {
 // registerSidecarSets adds the SidecarSet validating webhooks: a v1alpha1 object is converted to
 // v1beta1 (the stored version) and validated as such, so the rules exist once.
 func registerSidecarSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, opts SidecarSetOptions, gate Gate[*v1beta1.SidecarSet]) {
-	srv.Register(SidecarSetV1beta1Path, admission.WithValidator[*v1beta1.SidecarSet](scheme,
+	mount.Admission(srv, SidecarSetV1beta1Path, admission.WithValidator[*v1beta1.SidecarSet](scheme,
 		sidecarSetValidator[*v1beta1.SidecarSet]{templates: templates, opts: opts, gate: gate, toV1beta1: same[*v1beta1.SidecarSet]}))
-	srv.Register(SidecarSetV1alpha1Path, admission.WithValidator[*v1alpha1.SidecarSet](scheme,
+	mount.Admission(srv, SidecarSetV1alpha1Path, admission.WithValidator[*v1alpha1.SidecarSet](scheme,
 		sidecarSetValidator[*v1alpha1.SidecarSet]{templates: templates, opts: opts, gate: gate,
 			toV1beta1: toHub[*v1alpha1.SidecarSet, v1beta1.SidecarSet]}))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/subset"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // UnitedDeploymentPath is where the UnitedDeployment validating webhook is served.
@@ -31,7 +32,7 @@ const unitedDeploymentKind = "UnitedDeployment"
 
 // registerUnitedDeployments adds the UnitedDeployment validating webhook.
 func registerUnitedDeployments(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker) {
-	srv.Register(UnitedDeploymentPath, admission.WithValidator[*v1alpha1.UnitedDeployment](scheme,
+	mount.Admission(srv, UnitedDeploymentPath, admission.WithValidator[*v1alpha1.UnitedDeployment](scheme,
 		unitedDeploymentValidator{templates: templates}))
 }
 

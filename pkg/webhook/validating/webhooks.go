@@ -18,6 +18,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/webhook/access"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // CloneSetPath is where the CloneSet validating webhook is served.
@@ -56,7 +57,7 @@ const CloneSetPath = "/validate-apps-kruise-io-v1alpha1-cloneset"
 // PersistentPodStates about to be stored.
 func Register(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, cache client.Reader, sidecarSets SidecarSetOptions,
 	budgets client.Reader, distributions ResourceDistributionOptions, gates Gates, checker *access.Checker) {
-	srv.Register(CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: cache}))
+	mount.Admission(srv, CloneSetPath, admission.WithValidator[*v1alpha1.CloneSet](scheme, cloneSetValidator{templates: templates, pods: cache}))
 	registerStatefulSets(srv, scheme, templates, cache, checker)
 	registerDaemonSets(srv, scheme, templates)
 	registerSidecarSets(srv, scheme, templates, sidecarSets, gates.SidecarSet)
@@ -118,9 +119,9 @@ const (
 // registerStatefulSets adds the Advanced StatefulSet validating webhooks: a v1alpha1 object is
 // converted to v1beta1 (the stored version) and validated as such, so the rules exist once.
 func registerStatefulSets(srv webhook.Server, scheme *runtime.Scheme, templates PodTemplateChecker, classes client.Reader, checker *access.Checker) {
-	srv.Register(StatefulSetV1beta1Path, admission.WithValidator[*v1beta1.StatefulSet](scheme,
+	mount.Admission(srv, StatefulSetV1beta1Path, admission.WithValidator[*v1beta1.StatefulSet](scheme,
 		statefulSetValidator[*v1beta1.StatefulSet]{templates: templates, classes: classes, access: checker, toV1beta1: same[*v1beta1.StatefulSet]}))
-	srv.Register(StatefulSetV1alpha1Path, admission.WithValidator[*v1alpha1.StatefulSet](scheme,
+	mount.Admission(srv, StatefulSetV1alpha1Path, admission.WithValidator[*v1alpha1.StatefulSet](scheme,
 		statefulSetValidator[*v1alpha1.StatefulSet]{templates: templates, classes: classes, access: checker,
 			toV1beta1: toHub[*v1alpha1.StatefulSet, v1beta1.StatefulSet]}))
 }

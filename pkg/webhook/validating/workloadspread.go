@@ -28,6 +28,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/subset"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/webhook/access"
+	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
 // WorkloadSpreadPath is where the WorkloadSpread validating webhook is served.
@@ -78,7 +79,7 @@ type WorkloadSpreadOptions struct {
 
 // registerWorkloadSpreads adds the WorkloadSpread validating webhook.
 func registerWorkloadSpreads(srv webhook.Server, scheme *runtime.Scheme, opts WorkloadSpreadOptions) {
-	srv.Register(WorkloadSpreadPath, admission.WithValidator[*v1alpha1.WorkloadSpread](scheme, workloadSpreadValidator{opts: opts}))
+	mount.Admission(srv, WorkloadSpreadPath, admission.WithValidator[*v1alpha1.WorkloadSpread](scheme, workloadSpreadValidator{opts: opts}))
 }
 
 // ValidateWorkloadSpread reports every problem of a new WorkloadSpread, each at the path of the

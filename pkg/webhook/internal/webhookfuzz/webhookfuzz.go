@@ -54,8 +54,8 @@ func (r *recorder) Register(path string, h http.Handler) {
 	if !ok {
 		r.tb.Fatalf("%s serves a %T, not an admission webhook", path, h)
 	}
-	// A panic must reach the fuzzer, not become a 500 answer. (A webhook wrapping another one
-	// still recovers the inner one's panics; Check refuses those answers.)
+	// A panic must reach the fuzzer, not become a 500 answer (pkg/webhook/mount serves every
+	// handler inside this one webhook, so no inner one recovers it first).
 	wh.RecoverPanic = ptr.To(false)
 	r.targets = append(r.targets, Target{Path: path, Webhook: wh, Kind: kindOf(r.tb, r.scheme, path)})
 }
