@@ -16,53 +16,29 @@ import (
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
-// syncRevisions registers set's latest revision as OpenKruise does — the existing one with the
-// same data (renumbered to be the newest when it is not), or a new one named with the collision
-// count, raised on a name taken by other data — keeps its custom version label current, and
-// prunes the history. It returns the latest revision and the collision count.
+// syncRevisions registers set's latest revision as OpenKruise does (planRevision), keeps its
+// custom version label current, and prunes the history. It returns the latest revision and the
+// collision count.
 func (r *Reconciler) syncRevisions(ctx context.Context, pc *podcontrol.Control, owner podcontrol.Owner, set *v1beta1.SidecarSet,
 	pods []*corev1.Pod) (*appsv1.ControllerRevision, int32, error) {
 	revs, err := r.revisionsOf(ctx, set)
 	if err != nil {
 		return nil, 0, err
 	}
-	var cc int32
-	if set.Status.CollisionCount != nil {
-		cc = *set.Status.CollisionCount
-	}
-	data, err := sidecarrules.RevisionData(&set.Spec)
+	d, err := planRevision(set, revs, r.RevisionNamespace)
 	if err != nil {
 		return nil, 0, err
 	}
-	byName := map[string]*appsv1.ControllerRevision{}
-	for _, rev := range revs {
-		byName[rev.Name] = rev
-	}
-	newest := revision.MaxRevision(revs)
-	var latest *appsv1.ControllerRevision
-	for latest == nil {
-		name, err := sidecarrules.RevisionName(set, &cc)
-		if err != nil {
-			return nil, 0, err
+	latest := d.Update
+	switch {
+	case d.Create:
+		if err := r.Client.Create(ctx, latest); err != nil {
+			return nil, 0, fmt.Errorf("create revision %s: %w", latest.Name, err)
 		}
-		rev, ok := byName[name]
-		switch {
-		case !ok:
-			if latest, err = r.createRevision(ctx, set, name, data, newest+1); err != nil {
-				return nil, 0, err
-			}
-			revs = append(revs, latest)
-		case !sidecarrules.SameRevisionData(rev.Data.Raw, data):
-			cc++ // the name is taken by other data
-		case rev.Revision < newest:
-			rev = rev.DeepCopy()
-			rev.Revision = newest + 1
-			if err := r.Client.Update(ctx, rev); err != nil {
-				return nil, 0, fmt.Errorf("renumber revision %s: %w", rev.Name, err)
-			}
-			latest = rev
-		default:
-			latest = rev
+		revs = append(revs, latest)
+	case d.Renumber:
+		if err := r.Client.Update(ctx, latest); err != nil {
+			return nil, 0, fmt.Errorf("renumber revision %s: %w", latest.Name, err)
 		}
 	}
 	if v := customVersion(set); v != "" && latest.Labels[sidecarrules.CustomVersionLabel] != v {
@@ -74,7 +50,40 @@ func (r *Reconciler) syncRevisions(ctx context.Context, pc *podcontrol.Control, 
 		latest = rev
 	}
 	pc.PruneRevisions(ctx, owner, revisionMap(revs, latest), inUse(set, pods, revs, latest), pruneLimit(set, revs, pods, latest))
-	return latest, cc, nil
+	return latest, d.CollisionCount, nil
+}
+
+// planRevision decides which of revs (set's revisions) records set's spec, named and numbered as
+// OpenKruise names them (revision.Choose with revision.ReuseNamed): the revision named with
+// status.collisionCount when it holds the same data (renumbered to be the newest when it is not),
+// the count raised while the name is held by other data, else a new revision (newRevision).
+func planRevision(set *v1beta1.SidecarSet, revs []*appsv1.ControllerRevision, namespace string) (revision.Decision, error) {
+	var cc int32
+	if set.Status.CollisionCount != nil {
+		cc = *set.Status.CollisionCount
+	}
+	data, err := sidecarrules.RevisionData(&set.Spec)
+	if err != nil {
+		return revision.Decision{}, err
+	}
+	d, err := revision.Choose(revs, cc, revision.Wanted{
+		Build: func(c int32) (*appsv1.ControllerRevision, error) {
+			name, err := sidecarrules.RevisionName(set, &c)
+			if err != nil {
+				return nil, err
+			}
+			return newRevision(set, namespace, name, data), nil
+		},
+		Equal: func(existing, want *appsv1.ControllerRevision) bool {
+			return sidecarrules.SameRevisionData(existing.Data.Raw, want.Data.Raw)
+		},
+		Reuse:   revision.ReuseNamed,
+		Subject: "spec",
+	})
+	if err != nil {
+		return revision.Decision{}, fmt.Errorf("revision of SidecarSet %s: %w", set.Name, err)
+	}
+	return d, nil
 }
 
 // customVersion is set's custom version: spec.customVersion, or, when that is empty, the label a
@@ -86,9 +95,10 @@ func customVersion(set *v1beta1.SidecarSet) string {
 	return set.Labels[sidecarrules.CustomVersionLabel]
 }
 
-// createRevision writes set's revision name as OpenKruise builds it: in the manager's namespace,
-// owned by the SidecarSet, with its labels and annotations, the owner label and data.
-func (r *Reconciler) createRevision(ctx context.Context, set *v1beta1.SidecarSet, name string, data []byte, number int64) (*appsv1.ControllerRevision, error) {
+// newRevision is the revision name recording data for set, as OpenKruise builds it: in namespace
+// (the manager's), owned by the SidecarSet, with its labels, annotations and the owner label; its
+// number is Choose's to set.
+func newRevision(set *v1beta1.SidecarSet, namespace, name string, data []byte) *appsv1.ControllerRevision {
 	labels := maps.Clone(set.Labels)
 	if labels == nil {
 		labels = map[string]string{}
@@ -97,17 +107,12 @@ func (r *Reconciler) createRevision(ctx context.Context, set *v1beta1.SidecarSet
 	if v := customVersion(set); v != "" {
 		labels[sidecarrules.CustomVersionLabel] = v
 	}
-	rev := &appsv1.ControllerRevision{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.RevisionNamespace, Labels: labels,
+	return &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels,
 			Annotations:     maps.Clone(set.Annotations),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(set, v1beta1.GroupVersion.WithKind("SidecarSet"))}},
-		Data:     runtime.RawExtension{Raw: data},
-		Revision: number,
+		Data: runtime.RawExtension{Raw: data},
 	}
-	if err := r.Client.Create(ctx, rev); err != nil {
-		return nil, fmt.Errorf("create revision %s: %w", name, err)
-	}
-	return rev, nil
 }
 
 func revisionMap(revs []*appsv1.ControllerRevision, latest *appsv1.ControllerRevision) map[string]*appsv1.ControllerRevision {

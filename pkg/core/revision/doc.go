@@ -1,7 +1,9 @@
 // Package revision is the pure revision bookkeeping shared by CloneSet, Advanced StatefulSet and
 // Advanced DaemonSet: it builds ControllerRevisions from a pod template, reads them back, decides
-// which revision the desired template maps to, and which old revisions to prune. No API calls, no
-// clock, no globals; the controller applies the results.
+// which revision the desired template maps to, and which old revisions to prune. Choose is the one
+// reuse/collision/renumber loop of every kind's revisions (Select for pod templates; SidecarSets
+// call it with their own data and ReuseNamed). No API calls, no clock, no globals; the controller
+// applies the results.
 //
 // Invariants (OpenKruise v1.9.0 builds its revisions the same way, so either manager names and
 // reuses the other's revisions; test/compat checks them against revisions OpenKruise wrote):

@@ -86,3 +86,17 @@ func names(revs []*appsv1.ControllerRevision) []string {
 	}
 	return out
 }
+
+// outcome is what a Decision says, for table tests of Select and Choose.
+type outcome struct {
+	create, renumber, bump bool
+	name                   string // of Update
+	number                 int64  // of Update
+	collisionCount         int32
+}
+
+// outcomeOf is d's outcome.
+func outcomeOf(d Decision) outcome {
+	return outcome{create: d.Create, renumber: d.Renumber, bump: d.CollisionCountBump,
+		name: d.Update.Name, number: d.Update.Revision, collisionCount: d.CollisionCount}
+}

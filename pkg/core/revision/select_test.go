@@ -11,12 +11,7 @@ import (
 
 func TestSelect(t *testing.T) {
 	v1, v2, v3 := withImage("app:1"), withImage("app:2"), withImage("app:3")
-	type want struct {
-		create, renumber, bump bool
-		name                   string // of Update
-		number                 int64  // of Update
-		collisionCount         int32
-	}
+	type want = outcome
 	tests := []struct {
 		name      string
 		existing  func(t *testing.T) []*appsv1.ControllerRevision
@@ -89,8 +84,7 @@ func TestSelect(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Select: %v", err)
 			}
-			got := want{create: d.Create, renumber: d.Renumber, bump: d.CollisionCountBump,
-				name: d.Update.Name, number: d.Update.Revision, collisionCount: d.CollisionCount}
+			got := outcomeOf(d)
 			if got != tt.want {
 				t.Errorf("Select = %+v, want %+v (reason: %s)", got, tt.want, d.Reason)
 			}
