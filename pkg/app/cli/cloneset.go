@@ -12,6 +12,7 @@ import (
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/controller/cloneset"
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // cloneSetWorkload is a CloneSet as the commands see it.
@@ -39,7 +40,7 @@ func (w cloneSetWorkload) restart(ctx context.Context, c client.Client, out io.W
 // forecast reads the CloneSet's pods and revisions as the controller does and runs its planner
 // forward (cloneset.Forecast).
 func (w cloneSetWorkload) forecast(ctx context.Context, c client.Client, now time.Time, o planOptions) (*forecast, error) {
-	r := &cloneset.Reconciler{Client: c, Engine: engine.New(c, nil, planInPlace), PartitionRollback: o.partitionRollback}
+	r := &cloneset.Reconciler{Base: workloadloop.Base{Client: c, Engine: engine.New(c, nil, planInPlace)}, PartitionRollback: o.partitionRollback}
 	snap, err := r.Snapshot(ctx, w.cs)
 	if err != nil {
 		return nil, err

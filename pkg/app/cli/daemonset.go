@@ -17,6 +17,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/core/updateorder"
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // DaemonSetKind is the Advanced DaemonSet (daemonsets.apps.kruise.io), by its CRD's short names
@@ -110,7 +111,7 @@ func (w daemonSetWorkload) restart(ctx context.Context, c client.Client, out io.
 func (w daemonSetWorkload) forecast(ctx context.Context, c client.Client, now time.Time, o planOptions) (*forecast, error) {
 	opts := planInPlace
 	opts.ShortRevisionHash = true // daemon pods carry the revision's hash
-	r := &daemonset.Reconciler{Client: c, Engine: engine.New(c, nil, opts)}
+	r := &daemonset.Reconciler{Base: workloadloop.Base{Client: c, Engine: engine.New(c, nil, opts)}}
 	snap, err := r.Snapshot(ctx, w.ds)
 	if err != nil {
 		return nil, err

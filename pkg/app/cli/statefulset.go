@@ -15,6 +15,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/controller/statefulset"
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // statefulSetWorkload is an Advanced StatefulSet as the commands see it.
@@ -76,7 +77,7 @@ func (w statefulSetWorkload) restart(ctx context.Context, c client.Client, out i
 // forecast reads the set's pods and revisions as the controller does and runs its planner
 // forward (forecastStatefulSet).
 func (w statefulSetWorkload) forecast(ctx context.Context, c client.Client, now time.Time, o planOptions) (*forecast, error) {
-	r := &statefulset.Reconciler{Client: c, Engine: engine.New(c, nil, planInPlace), StartOrdinal: o.startOrdinal}
+	r := &statefulset.Reconciler{Base: workloadloop.Base{Client: c, Engine: engine.New(c, nil, planInPlace)}, StartOrdinal: o.startOrdinal}
 	snap, err := r.Snapshot(ctx, w.set)
 	if err != nil {
 		return nil, err

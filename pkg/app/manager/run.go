@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
 	"github.com/kruise-ng/kruise/apis"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"

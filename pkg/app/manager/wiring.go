@@ -41,6 +41,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
 	"github.com/kruise-ng/kruise/pkg/webhook/callers"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
@@ -331,26 +332,31 @@ func setupCloneSets(w *wiring) error {
 	// CloneSet pods carry pod-template-hash, and with CloneSetShortHash the revision's hash alone.
 	opts := w.inPlace
 	opts.PodTemplateHash, opts.ShortRevisionHash = true, w.gates.Enabled(CloneSetShortHash)
-	return (&cloneset.Reconciler{Client: w.mgr.GetClient(), Scheme: w.scheme, Recorder: w.recorder("cloneset-controller"), OwnerIndexed: true,
-		Engine: w.engine(opts), PartitionRollback: w.gates.Enabled(CloneSetPartitionRollback),
-		PreDownload:             w.gates.Enabled(PreDownloadImageForInPlaceUpdate),
+	return (&cloneset.Reconciler{Base: w.workloadBase("cloneset-controller", opts, PreDownloadImageForInPlaceUpdate), Scheme: w.scheme,
+		PartitionRollback:       w.gates.Enabled(CloneSetPartitionRollback),
 		RecreateOnClaimChange:   w.gates.Enabled(RecreatePodWhenChangeVCTInCloneSetGate),
 		PreparingUpdateAsUpdate: w.gates.Enabled(PreparingUpdateAsUpdate), ScalingExcludePreparingDelete: w.o.CloneSetScalingExcludePreparingDelete,
 	}).SetupWithManager(w.mgr, w.o.Workers)
 }
 
 func setupStatefulSets(w *wiring) error {
-	return (&statefulset.Reconciler{Client: w.mgr.GetClient(), Recorder: w.recorder("statefulset-controller"),
-		Engine: w.engine(w.inPlace), AutoDeletePVC: w.gates.Enabled(StatefulSetAutoDeletePVC), OwnerIndexed: true,
-		StartOrdinal: w.gates.Enabled(StatefulSetStartOrdinal), PodIndexLabel: w.gates.Enabled(PodIndexLabel),
-		PreDownload: w.gates.Enabled(PreDownloadImageForInPlaceUpdate)}).SetupWithManager(w.mgr, w.o.Workers)
+	return (&statefulset.Reconciler{Base: w.workloadBase("statefulset-controller", w.inPlace, PreDownloadImageForInPlaceUpdate),
+		AutoDeletePVC: w.gates.Enabled(StatefulSetAutoDeletePVC), StartOrdinal: w.gates.Enabled(StatefulSetStartOrdinal),
+		PodIndexLabel: w.gates.Enabled(PodIndexLabel)}).SetupWithManager(w.mgr, w.o.Workers)
 }
 
 func setupDaemonSets(w *wiring) error {
 	// Advanced DaemonSet pods carry the revision's hash, as DaemonSet pods do.
 	opts := w.inPlace
 	opts.ShortRevisionHash = true
-	return (&daemonset.Reconciler{Client: w.mgr.GetClient(), Recorder: w.recorder("daemonset-controller"),
-		Engine: w.engine(opts), OwnerIndexed: true, KeepUnselected: w.o.DaemonSetKeepUnselected,
-		PreDownload: w.gates.Enabled(PreDownloadImageForDaemonSetUpdate)}).SetupWithManager(w.mgr, w.o.Workers)
+	return (&daemonset.Reconciler{Base: w.workloadBase("daemonset-controller", opts, PreDownloadImageForDaemonSetUpdate),
+		KeepUnselected: w.o.DaemonSetKeepUnselected}).SetupWithManager(w.mgr, w.o.Workers)
+}
+
+// workloadBase is what the pod workloads' reconcilers share: the manager's client, an event
+// recorder named as OpenKruise's controller, an engine with opts, the owner index, and the
+// pre-download gate.
+func (w *wiring) workloadBase(recorder string, opts inplace.Options, preDownload Feature) workloadloop.Base {
+	return workloadloop.Base{Client: w.mgr.GetClient(), Recorder: w.recorder(recorder), Engine: w.engine(opts), OwnerIndexed: true,
+		PreDownload: w.gates.Enabled(preDownload)}
 }

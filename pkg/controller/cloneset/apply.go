@@ -34,7 +34,7 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		}
 		changes = append(changes, ch)
 	}
-	return workloadloop.Apply(ctx, cs, workloadloop.Writes{Control: r.control(), Owner: r.owner(cs),
+	return workloadloop.Apply(ctx, cs, workloadloop.Writes{Control: r.Control(), Owner: r.owner(cs),
 		NewRevision: obs.newRevision, Revisions: obs.revisions, Pods: obs.pods, InFlight: inFlight, Lifecycle: plan.Lifecycle,
 		Deletes: deletes, Updates: changes, RecreateEvent: recreated,
 		Delete: func(pod *corev1.Pod, ev podcontrol.Deletion, why string, done *podcontrol.Batch) error {
@@ -50,11 +50,6 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		},
 		Prune: func() { r.pruneRevisions(ctx, cs, obs) },
 	})
-}
-
-// control is the pod writer over the Reconciler's client, clock, engine and expectations.
-func (r *Reconciler) control() *podcontrol.Control {
-	return &podcontrol.Control{Client: r.Client, Clock: r.Clock, Engine: r.Engine, Expectations: r.Expectations, Recorder: r.Recorder}
 }
 
 // owner is cs as the owner of podcontrol's writes.
@@ -91,7 +86,7 @@ func (r *Reconciler) createPod(ctx context.Context, cs *v1alpha1.CloneSet, obs *
 		r.event(cs, corev1.EventTypeWarning, "FailedCreate", "create the PVCs of pod %s: %v", pod.Name, err)
 		return err
 	}
-	return r.control().Create(ctx, r.owner(cs), pod, c.Revision, c.Reason, done)
+	return r.Control().Create(ctx, r.owner(cs), pod, c.Revision, c.Reason, done)
 }
 
 // recreated is the event of a CloneSet's recreating update, OpenKruise's SuccessfulUpdatePodReCreate.
@@ -104,7 +99,7 @@ func (r *Reconciler) deletePod(ctx context.Context, cs *v1alpha1.CloneSet, obs *
 	if pod == nil || pod.DeletionTimestamp != nil {
 		return nil
 	}
-	if err := r.control().Delete(ctx, r.owner(cs), pod, ev, why, done); err != nil {
+	if err := r.Control().Delete(ctx, r.owner(cs), pod, ev, why, done); err != nil {
 		return err
 	}
 	return r.deleteClaims(ctx, cs, obs.claims[pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey]], "its pod "+pod.Name+" was deleted", done)
@@ -116,12 +111,12 @@ func (r *Reconciler) pruneRevisions(ctx context.Context, cs *v1alpha1.CloneSet, 
 	for _, p := range obs.snap.Pods {
 		inUse[p.Revision] = true
 	}
-	r.control().PruneRevisions(ctx, r.owner(cs), obs.revisions, inUse, ptr.Deref(obs.snap.Spec.RevisionHistoryLimit, 10))
+	r.Control().PruneRevisions(ctx, r.owner(cs), obs.revisions, inUse, ptr.Deref(obs.snap.Spec.RevisionHistoryLimit, 10))
 }
 
 // writeStatus writes status as the CloneSet's status (Reconcile calls it only for a change).
 func (r *Reconciler) writeStatus(ctx context.Context, cs *v1alpha1.CloneSet, status v1alpha1.CloneSetStatus) error {
-	return r.control().WriteStatus(ctx, cs, status)
+	return r.Control().WriteStatus(ctx, cs, status)
 }
 
 func (r *Reconciler) event(cs *v1alpha1.CloneSet, typ, reason, format string, args ...any) {

@@ -21,7 +21,7 @@ import (
 
 // applyOwnership adopts and releases the observed pods and trims podsToDelete.
 func (r *Reconciler) applyOwnership(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, done *podcontrol.Batch) error {
-	ctl, o := r.control(), r.owner(cs)
+	ctl, o := r.Control(), r.owner(cs)
 	return errors.Join(ctl.Adopt(ctx, o, obs.adopt, done), ctl.Release(ctx, o, obs.release, done), r.trimPodsToDelete(ctx, cs, obs))
 }
 

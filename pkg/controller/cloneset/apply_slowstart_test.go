@@ -25,6 +25,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // slowStart sends batches of 1, 2, 4, … and stops after the first batch with an error.
@@ -80,8 +81,7 @@ func TestReconcileStopsCreatingAtTheFirstRefusal(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		}}).Build()
 	rec := events.NewFakeRecorder(1000)
-	r := &Reconciler{Client: c, Scheme: scheme, Recorder: rec, Clock: clock.RealClock{}, Expectations: podcontrol.NewExpectations(),
-		Engine: engine.New(c, nil, inplace.Options{})}
+	r := &Reconciler{Base: workloadloop.Base{Client: c, Recorder: rec, Clock: clock.RealClock{}, Expectations: podcontrol.NewExpectations(), Engine: engine.New(c, nil, inplace.Options{})}, Scheme: scheme}
 	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
 	if err == nil || !strings.Contains(err.Error(), "exceeded quota") {
 		t.Errorf("reconcile error %v, want the quota refusal", err)

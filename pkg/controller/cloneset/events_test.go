@@ -7,11 +7,12 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 func TestWaitReporterEmitsOncePerReason(t *testing.T) {
 	rec := events.NewFakeRecorder(20)
-	r := &Reconciler{Recorder: rec}
+	r := &Reconciler{Base: workloadloop.Base{Recorder: rec}}
 	cs := &v1alpha1.CloneSet{}
 	var w podcontrol.WaitReporter
 	steps := []Plan{

@@ -25,6 +25,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // cacheOnly is a live read that must not happen: the cache is trusted.
@@ -161,8 +162,7 @@ func TestReconcileChecksExpiredWritesAgainstTheAPIServer(t *testing.T) {
 	e := podcontrol.NewExpectations()
 	e.ExpectCreate("ns/web", "web-b", now.Add(-time.Minute))
 	e.ExpectCreate("ns/web", "web-gone", now.Add(-time.Minute))
-	r := &Reconciler{Client: cache, APIReader: live, Scheme: scheme, Recorder: events.NewFakeRecorder(100),
-		Clock: clocktesting.NewFakePassiveClock(now), Expectations: e, Engine: engine.New(cache, nil, inplace.Options{})}
+	r := &Reconciler{Base: workloadloop.Base{Client: cache, APIReader: live, Recorder: events.NewFakeRecorder(100), Clock: clocktesting.NewFakePassiveClock(now), Expectations: e, Engine: engine.New(cache, nil, inplace.Options{})}, Scheme: scheme}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	for range 2 {
 		res, err := r.Reconcile(context.Background(), req)

@@ -59,16 +59,12 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bo
 	// The pods are the cache's own objects, not copies (podcontrol.ReadPods): a reconcile reads
 	// every pod and writes to a few. Nothing here or in the planner modifies them; apply writes
 	// through engine.Ref.
-	pods := client.Reader(r.Client)
-	if live {
-		pods = r.APIReader
-	}
-	read, err := podcontrol.ReadPods(ctx, r.podIndex, pods, !live, !live && r.OwnerIndexed, cs, sel)
+	read, err := r.ReadPods(ctx, live, cs, sel)
 	if err != nil {
 		return nil, err
 	}
 	in := revision.Input{Template: &cs.Spec.Template, VolumeClaimTemplates: cs.Spec.VolumeClaimTemplates, RecordClaimTemplates: true}
-	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, r.OwnerIndexed, cs, gvk, sel, in, cs.Status.CollisionCount)
+	revs, err := r.Revisions(ctx, cs, gvk, sel, in, cs.Status.CollisionCount)
 	if err != nil {
 		return nil, err
 	}

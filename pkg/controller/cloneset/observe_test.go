@@ -14,6 +14,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 // What observe reads from objects OpenKruise left: a Failed (evicted) pod is no replica but keeps
@@ -44,7 +45,7 @@ func TestObserveTakesOverOpenKruisePods(t *testing.T) {
 		pod("stray", "", "", corev1.PodRunning, nil)}
 	scheme := testScheme(t)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
-	r := &Reconciler{Client: c, Engine: engine.New(c, nil, inplace.Options{})}
+	r := &Reconciler{Base: workloadloop.Base{Client: c, Engine: engine.New(c, nil, inplace.Options{})}}
 	obs, err := r.observe(context.Background(), cs, false)
 	if err != nil {
 		t.Fatal(err)

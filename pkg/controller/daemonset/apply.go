@@ -39,7 +39,7 @@ func (r *Reconciler) apply(ctx context.Context, ds *v1beta1.DaemonSet, obs *obse
 	for _, u := range plan.Updates {
 		changes = append(changes, podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason})
 	}
-	return workloadloop.Apply(ctx, ds, workloadloop.Writes{Control: r.control(), Owner: r.owner(ds),
+	return workloadloop.Apply(ctx, ds, workloadloop.Writes{Control: r.Control(), Owner: r.owner(ds),
 		NewRevision: obs.newRevision, Revisions: obs.revisions, Adopt: obs.adopt, Release: obs.release,
 		Pods: obs.pods, InFlight: inFlight, Lifecycle: plan.Lifecycle, Deletes: deletes, Updates: changes,
 		Create: func(done *podcontrol.Batch) error {
@@ -47,11 +47,6 @@ func (r *Reconciler) apply(ctx context.Context, ds *v1beta1.DaemonSet, obs *obse
 		},
 		Prune: func() { r.pruneRevisions(ctx, ds, obs) },
 	})
-}
-
-// control is the pod writer over the Reconciler's client, clock, engine and expectations.
-func (r *Reconciler) control() *podcontrol.Control {
-	return &podcontrol.Control{Client: r.Client, Clock: r.Clock, Engine: r.Engine, Expectations: r.Expectations, Recorder: r.Recorder}
 }
 
 // owner is set as the owner of podcontrol's writes.
@@ -81,7 +76,7 @@ func (r *Reconciler) createPod(ctx context.Context, ds *v1beta1.DaemonSet, obs *
 	pod.Labels = maps.Clone(pod.Labels)
 	pod.Spec.Tolerations = nodeeligibility.DaemonTolerations(&pod.Spec)
 	pod.Spec.Affinity = nodeeligibility.PinToNode(pod.Spec.Affinity, c.Node)
-	return r.control().Create(ctx, r.owner(ds), pod, c.Revision, c.Reason, done)
+	return r.Control().Create(ctx, r.owner(ds), pod, c.Revision, c.Reason, done)
 }
 
 // pruneRevisions deletes the oldest revisions no pod uses beyond revisionHistoryLimit.
@@ -92,5 +87,5 @@ func (r *Reconciler) pruneRevisions(ctx context.Context, ds *v1beta1.DaemonSet, 
 			inUse[p.Revision] = true
 		}
 	}
-	r.control().PruneRevisions(ctx, r.owner(ds), obs.revisions, inUse, ptr.Deref(obs.snap.Spec.RevisionHistoryLimit, 10))
+	r.Control().PruneRevisions(ctx, r.owner(ds), obs.revisions, inUse, ptr.Deref(obs.snap.Spec.RevisionHistoryLimit, 10))
 }

@@ -7,9 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/flowcontrol"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,7 +20,6 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
-	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
@@ -41,24 +38,7 @@ import (
 // Reconciler runs Advanced DaemonSets: observe → plan → apply → status. It is the only writer of
 // the pods, revisions and status of the sets it manages.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Clock    clock.PassiveClock
-	// Expectations hold the writes not yet seen in the cache.
-	Expectations *podcontrol.Expectations
-	// APIReader reads the pods around the cache when the cache has not shown the controller's
-	// writes within workloadloop.ExpectationTimeout. SetupWithManager defaults it to the manager's.
-	APIReader client.Reader
-	// Engine carries out in-place updates (pkg/machinery/engine); its options must label pods with
-	// the revision's hash (inplace.Options.ShortRevisionHash), as DaemonSet pods are labelled.
-	Engine engine.Engine
-	// OwnerIndexed says the client's cache indexes pods and revisions by controller
-	// (podcontrol.IndexOwned), so that pods relabelled out of the selector are found and released,
-	// and the revisions are read by their owner.
-	OwnerIndexed bool
-	// PreDownload is the feature gate PreDownloadImageForDaemonSetUpdate: an update revision with
-	// new images gets ImagePullJobs that pull them onto the nodes of the pods still to update.
-	PreDownload bool
+	workloadloop.Base
 	// KeepUnselected keeps an updated pod on a node taken out of rollingUpdate.selector, as
 	// OpenKruise does, instead of moving it back to the current revision (Snapshot.CurrentRevision).
 	KeepUnselected bool
@@ -66,22 +46,13 @@ type Reconciler struct {
 	// backoff spaces the replacements of a node's failed pods (1 s doubling to 15 min, as the
 	// DaemonSet controller's).
 	backoff *flowcontrol.Backoff
-	loop    workloadloop.State
-	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
-	// nil: Client lists them.
-	podIndex *podcontrol.PodIndex
 }
 
 // SetupWithManager registers the controller with workers parallel reconciles.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	r.defaults()
-	idx, err := podcontrol.NewPodIndex(context.Background(), mgr.GetCache())
-	if err != nil {
+	r.defaults() // before the workers start: they share the backoff
+	if err := r.Setup(mgr, engineOptions); err != nil {
 		return err
-	}
-	r.podIndex = idx
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("advanced-daemonset").
@@ -96,19 +67,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 
 // defaults fills what a Reconciler built for tests or the manager leaves unset.
 func (r *Reconciler) defaults() {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
-	if r.Expectations == nil {
-		r.Expectations = podcontrol.NewExpectations()
-	}
-	if r.Engine == nil {
-		r.Engine = engine.New(r.Client, r.Clock, inplace.Options{ShortRevisionHash: true})
-	}
+	r.Defaults(engineOptions)
 	if r.backoff == nil {
 		r.backoff = flowcontrol.NewBackOff(time.Second, 15*time.Minute)
 	}
 }
+
+// engineOptions label pods with the revision's hash, as DaemonSet pods are labelled.
+var engineOptions = inplace.Options{ShortRevisionHash: true}
 
 // nodeChanges passes node creations and deletions, and updates that can change where daemon pods
 // run (nodeeligibility.Relevant): a node whose taint is removed gets its pod.
@@ -125,9 +91,7 @@ var nodeChanges = predicate.Funcs{
 // with the set's kind).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	r.defaults()
-	sh := workloadloop.Shared{Client: r.Client, Recorder: r.Recorder, Clock: r.Clock, Expectations: r.Expectations,
-		Control: r.control(), State: &r.loop, Name: "daemonset", PreDownload: r.PreDownload}
-	return workloadloop.Reconcile(ctx, req, sh, kind{r}, &v1beta1.DaemonSet{})
+	return workloadloop.Reconcile(ctx, req, r.Shared("daemonset"), kind{r}, &v1beta1.DaemonSet{})
 }
 
 // reportMetrics sets the set's rollout gauges from the status just computed and, when this status

@@ -26,7 +26,7 @@ func (k kind) Observe(ctx context.Context, ds *v1beta1.DaemonSet, live bool) (*o
 
 // ObserveFailed reports the error as an InvalidSpec event, and retries.
 func (k kind) ObserveFailed(_ context.Context, key string, ds *v1beta1.DaemonSet, err error) (ctrl.Result, error) {
-	k.r.control().Event(k.r.owner(ds), corev1.EventTypeWarning, "InvalidSpec", "%v", err)
+	k.r.Control().Event(k.r.owner(ds), corev1.EventTypeWarning, "InvalidSpec", "%v", err)
 	return ctrl.Result{}, fmt.Errorf("observe daemonset %s: %w", key, err)
 }
 

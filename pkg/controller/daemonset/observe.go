@@ -50,7 +50,7 @@ func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, live bo
 	if err != nil {
 		return nil, reconcile.TerminalError(fmt.Errorf("spec.selector: %w", err)) // only a spec change mends it
 	}
-	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, r.OwnerIndexed, ds, gvk, sel,
+	revs, err := r.Revisions(ctx, ds, gvk, sel,
 		revision.Input{Template: &ds.Spec.Template, HashLabel: revision.DaemonHashLabel}, ds.Status.CollisionCount)
 	if err != nil {
 		return nil, err
@@ -66,11 +66,7 @@ func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, live bo
 	if err := r.Client.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
-	pods := client.Reader(r.Client)
-	if live {
-		pods = r.APIReader
-	}
-	read, err := podcontrol.ReadPods(ctx, r.podIndex, pods, !live, !live && r.OwnerIndexed, ds, sel)
+	read, err := r.ReadPods(ctx, live, ds, sel)
 	if err != nil {
 		return nil, err
 	}

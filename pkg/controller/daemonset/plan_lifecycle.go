@@ -12,20 +12,12 @@ import (
 
 // holdForDelete keeps pod in PreparingDelete while the preDelete hook holds it; true when it does.
 func (p *planner) holdForDelete(pod *PodFacts, reason string) bool {
-	return p.holding(pod, p.lc().HoldForDelete(pod.Name, pod.Lifecycle, pod.PreDeleteHeld, reason))
+	return p.lc().HoldForDelete(pod.Name, pod.Lifecycle, pod.PreDeleteHeld, reason)
 }
 
 // holdForUpdate keeps pod in PreparingUpdate while the inPlaceUpdate hook holds it; true when it does.
 func (p *planner) holdForUpdate(pod *PodFacts, reason string) bool {
-	return p.holding(pod, p.lc().HoldForUpdate(pod.Name, pod.Lifecycle, pod.PreUpdateHeld, reason))
-}
-
-// holding records a held pod as acted on.
-func (p *planner) holding(pod *PodFacts, held bool) bool {
-	if held {
-		p.acted[pod.Name] = true
-	}
-	return held
+	return p.lc().HoldForUpdate(pod.Name, pod.Lifecycle, pod.PreUpdateHeld, reason)
 }
 
 // release moves on the pods this plan does not act on whose hooks let them, and lets a pod held
@@ -64,7 +56,7 @@ func (p *planner) recreating(n *NodeFacts, pod *PodFacts) bool {
 	return !ok || !dec.InPlace() || p.surging() || p.s.Spec.UpdateStrategy.RollingUpdate.Type != v1beta1.DaemonSetInplaceRollingUpdateType
 }
 
-// lc is the plan's lifecycle part.
+// lc is the plan's lifecycle part; the pods it holds are acted on.
 func (p *planner) lc() lifecycle.Planner {
-	return lifecycle.Planner{Hooks: p.s.Spec.Lifecycle, Into: &p.plan.Lifecycle}
+	return lifecycle.Planner{Hooks: p.s.Spec.Lifecycle, Into: &p.plan.Lifecycle, Acted: p.acted}
 }

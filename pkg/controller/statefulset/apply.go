@@ -38,7 +38,7 @@ func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *o
 	for _, u := range plan.Updates {
 		changes = append(changes, podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason})
 	}
-	return workloadloop.Apply(ctx, set, workloadloop.Writes{Control: r.control(), Owner: r.owner(set),
+	return workloadloop.Apply(ctx, set, workloadloop.Writes{Control: r.Control(), Owner: r.owner(set),
 		NewRevision: obs.newRevision, Revisions: obs.revisions, Adopt: obs.adopt, Release: obs.release,
 		Pods: obs.pods, InFlight: inFlight, Lifecycle: plan.Lifecycle, Deletes: deletes, Updates: changes,
 		Claims: func(done *podcontrol.Batch) error {
@@ -52,11 +52,6 @@ func (r *Reconciler) apply(ctx context.Context, set *v1beta1.StatefulSet, obs *o
 		},
 		Prune: func() { r.pruneRevisions(ctx, set, obs) },
 	})
-}
-
-// control is the pod writer over the Reconciler's client, clock, engine and expectations.
-func (r *Reconciler) control() *podcontrol.Control {
-	return &podcontrol.Control{Client: r.Client, Clock: r.Clock, Engine: r.Engine, Expectations: r.Expectations, Recorder: r.Recorder}
 }
 
 // owner is set as the owner of podcontrol's writes.
@@ -95,7 +90,7 @@ func (r *Reconciler) createPod(ctx context.Context, set *v1beta1.StatefulSet, ob
 	}
 	pod.Spec.Hostname, pod.Spec.Subdomain = pod.Name, set.Spec.ServiceName
 	if err := r.ensureClaims(ctx, set, obs, c.Ordinal); err != nil {
-		r.control().Event(r.owner(set), corev1.EventTypeWarning, "FailedCreate", "create the PVCs of pod %s: %v", pod.Name, err)
+		r.Control().Event(r.owner(set), corev1.EventTypeWarning, "FailedCreate", "create the PVCs of pod %s: %v", pod.Name, err)
 		return err
 	}
 	for _, t := range set.Spec.VolumeClaimTemplates {
@@ -103,7 +98,7 @@ func (r *Reconciler) createPod(ctx context.Context, set *v1beta1.StatefulSet, ob
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ordinal.ClaimName(t.Name, set.Name, c.Ordinal)}}})
 	}
-	return r.control().Create(ctx, r.owner(set), pod, c.Revision, c.Reason, done)
+	return r.Control().Create(ctx, r.owner(set), pod, c.Revision, c.Reason, done)
 }
 
 // ensureClaims creates the missing PVCs of ordinal ord from volumeClaimTemplates: named
@@ -153,5 +148,5 @@ func (r *Reconciler) pruneRevisions(ctx context.Context, set *v1beta1.StatefulSe
 	for _, p := range obs.snap.Pods {
 		inUse[p.Revision] = true
 	}
-	r.control().PruneRevisions(ctx, r.owner(set), obs.revisions, inUse, ptr.Deref(obs.snap.Spec.RevisionHistoryLimit, 10))
+	r.Control().PruneRevisions(ctx, r.owner(set), obs.revisions, inUse, ptr.Deref(obs.snap.Spec.RevisionHistoryLimit, 10))
 }

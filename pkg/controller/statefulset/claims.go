@@ -105,7 +105,7 @@ func (r *Reconciler) expandClaims(ctx context.Context, set *v1beta1.StatefulSet,
 		}
 		ref := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: pvc.Name, Namespace: pvc.Namespace}}
 		if err := r.Client.Patch(ctx, ref, client.RawPatch(types.MergePatchType, patch)); err != nil {
-			r.control().Event(r.owner(set), corev1.EventTypeWarning, "FailedResize", "expand PVC %s of pod %s to %s: %v", pvc.Name, pod, want.String(), err)
+			r.Control().Event(r.owner(set), corev1.EventTypeWarning, "FailedResize", "expand PVC %s of pod %s to %s: %v", pvc.Name, pod, want.String(), err)
 			errs = append(errs, fmt.Errorf("expand PVC %s: %w", pvc.Name, err))
 			continue
 		}

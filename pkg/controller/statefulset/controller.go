@@ -7,8 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -20,7 +18,6 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/core/ordinal"
-	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
@@ -39,16 +36,7 @@ import (
 // Reconciler runs Advanced StatefulSets: observe → plan → apply → status. It is the only writer of
 // the pods, claims, revisions and status of the sets it manages.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Clock    clock.PassiveClock
-	// Expectations hold the writes not yet seen in the cache.
-	Expectations *podcontrol.Expectations
-	// APIReader reads the pods around the cache when the cache has not shown the controller's
-	// writes within expectationTimeout. SetupWithManager defaults it to the manager's.
-	APIReader client.Reader
-	// Engine carries out in-place updates (pkg/machinery/engine).
-	Engine engine.Engine
+	workloadloop.Base
 	// AutoDeletePVC is the feature gate StatefulSetAutoDeletePVC: persistentVolumeClaimRetentionPolicy
 	// is honoured.
 	AutoDeletePVC bool
@@ -57,38 +45,12 @@ type Reconciler struct {
 	StartOrdinal bool
 	// PodIndexLabel is the feature gate PodIndexLabel: pods carry apps.kubernetes.io/pod-index.
 	PodIndexLabel bool
-	// OwnerIndexed says the client's cache indexes pods and revisions by controller
-	// (podcontrol.IndexOwned), so that pods relabelled out of the selector are found and released,
-	// and the revisions are read by their owner.
-	OwnerIndexed bool
-	// PreDownload is the feature gate PreDownloadImageForInPlaceUpdate: an update revision with new
-	// images gets ImagePullJobs that pull them onto the nodes of the pods still to update.
-	PreDownload bool
-
-	loop workloadloop.State
-	// podIndex reads the pods from the manager's pod informer without copies (SetupWithManager);
-	// nil: Client lists them.
-	podIndex *podcontrol.PodIndex
 }
 
 // SetupWithManager registers the controller with workers parallel reconciles.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
-	if r.Expectations == nil {
-		r.Expectations = podcontrol.NewExpectations()
-	}
-	if r.Engine == nil {
-		r.Engine = engine.New(r.Client, r.Clock, inplace.Options{})
-	}
-	idx, err := podcontrol.NewPodIndex(context.Background(), mgr.GetCache())
-	if err != nil {
+	if err := r.Setup(mgr, inplace.Options{}); err != nil {
 		return err
-	}
-	r.podIndex = idx
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("advanced-statefulset").
@@ -104,9 +66,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 // Reconcile brings one Advanced StatefulSet one step closer to its spec (pkg/machinery/workloadloop,
 // with the set's kind).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	sh := workloadloop.Shared{Client: r.Client, Recorder: r.Recorder, Clock: r.Clock, Expectations: r.Expectations,
-		Control: r.control(), State: &r.loop, Name: "statefulset", PreDownload: r.PreDownload}
-	return workloadloop.Reconcile(ctx, req, sh, kind{r}, &v1beta1.StatefulSet{})
+	return workloadloop.Reconcile(ctx, req, r.Shared("statefulset"), kind{r}, &v1beta1.StatefulSet{})
 }
 
 // reportProgress records a Warning event when the Progressing condition turns to
@@ -119,7 +79,7 @@ func (r *Reconciler) reportProgress(set *v1beta1.StatefulSet, next *v1beta1.Stat
 		return ""
 	}
 	if reason(next.Conditions) == ReasonProgressDeadlineExceeded && reason(set.Status.Conditions) != ReasonProgressDeadlineExceeded {
-		r.control().Event(r.owner(set), corev1.EventTypeWarning, ReasonProgressDeadlineExceeded,
+		r.Control().Event(r.owner(set), corev1.EventTypeWarning, ReasonProgressDeadlineExceeded,
 			"revision %s not rolled out within %s: %d of %d pods updated, %d updated and ready",
 			next.UpdateRevision, progressDeadline(set.Annotations), next.UpdatedReplicas, next.Replicas, next.UpdatedReadyReplicas)
 	}

@@ -61,15 +61,11 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, live
 	if err != nil {
 		return nil, refuse(err)
 	}
-	pods := client.Reader(r.Client)
-	if live {
-		pods = r.APIReader
-	}
-	read, err := podcontrol.ReadPods(ctx, r.podIndex, pods, !live, !live && r.OwnerIndexed, set, sel)
+	read, err := r.ReadPods(ctx, live, set, sel)
 	if err != nil {
 		return nil, err
 	}
-	revs, err := podcontrol.ObserveRevisions(ctx, r.Client, r.OwnerIndexed, set, gvk, sel, revision.Input{Template: &set.Spec.Template}, set.Status.CollisionCount)
+	revs, err := r.Revisions(ctx, set, gvk, sel, revision.Input{Template: &set.Spec.Template}, set.Status.CollisionCount)
 	if err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ func TestSyncPreDownload(t *testing.T) {
 	}
 	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(set, obs.revisions["web-old"], obs.revisions["web-new"]).Build()
 	rec := events.NewFakeRecorder(10)
-	r := &Reconciler{Client: c, Recorder: rec}
+	r := &Reconciler{Base: workloadloop.Base{Client: c, Recorder: rec}}
 	sh := workloadloop.Shared{Client: c, Recorder: rec, PreDownload: true}
 	if err := workloadloop.SyncPreDownload(ctx, sh, kind{r}, set, obs); err != nil {
 		t.Fatal(err)

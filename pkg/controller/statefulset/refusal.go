@@ -87,9 +87,9 @@ func (r *Reconciler) refuseSpec(ctx context.Context, key string, set *v1beta1.St
 	next.ObservedGeneration = set.Generation
 	next.Conditions = invalidSpecCondition(next.Conditions, ref, now)
 	if cur := findCondition(set.Status.Conditions, ConditionInvalidSpec); cur == nil || cur.Status != corev1.ConditionTrue || cur.Message != ref.Error() {
-		r.control().Event(r.owner(set), corev1.EventTypeWarning, ref.reason, "%s", ref.Error())
+		r.Control().Event(r.owner(set), corev1.EventTypeWarning, ref.reason, "%s", ref.Error())
 	}
-	if _, err := r.loop.WriteStatus(ctx, r.control(), key, set, set.Status, next, true, now); err != nil {
+	if _, err := r.WriteStatus(ctx, key, set, set.Status, next, true, now); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, reconcile.TerminalError(ref)

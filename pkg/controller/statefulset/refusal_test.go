@@ -27,6 +27,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/ordinal"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
 func TestInvalidSpecCondition(t *testing.T) {
@@ -96,7 +97,7 @@ func TestReconcileRefusesASpecBeyondTheBounds(t *testing.T) {
 		},
 	}).Build()
 	rec := events.NewFakeRecorder(10)
-	r := &Reconciler{Client: c, APIReader: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(t0), Expectations: podcontrol.NewExpectations()}
+	r := &Reconciler{Base: workloadloop.Base{Client: c, APIReader: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(t0), Expectations: podcontrol.NewExpectations()}}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	for round := range 2 {
 		res, err := r.Reconcile(context.Background(), req)

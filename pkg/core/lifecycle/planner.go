@@ -8,6 +8,8 @@ type Planner struct {
 	// Hooks are the workload's spec.lifecycle (nil: none).
 	Hooks *appspub.Lifecycle
 	Into  *[]Move
+	// Acted, if set, records the pods held (the plan acts on them).
+	Acted map[string]bool
 }
 
 // HoldForDelete keeps pod (in state current) in PreparingDelete while the preDelete hook holds it
@@ -29,6 +31,9 @@ func (p Planner) hold(pod string, current appspub.LifecycleStateType, held bool,
 	}
 	if m := Hold(pod, current, to, hook, name, reason); m != nil {
 		*p.Into = append(*p.Into, *m)
+	}
+	if p.Acted != nil {
+		p.Acted[pod] = true
 	}
 	return true
 }

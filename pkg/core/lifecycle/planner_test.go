@@ -12,7 +12,8 @@ import (
 func TestPlanner(t *testing.T) {
 	hooks := &appspub.Lifecycle{PreDelete: &appspub.LifecycleHook{MarkPodNotReady: true}}
 	var moves []Move
-	p := Planner{Hooks: hooks, Into: &moves}
+	acted := map[string]bool{}
+	p := Planner{Hooks: hooks, Into: &moves, Acted: acted}
 	if p.HoldForDelete("a", appspub.LifecycleStateNormal, false, "scale in") {
 		t.Error("a pod its hook does not hold is held")
 	}
@@ -32,6 +33,9 @@ func TestPlanner(t *testing.T) {
 	}
 	if !p.Progress("i", appspub.LifecycleStateUpdating, false, true, true) || p.Progress("j", appspub.LifecycleStateNormal, false, true, true) {
 		t.Error("Progress moved the wrong pods")
+	}
+	if !reflect.DeepEqual(acted, map[string]bool{"b": true, "c": true, "d": true}) {
+		t.Errorf("acted %v, want the held pods b, c, d", acted)
 	}
 	want := []Move{
 		{Pod: "b", To: appspub.LifecycleStatePreparingDelete, MarkNotReady: true, Reason: "preDelete hook before: scale in"},

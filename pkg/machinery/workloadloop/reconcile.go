@@ -189,10 +189,3 @@ func SyncPreDownload[W client.Object, O, P, S any](ctx context.Context, sh Share
 	}
 	return err
 }
-
-// WriteStatus writes next as obj's status outside the loop (a kind's refusal of its spec), paced
-// as the loop's writes (podcontrol.StatusPacer.Write).
-func (s *State) WriteStatus(ctx context.Context, c *podcontrol.Control, key string, obj client.Object, cur, next any, significant bool,
-	now time.Time) (time.Duration, error) {
-	return s.status.Write(ctx, c, key, obj, cur, next, significant, now)
-}
