@@ -7,7 +7,8 @@
 //     (podcontrol.Expectations); writes still missing after ExpectationTimeout are checked against
 //     the API server.
 //   - Every kind writes in the same order (Apply): revision, adoption, in-flight updates,
-//     lifecycle moves, claims, deletions, claim expansions, updates, creations, release, pruning.
+//     lifecycle moves, claims, deletions, claim expansions, updates, creations, release, the kind's
+//     last step (the CloneSet adopts and releases there), pruning.
 //   - Errors are returned after the status is written, so the status shows them: scale first, then
 //     update, then pre-download.
 package workloadloop
