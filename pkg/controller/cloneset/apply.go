@@ -3,7 +3,6 @@ package cloneset
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -11,7 +10,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
@@ -64,19 +62,14 @@ func (r *Reconciler) owner(cs *v1alpha1.CloneSet) podcontrol.Owner {
 // createPod creates a pod of the given revision, named and labelled with a fresh instance ID (or
 // the one the plan reuses), with its PVCs.
 func (r *Reconciler) createPod(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, c Creation, done *podcontrol.Batch) error {
-	rev := obs.revisions[c.Revision]
-	if rev == nil {
-		return fmt.Errorf("revision %s of a new pod not found", c.Revision)
-	}
-	tmpl, err := revision.TemplateOf(rev)
-	if err != nil {
-		return err
-	}
 	id := c.InstanceID
 	if id == "" {
 		id = utilrand.String(5)
 	}
-	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
+	pod, err := workloadloop.NewPod(obs.revisions, c.Revision)
+	if err != nil {
+		return err
+	}
 	pod.Name, pod.Namespace = cs.Name+"-"+id, cs.Namespace
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}

@@ -2,16 +2,13 @@ package daemonset
 
 import (
 	"context"
-	"fmt"
 	"maps"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
-	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
@@ -62,15 +59,10 @@ func workload(namespace, name string) rolloutmetrics.Workload {
 // it: named <set>-<5 random characters>, with the daemon pod tolerations, and its required node
 // affinity replaced by the node's name (the scheduler binds it there).
 func (r *Reconciler) createPod(ctx context.Context, ds *v1beta1.DaemonSet, obs *observation, c Creation, done *podcontrol.Batch) error {
-	rev := obs.revisions[c.Revision]
-	if rev == nil {
-		return fmt.Errorf("revision %s of a new pod not found", c.Revision)
-	}
-	tmpl, err := revision.TemplateOf(rev)
+	pod, err := workloadloop.NewPod(obs.revisions, c.Revision)
 	if err != nil {
 		return err
 	}
-	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
 	pod.GenerateName, pod.Namespace = ds.Name+"-", ds.Namespace
 	pod.Name = pod.GenerateName + rand.String(5)
 	pod.Labels = maps.Clone(pod.Labels)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,8 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/podbudget"
 	"github.com/kruise-ng/kruise/pkg/core/registrationmark"
@@ -49,19 +46,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		r.Clock = clock.RealClock{}
 	}
 	inNamespace := handler.EnqueueRequestsFromMapFunc(r.budgetsIn)
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("podunavailablebudget").
 		For(&policyv1alpha1.PodUnavailableBudget{}).
 		// A pod's readiness moves the counts; a workload's replicas move what the budget counts on
 		// (a scale-in then never runs into the budget).
 		Watches(&corev1.Pod{}, inNamespace).
-		Watches(&v1alpha1.CloneSet{}, inNamespace).
-		Watches(&v1beta1.StatefulSet{}, inNamespace).
-		Watches(&appsv1.Deployment{}, inNamespace).
-		Watches(&appsv1.ReplicaSet{}, inNamespace).
-		Watches(&appsv1.StatefulSet{}, inNamespace).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers})
+	for _, w := range workloadfinder.ReplicaWorkloads() {
+		b = b.Watches(w, inNamespace)
+	}
+	return b.Complete(r)
 }
 
 // budgetsIn enqueues the budgets of an object's namespace.

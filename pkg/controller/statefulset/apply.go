@@ -15,7 +15,6 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/ordinal"
-	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
@@ -70,15 +69,10 @@ func workload(namespace, name string) rolloutmetrics.Workload {
 // createPod creates the pod of an ordinal from its revision: named <set>-<ordinal>, with its
 // identity (hostname, subdomain, the pod-name and pod-index labels) and its claims.
 func (r *Reconciler) createPod(ctx context.Context, set *v1beta1.StatefulSet, obs *observation, c Creation, done *podcontrol.Batch) error {
-	rev := obs.revisions[c.Revision]
-	if rev == nil {
-		return fmt.Errorf("revision %s of a new pod not found", c.Revision)
-	}
-	tmpl, err := revision.TemplateOf(rev)
+	pod, err := workloadloop.NewPod(obs.revisions, c.Revision)
 	if err != nil {
 		return err
 	}
-	pod := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
 	pod.Name, pod.GenerateName, pod.Namespace = ordinal.PodName(set.Name, c.Ordinal), set.Name+"-", set.Namespace
 	pod.Labels = maps.Clone(pod.Labels)
 	if pod.Labels == nil {

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -18,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 )
@@ -57,19 +55,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		r.Clock = clock.RealClock{}
 	}
 	inNamespace := handler.EnqueueRequestsFromMapFunc(r.spreadsIn)
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("workloadspread").
 		For(&appsv1alpha1.WorkloadSpread{}).
 		// Pods move the counts; a workload's replicas move the percentages and its revision the
 		// deletion costs.
 		Watches(&corev1.Pod{}, inNamespace).
-		Watches(&appsv1alpha1.CloneSet{}, inNamespace).
-		Watches(&v1beta1.StatefulSet{}, inNamespace).
-		Watches(&appsv1.Deployment{}, inNamespace).
-		Watches(&appsv1.ReplicaSet{}, inNamespace).
-		Watches(&appsv1.StatefulSet{}, inNamespace).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers})
+	for _, w := range workloadfinder.ReplicaWorkloads() {
+		b = b.Watches(w, inNamespace)
+	}
+	return b.Complete(r)
 }
 
 // spreadsIn enqueues the spreads of an object's namespace; a placed pod concerns its spread only.

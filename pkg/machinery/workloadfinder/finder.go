@@ -250,3 +250,9 @@ func (f *Finder) deploymentOf(ctx context.Context, namespace, name string) (*app
 	}
 	return d, nil
 }
+
+// ReplicaWorkloads are empty objects of the known kinds whose replicas a budget or a spread counts
+// on (CloneSet, both StatefulSets, Deployment, ReplicaSet): the kinds their controllers watch.
+func ReplicaWorkloads() []client.Object {
+	return []client.Object{&v1alpha1.CloneSet{}, &v1beta1.StatefulSet{}, &appsv1.Deployment{}, &appsv1.ReplicaSet{}, &appsv1.StatefulSet{}}
+}

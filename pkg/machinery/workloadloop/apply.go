@@ -3,6 +3,7 @@ package workloadloop
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -116,4 +117,18 @@ func step(f func(*podcontrol.Batch) error, done *podcontrol.Batch) error {
 		return nil
 	}
 	return f(done)
+}
+
+// NewPod is a pod of the revision named name among revisions: its template's metadata and spec,
+// copied. The kind names it and adds its identity.
+func NewPod(revisions map[string]*appsv1.ControllerRevision, name string) (*corev1.Pod, error) {
+	rev := revisions[name]
+	if rev == nil {
+		return nil, fmt.Errorf("revision %s of a new pod not found", name)
+	}
+	tmpl, err := revision.TemplateOf(rev)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}, nil
 }
