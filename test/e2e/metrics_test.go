@@ -195,3 +195,19 @@ func TestStatefulSetRolloutMetrics(t *testing.T) {
 			fmt.Sprintf("updated ready %v, in place %v, rollouts %v (before %v)", ready, inPlace, durations, durationsBefore)
 	})
 }
+
+// The manager's controllers carry OpenKruise v1.9.0's controller-runtime names, so the controller
+// label of controller_runtime_* and workqueue metrics (dashboards, alerts) reads as it did.
+func TestControllerNamesAsOpenKruise(t *testing.T) {
+	fams := scrape(t)
+	for _, name := range []string{"cloneset-controller", "statefulset-controller", "daemonset-controller", "sidecarset-controller",
+		"broadcastjob-controller", "advancedcronjob-controller", "uniteddeployment-controller", "imagepulljob-controller",
+		"imagelistpulljob-controller", "nodeimage-controller", "containerrecreaterequest-controller", "resourcedistribution-controller",
+		"workloadspread-controller", "podunavailablebudget-controller", "persistentpodstate-controller", "PodProbeMarker-controller",
+		"NodePodProbe-controller", "ephemeraljob-controller", "sidecarterminator-controller", "container-launch-priority-controller",
+		"pod-readiness-controller"} {
+		if metricValue(fams, "controller_runtime_max_concurrent_reconciles", map[string]string{"controller": name}) < 1 {
+			t.Errorf("no controller %q among the manager's controllers", name)
+		}
+	}
+}

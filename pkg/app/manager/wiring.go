@@ -42,6 +42,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
+	"github.com/kruise-ng/kruise/pkg/platform/openkruisemetrics"
 	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
 	"github.com/kruise-ng/kruise/pkg/webhook/callers"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
@@ -71,6 +72,7 @@ type component struct {
 // admit), then the pod index the workload controllers read through, then the controllers and the
 // registrars of the objects with webhook entries of their own.
 var components = []component{
+	{"OpenKruise's leadership metric", nil, setupLeaderMetric},
 	{"the defaulting webhooks", nil, setupDefaulting},
 	{"the registration probe", nil, func(w *wiring) error { registration.ServeProbe(w.mgr.GetWebhookServer()); return nil }},
 	{"the validating webhooks", nil, setupValidating},
@@ -163,7 +165,7 @@ var components = []component{
 	}},
 	{"the container launch priority controller", nil, func(w *wiring) error {
 		return (&containerlaunchpriority.Reconciler{Client: w.mgr.GetClient(), Live: w.mgr.GetAPIReader(),
-			Recorder: w.recorder("containerlaunchpriority-controller")}).SetupWithManager(w.mgr, w.o.Workers)
+			Recorder: w.recorder("container-launch-priority-controller")}).SetupWithManager(w.mgr, w.o.Workers)
 	}},
 	{"the pod readiness controller", nil, func(w *wiring) error {
 		return (&podreadiness.Reconciler{Client: w.mgr.GetClient()}).SetupWithManager(w.mgr, w.o.Workers)
@@ -360,3 +362,20 @@ func (w *wiring) workloadBase(recorder string, opts inplace.Options, preDownload
 	return workloadloop.Base{Client: w.mgr.GetClient(), Recorder: w.recorder(recorder), Engine: w.engine(opts), OwnerIndexed: true,
 		PreDownload: w.gates.Enabled(preDownload)}
 }
+
+// setupLeaderMetric sets kruise_manager_is_leader (OpenKruise's): 0 until this replica is elected,
+// then 1 (a replica that loses the lease exits).
+func setupLeaderMetric(w *wiring) error {
+	openkruisemetrics.SetLeader(false)
+	return w.mgr.Add(leaderOnly(func(ctx context.Context) error {
+		openkruisemetrics.SetLeader(true)
+		<-ctx.Done()
+		return nil
+	}))
+}
+
+// leaderOnly is a runnable the manager starts once this replica leads.
+type leaderOnly func(ctx context.Context) error
+
+func (f leaderOnly) Start(ctx context.Context) error { return f(ctx) }
+func (leaderOnly) NeedLeaderElection() bool          { return true }

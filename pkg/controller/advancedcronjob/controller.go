@@ -52,7 +52,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		r.Recorder = mgr.GetEventRecorder("advancedcronjob-controller")
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("advancedcronjob").
+		Named("advancedcronjob-controller").
 		For(&v1beta1.AdvancedCronJob{}).
 		Owns(&batchv1.Job{}).
 		Owns(&v1beta1.BroadcastJob{}).

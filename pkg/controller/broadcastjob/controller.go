@@ -73,7 +73,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	}
 	r.expectations = podcontrol.NewExpectations()
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("broadcastjob").
+		Named("broadcastjob-controller").
 		For(&v1beta1.BroadcastJob{}).
 		Watches(&corev1.Pod{}, podcontrol.ToController(gvk.GroupKind()), builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 			return podChanged(e.ObjectOld.(*corev1.Pod), e.ObjectNew.(*corev1.Pod))

@@ -107,11 +107,6 @@ func (r *Reconciler) pruneRevisions(ctx context.Context, cs *v1alpha1.CloneSet, 
 	r.Control().PruneRevisions(ctx, r.owner(cs), obs.revisions, inUse, ptr.Deref(obs.snap.Spec.RevisionHistoryLimit, 10))
 }
 
-// writeStatus writes status as the CloneSet's status (Reconcile calls it only for a change).
-func (r *Reconciler) writeStatus(ctx context.Context, cs *v1alpha1.CloneSet, status v1alpha1.CloneSetStatus) error {
-	return r.Control().WriteStatus(ctx, cs, status)
-}
-
 func (r *Reconciler) event(cs *v1alpha1.CloneSet, typ, reason, format string, args ...any) {
 	if r.Recorder != nil {
 		r.Recorder.Eventf(cs, nil, typ, reason, reason, format, args...)

@@ -19,6 +19,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
+	"github.com/kruise-ng/kruise/pkg/platform/openkruisemetrics"
 )
 
 // The controller's permissions, generated into config/rbac.
@@ -61,6 +62,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
+		Named("cloneset-controller").
 		For(&v1alpha1.CloneSet{}).
 		Watches(&corev1.Pod{}, podcontrol.ToController(gvk.GroupKind())).
 		Owns(&appsv1.ControllerRevision{}).
@@ -79,6 +81,9 @@ func (r *Reconciler) orphanOwners(ctx context.Context, o client.Object) []reconc
 // the CloneSet's kind).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	sh := r.Shared("cloneset")
-	sh.CacheLagReads = cacheLagReads
+	sh.CacheLag = func(w client.Object) {
+		cacheLagReads.Inc()
+		openkruisemetrics.CloneSetExpectationLeaked(w.GetNamespace(), w.GetName()) // OpenKruise's name for it
+	}
 	return workloadloop.Reconcile(ctx, req, sh, kind{r}, &v1alpha1.CloneSet{})
 }

@@ -32,7 +32,7 @@ import (
 const (
 	ReasonReleased     = "LaunchBarrierReleased"
 	ReasonNotOwned     = "LaunchBarrierNotOwned"
-	controllerName     = "containerlaunchpriority"
+	controllerName     = "container-launch-priority-controller"
 	podKind, podAPIVer = "Pod", "v1"
 )
 

@@ -55,7 +55,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("advanced-daemonset").
+		Named("daemonset-controller").
 		For(&v1beta1.DaemonSet{}).
 		Watches(&corev1.Pod{}, podcontrol.ToController(gvk.GroupKind())).
 		Owns(&appsv1.ControllerRevision{}).

@@ -49,7 +49,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	}
 	r.pending = newPending()
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("ephemeraljob").
+		Named("ephemeraljob-controller").
 		For(&v1alpha1.EphemeralJob{}).
 		Watches(&corev1.Pod{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

@@ -35,6 +35,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		r.Clock = clock.RealClock{}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
+		Named("imagelistpulljob-controller").
 		For(&v1beta1.ImageListPullJob{}).
 		Owns(&v1beta1.ImagePullJob{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).

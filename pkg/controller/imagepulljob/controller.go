@@ -54,6 +54,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		r.Reader = mgr.GetAPIReader()
 	}
 	return ctrl.NewControllerManagedBy(mgr).
+		Named("imagepulljob-controller").
 		For(&v1beta1.ImagePullJob{}).
 		Watches(&v1beta1.NodeImage{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, _ event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

@@ -176,7 +176,7 @@ func (r *Reconciler) dropTags(ctx context.Context, ni *v1beta1.NodeImage, expire
 // SetupWithManager watches Nodes and the NodeImages they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("nodeimage").
+		Named("nodeimage-controller").
 		For(&corev1.Node{}).
 		Owns(&v1beta1.NodeImage{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).

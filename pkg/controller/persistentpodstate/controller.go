@@ -61,7 +61,7 @@ type Reconciler struct {
 // SetupWithManager runs the controller on the leader with workers workers.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("persistentpodstate").
+		Named("persistentpodstate-controller").
 		For(&v1alpha1.PersistentPodState{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.forPod), builder.WithPredicates(podChanges)).
 		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload(workloadfinder.StatefulSetKind))).

@@ -44,7 +44,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, recorder events.EventRecorder,
 	}
 	opts := controller.Options{MaxConcurrentReconciles: workers}
 	nodes := &Nodes{Client: c, Recorder: recorder}
-	if err := ctrl.NewControllerManagedBy(mgr).Named("nodepodprobe").WithOptions(opts).
+	if err := ctrl.NewControllerManagedBy(mgr).Named("NodePodProbe-controller").WithOptions(opts).
 		For(&corev1.Node{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 			return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
 		}})).
@@ -69,7 +69,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, recorder events.EventRecorder,
 		return err
 	}
 	markers := &Markers{Client: c}
-	return ctrl.NewControllerManagedBy(mgr).Named("podprobemarker").WithOptions(opts).
+	return ctrl.NewControllerManagedBy(mgr).Named("PodProbeMarker-controller").WithOptions(opts).
 		For(&v1alpha1.PodProbeMarker{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(markers.ofPod)).
 		Watches(&v1alpha1.NodePodProbe{}, handler.EnqueueRequestsFromMapFunc(markers.ofNodePodProbe)).

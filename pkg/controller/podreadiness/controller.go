@@ -162,7 +162,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: crr.Namespace, Name: crr.Spec.PodName}}}
 	})
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("podreadiness").
+		Named("pod-readiness-controller").
 		For(&corev1.Pod{}, builder.WithPredicates(gated)).
 		Watches(&v1alpha1.ContainerRecreateRequest{}, requestPod).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).

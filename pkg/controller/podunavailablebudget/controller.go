@@ -47,7 +47,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	}
 	inNamespace := handler.EnqueueRequestsFromMapFunc(r.budgetsIn)
 	b := ctrl.NewControllerManagedBy(mgr).
-		Named("podunavailablebudget").
+		Named("podunavailablebudget-controller").
 		For(&policyv1alpha1.PodUnavailableBudget{}).
 		// A pod's readiness moves the counts; a workload's replicas move what the budget counts on
 		// (a scale-in then never runs into the budget).

@@ -66,7 +66,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 	if r.Live == nil {
 		r.Live = mgr.GetAPIReader()
 	}
-	b := ctrl.NewControllerManagedBy(mgr).Named("resourcedistribution").
+	b := ctrl.NewControllerManagedBy(mgr).Named("resourcedistribution-controller").
 		For(&appsv1alpha1.ResourceDistribution{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.all)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers})

@@ -110,7 +110,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, wor
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("sidecarset").
+		Named("sidecarset-controller").
 		For(&v1beta1.SidecarSet{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			var out []reconcile.Request

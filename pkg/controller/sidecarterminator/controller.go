@@ -39,7 +39,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		pod, ok := o.(*corev1.Pod)
 		return ok && Due(pod)
 	})
-	return ctrl.NewControllerManagedBy(mgr).Named("sidecarterminator").
+	return ctrl.NewControllerManagedBy(mgr).Named("sidecarterminator-controller").
 		For(&corev1.Pod{}, builder.WithPredicates(due)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)

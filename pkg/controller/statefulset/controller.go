@@ -53,7 +53,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("advanced-statefulset").
+		Named("statefulset-controller").
 		For(&v1beta1.StatefulSet{}).
 		Watches(&corev1.Pod{}, podcontrol.ToController(gvk.GroupKind())).
 		Owns(&appsv1.ControllerRevision{}).

@@ -61,7 +61,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	b := ctrl.NewControllerManagedBy(mgr).Named("uniteddeployment").For(&appsv1alpha1.UnitedDeployment{})
+	b := ctrl.NewControllerManagedBy(mgr).Named("uniteddeployment-controller").For(&appsv1alpha1.UnitedDeployment{})
 	for _, k := range kinds {
 		b = b.Owns(k.New())
 	}

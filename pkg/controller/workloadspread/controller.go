@@ -56,7 +56,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	}
 	inNamespace := handler.EnqueueRequestsFromMapFunc(r.spreadsIn)
 	b := ctrl.NewControllerManagedBy(mgr).
-		Named("workloadspread").
+		Named("workloadspread-controller").
 		For(&appsv1alpha1.WorkloadSpread{}).
 		// Pods move the counts; a workload's replicas move the percentages and its revision the
 		// deletion costs.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
@@ -76,8 +75,9 @@ type Shared struct {
 	Name string
 	// PreDownload is the kind's pre-download feature gate.
 	PreDownload bool
-	// CacheLagReads, if set, counts the reads around a lagging cache.
-	CacheLagReads prometheus.Counter
+	// CacheLag, if set, is told of each read around a lagging cache (the workload's own writes
+	// not in it after ExpectationTimeout), for the kind's metrics.
+	CacheLag func(w client.Object)
 }
 
 // Reconcile brings the workload named by req, read into w, one step closer to its spec.
@@ -154,8 +154,8 @@ func settle[W client.Object, O, P, S any](ctx context.Context, sh Shared, k Kind
 func pending[W client.Object, O, P, S any](ctx context.Context, sh Shared, k Kind[W, O, P, S], w W, obs O, now time.Time) (bool, error) {
 	key := client.ObjectKeyFromObject(w).String()
 	return sh.Expectations.Pending(key, k.Pods(obs), now, ExpectationTimeout, func() (map[string]*corev1.Pod, error) {
-		if sh.CacheLagReads != nil {
-			sh.CacheLagReads.Inc()
+		if sh.CacheLag != nil {
+			sh.CacheLag(w)
 		}
 		ctrl.LoggerFrom(ctx).Info("pod writes not in the cache after the expectation timeout; checking them against the API server",
 			"timeout", ExpectationTimeout)

@@ -1,6 +1,7 @@
 package budgetguard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/podbudget"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
 	"github.com/kruise-ng/kruise/pkg/platform/liveread"
+	"github.com/kruise-ng/kruise/pkg/platform/openkruisemetrics"
 	"github.com/kruise-ng/kruise/pkg/webhook/livepod"
 	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
@@ -71,6 +73,20 @@ func Register(srv webhook.Server, scheme *runtime.Scheme, h *Handler) {
 	mount.Admission(srv, PathPrefix, h)
 }
 
+// RefusedReason is the reason of the Warning event on a pod whose disruption a budget refused,
+// OpenKruise's.
+const RefusedReason = "PubPreventPodDeletion"
+
+// countRefusal counts a refused disruption of pod in OpenKruise's pod_unavailable_budget metric, by
+// the pod's controller (kind "unknown" and the pod's name when none).
+func countRefusal(pod *corev1.Pod, user string) {
+	kind, name := "unknown", pod.Name
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		kind, name = ref.Kind, ref.Name
+	}
+	openkruisemetrics.BudgetRefused(kind, cmp.Or(pod.Namespace, metav1.NamespaceDefault), name, user)
+}
+
 // Handle answers one admission.
 func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
 	pod, op, err := h.operation(ctx, req)
@@ -98,8 +114,9 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		return admission.Allowed("")
 	}
 	if h.Recorder != nil {
-		h.Recorder.Eventf(pod, pub, corev1.EventTypeWarning, "PodUnavailableBudgetRefused", string(op), "%s refused: %s", op, dec.Reason)
+		h.Recorder.Eventf(pod, pub, corev1.EventTypeWarning, RefusedReason, string(op), "%s refused: %s", op, dec.Reason)
 	}
+	countRefusal(pod, req.UserInfo.Username)
 	msg := fmt.Sprintf("%s of pod %s/%s refused: %s", op, pod.Namespace, pod.Name, dec.Reason)
 	if op == policyv1alpha1.PubEvictOperation {
 		// 429 without Retry-After, as Kubernetes answers for a PodDisruptionBudget: eviction clients

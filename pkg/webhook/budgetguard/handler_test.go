@@ -182,7 +182,7 @@ func TestHandlerDeleteThenRefuse(t *testing.T) {
 	}
 	select {
 	case e := <-rec.Events:
-		if !strings.Contains(e, "PodUnavailableBudgetRefused") {
+		if !strings.Contains(e, RefusedReason) {
 			t.Errorf("event %q", e)
 		}
 	default:

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/platform/openkruisemetrics"
 	"github.com/kruise-ng/kruise/pkg/webhook/mount"
 )
 
@@ -152,6 +153,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	}
 	if err := h.Decide(s, d); err != nil {
 		logf.FromContext(ctx).Info("deletion refused", "object", s.Describe, "user", req.UserInfo.Username, "reason", err.Error())
+		countRefusal(kind, req.Kind.Kind, old.Namespace, old.Name, req.UserInfo.Username)
 		return admission.Denied(err.Error())
 	}
 	return admission.Allowed("")
@@ -239,5 +241,17 @@ func (h *Handler) customResources(ctx context.Context, crd *apiextv1.CustomResou
 			return d, nil
 		}
 		opts.Continue = list.Continue
+	}
+}
+
+// countRefusal counts a refused deletion in OpenKruise's metric for its kind.
+func countRefusal(kind Kind, reqKind, namespace, name, user string) {
+	switch kind {
+	case Namespace:
+		openkruisemetrics.NamespaceDeletionRefused(name, user)
+	case CustomResourceDefinition:
+		openkruisemetrics.CRDDeletionRefused(name, user)
+	default:
+		openkruisemetrics.WorkloadDeletionRefused(reqKind, namespace, name, user)
 	}
 }
