@@ -1,18 +1,17 @@
 package advancedcronjob
 
 import (
-	"fmt"
-	"math/rand"
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/platform/seqsim"
 )
 
 // world is the cluster a simulated controller acts on: the cron job's status and its children.
@@ -45,113 +44,148 @@ func (w *world) view(now time.Time) view {
 // BroadcastJob loop of kruise#862/#1488), Forbid never lets two children run, lastScheduleTime
 // never goes back, and a tick reconciled in time with nothing in its way gets its child.
 func TestSequenceInvariants(t *testing.T) {
-	rng := rand.New(rand.NewSource(20250310))
+	start := time.Date(2025, 3, 10, 10, 0, 30, 0, time.UTC)
+	seqsim.Sequence{Seeds: seqsim.Seeds{First: 1, Count: 300}, Start: start, Tick: seqsim.Seconds(0, 39)}.Run(t, func(h *seqsim.History) {
+		c := newCronSim(h)
+		h.Steps(200, c.step)
+	})
+}
+
+// cronSim is one seeded history of a cron job: the world, the views of it the cache showed, and
+// what the checks remember across steps.
+type cronSim struct {
+	h       *seqsim.History
+	start   time.Time
+	policy  v1beta1.AdvancedCronJobConcurrencyPolicy
+	acj     *v1beta1.AdvancedCronJob
+	w       *world
+	history []view // the world after each step; the cache shows one of them
+	cache   int    // the view the cache shows: it never goes back, nor lags by 25s or more
+	created createdTicks
+	// everCreated are the children ever created; lastSeen the latest lastScheduleTime written.
+	everCreated map[string]bool
+	lastSeen    time.Time
+}
+
+func newCronSim(h *seqsim.History) *cronSim {
+	rng := h.Rand()
 	policies := []v1beta1.AdvancedCronJobConcurrencyPolicy{v1beta1.AdvancedCronJobAllowConcurrent,
 		v1beta1.AdvancedCronJobForbidConcurrent, v1beta1.AdvancedCronJobReplaceConcurrent}
-	for run := 0; run < 300; run++ {
-		policy := policies[rng.Intn(len(policies))]
-		t.Run(fmt.Sprintf("%d-%s", run, policy), func(t *testing.T) {
-			simulate(t, rng, policy)
-		})
+	c := &cronSim{h: h, start: h.Now(), policy: policies[rng.IntN(len(policies))], acj: newACJ("*/1 * * * *", h.Now()),
+		w: &world{children: map[string]child{}}, everCreated: map[string]bool{}}
+	c.acj.Spec.ConcurrencyPolicy = c.policy
+	c.acj.Spec.SuccessfulJobsHistoryLimit = ptr.To(int32(rng.IntN(3)))
+	c.acj.Spec.FailedJobsHistoryLimit = ptr.To(int32(rng.IntN(2)))
+	h.Logf("policy %s, history limits %d succeeded, %d failed", c.policy, *c.acj.Spec.SuccessfulJobsHistoryLimit,
+		*c.acj.Spec.FailedJobsHistoryLimit)
+	return c
+}
+
+// step moves the children on, reconciles from what the cache shows and checks the result.
+func (c *cronSim) step() bool {
+	now := c.h.Now()
+	c.moveChildren()
+	v, fresh := c.read()
+	a := c.acj.DeepCopy()
+	a.Status = v.status
+	s := &snapshot{ACJ: a, Kind: v1beta1.AdvancedCronJobJobTemplateKind, Children: v.children}
+	c.created.expect(s)
+	p := plan(s, now, utc)
+	run := "none"
+	if !p.Run.IsZero() {
+		run = p.Run.Format(time.TimeOnly)
+	}
+	c.h.Logf("reconcile from the view of +%v (fresh %v): run %s, delete %d", v.at.Sub(c.start), fresh, run, len(p.Delete))
+	made := c.apply(a, p)
+	if c.policy == v1beta1.AdvancedCronJobForbidConcurrent && fresh {
+		running := 0
+		for _, ch := range c.w.children {
+			if ch.State == childActive {
+				running++
+			}
+		}
+		if running > 1 {
+			c.h.Fatalf("%d children run under Forbid", running)
+		}
+	}
+	if v.version == c.w.version { // a write from a stale read conflicts
+		c.w.status = computeStatus(s, p, made)
+		c.w.version++
+	}
+	if lst := c.w.status.LastScheduleTime; lst != nil {
+		if lst.Time.Before(c.lastSeen) {
+			c.h.Fatalf("lastScheduleTime went back from %v to %v", c.lastSeen, lst.Time)
+		}
+		c.lastSeen = lst.Time
+	}
+	// A fresh reconcile with nothing in the way starts the current tick: under Forbid a
+	// running child is in the way, under Forbid and Replace a child the cache does not show
+	// yet (for expectationTimeout at most).
+	tick := now.Truncate(time.Minute)
+	blocked := c.policy == v1beta1.AdvancedCronJobForbidConcurrent && slices.ContainsFunc(v.children, func(ch child) bool { return ch.State == childActive }) ||
+		c.policy != v1beta1.AdvancedCronJobAllowConcurrent && s.PendingUntil.After(now)
+	if fresh && !blocked && tick.After(c.start) && !c.everCreated[ChildName("cj", tick)] {
+		c.h.Fatalf("the tick %v was due and not started (plan %+v)", tick, p)
+	}
+	return false
+}
+
+// moveChildren plays the children's own controllers and users: children finish, fail or go.
+func (c *cronSim) moveChildren() {
+	for _, name := range slices.Sorted(maps.Keys(c.w.children)) {
+		ch := c.w.children[name]
+		switch r := c.h.Rand().IntN(10); {
+		case ch.State == childActive && r < 3:
+			ch.State = childSucceeded
+		case ch.State == childActive && r < 4:
+			ch.State = childFailed
+		case ch.State != childActive && r < 6: // ttlSecondsAfterFinished, or a user
+			delete(c.w.children, name)
+			c.h.Logf("child %s deleted", name)
+			continue
+		}
+		c.w.children[name] = ch
 	}
 }
 
-func simulate(t *testing.T, rng *rand.Rand, policy v1beta1.AdvancedCronJobConcurrencyPolicy) {
-	start := time.Date(2025, 3, 10, 10, 0, 30, 0, time.UTC)
-	clk := testingclock.NewFakeClock(start)
-	acj := newACJ("*/1 * * * *", start)
-	acj.Spec.ConcurrencyPolicy = policy
-	acj.Spec.SuccessfulJobsHistoryLimit = ptr.To(int32(rng.Intn(3)))
-	acj.Spec.FailedJobsHistoryLimit = ptr.To(int32(rng.Intn(2)))
-	w := &world{children: map[string]child{}}
-	var history []view // the world after each step; the cache shows one of them
-	cache := 0         // the view the cache shows: it never goes back, nor lags by 25s or more
-	var created createdTicks
-	everCreated := map[string]bool{}
-	var lastSeen time.Time
-
-	for step := 0; step < 200; step++ {
-		clk.Step(time.Duration(rng.Intn(40)) * time.Second)
-		now := clk.Now()
-		for name, c := range w.children { // the children's own controllers and users
-			switch r := rng.Intn(10); {
-			case c.State == childActive && r < 3:
-				c.State = childSucceeded
-			case c.State == childActive && r < 4:
-				c.State = childFailed
-			case c.State != childActive && r < 6: // ttlSecondsAfterFinished, or a user
-				delete(w.children, name)
-				continue
-			}
-			w.children[name] = c
-		}
-		history = append(history, w.view(now))
-		if rng.Intn(3) > 0 {
-			cache = len(history) - 1
-		}
-		for now.Sub(history[cache].at) >= 25*time.Second {
-			cache++
-		}
-		v := history[cache]
-		fresh := cache == len(history)-1
-
-		a := acj.DeepCopy()
-		a.Status = v.status
-		s := &snapshot{ACJ: a, Kind: v1beta1.AdvancedCronJobJobTemplateKind, Children: v.children}
-		created.expect(s)
-		p := plan(s, now, utc)
-
-		for _, d := range p.Delete {
-			delete(w.children, d.Child.Name)
-		}
-		var made *child
-		if !p.Run.IsZero() {
-			name := ChildName("cj", p.Run)
-			if existing, ok := w.children[name]; ok {
-				made = &existing // AlreadyExists: this cron job's child for the tick
-			} else {
-				if everCreated[name] {
-					t.Fatalf("step %d at %v: the tick %v got a second child %s (plan %+v)", step, now, p.Run, name, p)
-				}
-				everCreated[name] = true
-				tick := p.Run
-				c := child{Name: name, UID: types.UID("uid-" + name), ScheduledAt: &tick, State: childActive}
-				w.children[name] = c
-				made = &c
-			}
-			created.record(a, p.Run, now)
-		}
-		if policy == v1beta1.AdvancedCronJobForbidConcurrent && fresh {
-			running := 0
-			for _, c := range w.children {
-				if c.State == childActive {
-					running++
-				}
-			}
-			if running > 1 {
-				t.Fatalf("step %d at %v: %d children run under Forbid", step, now, running)
-			}
-		}
-		if v.version == w.version { // a write from a stale read conflicts
-			w.status = computeStatus(s, p, made)
-			w.version++
-		}
-		if lst := w.status.LastScheduleTime; lst != nil {
-			if lst.Time.Before(lastSeen) {
-				t.Fatalf("step %d: lastScheduleTime went back from %v to %v", step, lastSeen, lst.Time)
-			}
-			lastSeen = lst.Time
-		}
-		// A fresh reconcile with nothing in the way starts the current tick: under Forbid a
-		// running child is in the way, under Forbid and Replace a child the cache does not show
-		// yet (for expectationTimeout at most).
-		tick := now.Truncate(time.Minute)
-		blocked := policy == v1beta1.AdvancedCronJobForbidConcurrent && slices.ContainsFunc(v.children, func(c child) bool { return c.State == childActive }) ||
-			policy != v1beta1.AdvancedCronJobAllowConcurrent && s.PendingUntil.After(now)
-		if fresh && !blocked && tick.After(start) && !everCreated[ChildName("cj", tick)] {
-			t.Fatalf("step %d at %v: the tick %v was due and not started (plan %+v)", step, now, tick, p)
-		}
+// read records the world as it is now and returns the view the cache shows, and whether that is
+// the world as it is now.
+func (c *cronSim) read() (view, bool) {
+	now := c.h.Now()
+	c.history = append(c.history, c.w.view(now))
+	if c.h.Rand().IntN(3) > 0 {
+		c.cache = len(c.history) - 1
 	}
+	for now.Sub(c.history[c.cache].at) >= 25*time.Second {
+		c.cache++
+	}
+	return c.history[c.cache], c.cache == len(c.history)-1
+}
+
+// apply carries out plan p made for a: deletions, and the child of the tick to run unless it
+// exists (AlreadyExists); it returns the child of the tick, if any.
+func (c *cronSim) apply(a *v1beta1.AdvancedCronJob, p *Plan) *child {
+	now := c.h.Now()
+	for _, d := range p.Delete {
+		delete(c.w.children, d.Child.Name)
+	}
+	if p.Run.IsZero() {
+		return nil
+	}
+	c.created.record(a, p.Run, now)
+	name := ChildName("cj", p.Run)
+	if existing, ok := c.w.children[name]; ok {
+		return &existing // AlreadyExists: this cron job's child for the tick
+	}
+	if c.everCreated[name] {
+		c.h.Fatalf("the tick %v got a second child %s (plan %+v)", p.Run, name, p)
+	}
+	c.everCreated[name] = true
+	tick := p.Run
+	ch := child{Name: name, UID: types.UID("uid-" + name), ScheduledAt: &tick, State: childActive}
+	c.w.children[name] = ch
+	c.h.Logf("child %s created", name)
+	return &ch
 }
 
 // TestComputeStatus: the status lists the running children by name and the latest tick run.

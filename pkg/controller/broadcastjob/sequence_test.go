@@ -3,11 +3,8 @@ package broadcastjob
 import (
 	"fmt"
 	"maps"
-	"math/rand"
 	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,25 +13,24 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/nodeeligibility"
+	"github.com/kruise-ng/kruise/pkg/platform/seqsim"
 )
 
-// sim is a cluster for one job: nodes that come, go and get tainted, pods the job's plans create
-// and delete and that run, restart, succeed and fail on their own, and a clock.
+// sim is a cluster for one job in a seeded history (h): nodes that come, go and get tainted, pods
+// the job's plans create and delete and that run, restart, succeed and fail on their own.
 type sim struct {
-	rnd   *rand.Rand
-	now   time.Time
+	h     *seqsim.History
 	job   *v1beta1.BroadcastJob
 	nodes map[string]*corev1.Node
 	pods  map[string]*corev1.Pod
 	seq   int
-	log   []string
 }
 
-func newSim(seed int64) *sim {
-	rnd := rand.New(rand.NewSource(seed))
+func newSim(h *seqsim.History) *sim {
+	rnd := h.Rand()
 	job := newJob(func(j *v1beta1.BroadcastJob) {
 		j.Status = v1beta1.BroadcastJobStatus{}
-		switch rnd.Intn(4) {
+		switch rnd.IntN(4) {
 		case 0:
 			j.Spec.Parallelism = &[]intstr.IntOrString{intstr.FromInt32(1)}[0]
 		case 1:
@@ -43,17 +39,19 @@ func newSim(seed int64) *sim {
 			j.Spec.Parallelism = &[]intstr.IntOrString{intstr.FromInt32(3)}[0]
 		}
 		j.Spec.FailurePolicy.Type = []v1beta1.BroadcastJobFailurePolicyType{v1beta1.BroadcastJobFailurePolicyTypeFailFast,
-			v1beta1.BroadcastJobFailurePolicyTypeContinue, v1beta1.BroadcastJobFailurePolicyTypePause}[rnd.Intn(3)]
-		j.Spec.FailurePolicy.RestartLimit = int32(rnd.Intn(3))
-		if rnd.Intn(2) == 0 {
+			v1beta1.BroadcastJobFailurePolicyTypeContinue, v1beta1.BroadcastJobFailurePolicyTypePause}[rnd.IntN(3)]
+		j.Spec.FailurePolicy.RestartLimit = int32(rnd.IntN(3))
+		if rnd.IntN(2) == 0 {
 			j.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
 		}
-		if rnd.Intn(3) == 0 {
+		if rnd.IntN(3) == 0 {
 			never(j)
 		}
 	})
-	s := &sim{rnd: rnd, now: t0, job: job, nodes: map[string]*corev1.Node{}, pods: map[string]*corev1.Pod{}}
-	for i := range 2 + rnd.Intn(5) {
+	h.Logf("parallelism %v, failure policy %s, restart limit %d, restart policy %s, completes %v", job.Spec.Parallelism,
+		job.Spec.FailurePolicy.Type, job.Spec.FailurePolicy.RestartLimit, job.Spec.Template.Spec.RestartPolicy, alwaysCompletes(job))
+	s := &sim{h: h, job: job, nodes: map[string]*corev1.Node{}, pods: map[string]*corev1.Pod{}}
+	for i := range 2 + rnd.IntN(5) {
 		s.nodes[fmt.Sprintf("n%d", i)] = newNode(fmt.Sprintf("n%d", i))
 	}
 	return s
@@ -72,22 +70,21 @@ func (s *sim) snapshot() Snapshot {
 
 // reconcile plans, checks the plan's invariants and carries it out; it reports false once the
 // job is deleted.
-func (s *sim) reconcile(t *testing.T) bool {
-	t.Helper()
+func (s *sim) reconcile() bool {
 	snap := s.snapshot()
-	plan := Compute(snap, s.now)
-	s.log = append(s.log, fmt.Sprintf("%s plan: %s", s.now.Format("15:04:05"), describePlan(plan)))
-	s.check(t, snap, plan)
+	plan := Compute(snap, s.h.Now())
+	s.h.Logf("plan: %s", describePlan(plan))
+	s.check(snap, plan)
 	for _, d := range plan.Delete {
 		if p := s.pods[d.Pod.Name]; p != nil && p.DeletionTimestamp == nil {
-			p.DeletionTimestamp = &metav1.Time{Time: s.now}
+			p.DeletionTimestamp = &metav1.Time{Time: s.h.Now()}
 		}
 	}
 	for _, node := range plan.Create {
 		pod := NewPod(s.job, node)
 		s.seq++
 		pod.Name, pod.UID = fmt.Sprintf("p%d", s.seq), types.UID(fmt.Sprintf("u%d", s.seq))
-		pod.CreationTimestamp = metav1.NewTime(s.now)
+		pod.CreationTimestamp = metav1.NewTime(s.h.Now())
 		pod.Status.Phase = corev1.PodPending
 		s.pods[pod.Name] = pod
 	}
@@ -96,15 +93,11 @@ func (s *sim) reconcile(t *testing.T) bool {
 }
 
 // check asserts the invariants of one plan made from snap.
-func (s *sim) check(t *testing.T, snap Snapshot, plan Plan) {
-	t.Helper()
-	fail := func(format string, args ...any) {
-		t.Fatalf("%s\nhistory:\n%s", fmt.Sprintf(format, args...), strings.Join(s.log, "\n"))
-	}
+func (s *sim) check(snap Snapshot, plan Plan) {
 	job := snap.Job
 	if Finished(job) {
 		if len(plan.Create)+len(plan.Delete) > 0 || len(plan.Events) > 0 {
-			fail("a finished job acted: %s", describePlan(plan))
+			s.h.Fatalf("a finished job acted: %s", describePlan(plan))
 		}
 		return
 	}
@@ -120,35 +113,34 @@ func (s *sim) check(t *testing.T, snap Snapshot, plan Plan) {
 	for _, name := range plan.Create {
 		node := s.nodes[name]
 		if onNode[name] {
-			fail("created a second pod on %s", name)
+			s.h.Fatalf("created a second pod on %s", name)
 		}
 		if node == nil || !nodeeligibility.Evaluate(node, &job.Spec.Template.Spec, nodeeligibility.Rules{Resources: true}).Run {
-			fail("created a pod on %s, which does not take it", name)
+			s.h.Fatalf("created a pod on %s, which does not take it", name)
 		}
 		onNode[name] = true
 	}
 	// Parallelism bounds what creations leave active.
 	if limit, err := parallelism(job.Spec.Parallelism, int(plan.Status.Desired)); len(plan.Create) > 0 && (err != nil || plan.Status.Active > limit) {
-		fail("created %d pods leaving %d active, parallelism %d", len(plan.Create), plan.Status.Active, limit)
+		s.h.Fatalf("created %d pods leaving %d active, parallelism %d", len(plan.Create), plan.Status.Active, limit)
 	}
 	pol := job.Spec.FailurePolicy.Type
 	finished := Finished(&v1beta1.BroadcastJob{Spec: job.Spec, Status: plan.Status})
 	switch {
 	case failed && pol == v1beta1.BroadcastJobFailurePolicyTypeFailFast && (!finished || plan.Status.Phase != v1beta1.BroadcastJobPhaseFailed):
-		fail("FailFast with a failed pod did not fail the job: %s", describePlan(plan))
+		s.h.Fatalf("FailFast with a failed pod did not fail the job: %s", describePlan(plan))
 	case failed && pol == v1beta1.BroadcastJobFailurePolicyTypePause && (len(plan.Create) > 0 || finished):
-		fail("Pause with a failed pod went on: %s", describePlan(plan))
+		s.h.Fatalf("Pause with a failed pod went on: %s", describePlan(plan))
 	case finished && len(plan.Create) > 0:
-		fail("a plan that finishes the job creates pods: %s", describePlan(plan))
+		s.h.Fatalf("a plan that finishes the job creates pods: %s", describePlan(plan))
 	}
 }
 
-// step changes the cluster at random: a pod runs, restarts, ends or goes; a node changes; time passes.
+// step changes the cluster at random: a pod runs, restarts, ends or goes; a node changes.
 func (s *sim) step(settle bool) {
-	s.now = s.now.Add(time.Duration(1+s.rnd.Intn(5)) * time.Second)
 	names := slices.Sorted(maps.Keys(s.pods))
-	if len(names) > 0 && (settle || s.rnd.Intn(3) > 0) {
-		p := s.pods[names[s.rnd.Intn(len(names))]]
+	if len(names) > 0 && (settle || s.h.Rand().IntN(3) > 0) {
+		p := s.pods[names[s.h.Rand().IntN(len(names))]]
 		s.progress(p, settle)
 		return
 	}
@@ -156,8 +148,8 @@ func (s *sim) step(settle bool) {
 		return
 	}
 	nodeNames := slices.Sorted(maps.Keys(s.nodes))
-	n := s.nodes[nodeNames[s.rnd.Intn(len(nodeNames))]]
-	switch s.rnd.Intn(6) {
+	n := s.nodes[nodeNames[s.h.Rand().IntN(len(nodeNames))]]
+	switch s.h.Rand().IntN(6) {
 	case 0:
 		n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
 	case 1:
@@ -185,7 +177,7 @@ func (s *sim) progress(p *corev1.Pod, settle bool) {
 		p.Status.Phase = corev1.PodRunning
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c"}}
 	case p.Status.Phase == corev1.PodRunning:
-		r := s.rnd.Intn(4)
+		r := s.h.Rand().IntN(4)
 		switch {
 		case r == 0 && !settle:
 			p.Status.Phase = corev1.PodFailed
@@ -203,43 +195,45 @@ func (s *sim) progress(p *corev1.Pod, settle bool) {
 // at every plan (check), and once the cluster settles an Always job finishes and a Never job has
 // a pod on every node that takes it.
 func TestBroadcastJobSequences(t *testing.T) {
-	for seed := int64(1); seed <= 300; seed++ {
-		s := newSim(seed)
-		alive := true
-		for range 120 {
-			if !alive {
-				break
-			}
-			if s.rnd.Intn(2) == 0 {
-				alive = s.reconcile(t)
+	seqsim.Sequence{Seeds: seqsim.Seeds{First: 1, Count: 300}, Start: t0, Tick: seqsim.Seconds(1, 5)}.Run(t, func(h *seqsim.History) {
+		s := newSim(h)
+		// Every other step or so a reconcile, with pods and nodes changing at random; then the
+		// cluster settles, a reconcile at every step. A plan that deletes the job ends the history.
+		deleted := h.Steps(120, func() bool {
+			alive := true
+			if h.Rand().IntN(2) == 0 {
+				alive = s.reconcile()
 			}
 			s.step(false)
-		}
-		for range 200 {
-			if !alive {
-				break
-			}
-			alive = s.reconcile(t)
+			return !alive
+		}) || h.Steps(200, func() bool {
+			alive := s.reconcile()
 			s.step(true)
+			return !alive
+		})
+		if !deleted {
+			s.reconcile()
+			s.checkSettled()
 		}
-		if !alive {
-			continue
-		}
-		s.reconcile(t)
-		st := s.job.Status
-		pausedByFailure := s.job.Spec.FailurePolicy.Type == v1beta1.BroadcastJobFailurePolicyTypePause && st.Failed > 0
-		switch {
-		case alwaysCompletes(s.job) && !Finished(s.job) && !pausedByFailure:
-			t.Fatalf("seed %d: an Always job did not finish once settled: %+v\n%s", seed, st, strings.Join(s.log, "\n"))
-		case !alwaysCompletes(s.job) && !Finished(s.job) && !pausedByFailure:
-			for name, node := range s.nodes {
-				has := false
-				for _, p := range s.pods {
-					has = has || nodeeligibility.TargetNode(p) == name
-				}
-				if !has && nodeeligibility.Evaluate(node, &s.job.Spec.Template.Spec, nodeeligibility.Rules{Resources: true}).Run {
-					t.Fatalf("seed %d: a Never job left node %s without a pod\n%s", seed, name, strings.Join(s.log, "\n"))
-				}
+	})
+}
+
+// checkSettled asserts where a settled job ends: an Always job finished, a Never job with a pod on
+// every node that takes it (unless a failure paused it).
+func (s *sim) checkSettled() {
+	st := s.job.Status
+	pausedByFailure := s.job.Spec.FailurePolicy.Type == v1beta1.BroadcastJobFailurePolicyTypePause && st.Failed > 0
+	switch {
+	case alwaysCompletes(s.job) && !Finished(s.job) && !pausedByFailure:
+		s.h.Fatalf("an Always job did not finish once settled: %+v", st)
+	case !alwaysCompletes(s.job) && !Finished(s.job) && !pausedByFailure:
+		for _, name := range slices.Sorted(maps.Keys(s.nodes)) {
+			has := false
+			for _, p := range s.pods {
+				has = has || nodeeligibility.TargetNode(p) == name
+			}
+			if !has && nodeeligibility.Evaluate(s.nodes[name], &s.job.Spec.Template.Spec, nodeeligibility.Rules{Resources: true}).Run {
+				s.h.Fatalf("a Never job left node %s without a pod", name)
 			}
 		}
 	}

@@ -3,9 +3,7 @@ package cloneset
 import (
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,15 +16,14 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
+	"github.com/kruise-ng/kruise/pkg/platform/seqsim"
 )
 
-// sim plays the CloneSet controller and the cluster: each step the clock advances, pods become
-// ready, finish terminating, the spec may change, the planner runs on what the controller's cache
-// shows, its invariants are checked and its plan is applied to the true pods.
+// sim plays the CloneSet controller and the cluster in one seeded history (h): each step the clock
+// advances, pods become ready, finish terminating, the spec may change, the planner runs on what
+// the controller's cache shows, its invariants are checked and its plan is applied to the true pods.
 type sim struct {
-	t        *testing.T
-	rng      *rand.Rand
-	now      time.Time
+	h        *seqsim.History
 	spec     v1alpha1.CloneSetSpec
 	current  string
 	update   string
@@ -35,7 +32,6 @@ type sim struct {
 	readyAt  map[string]time.Time
 	removeAt map[string]time.Time
 	nextID   int
-	log      []string
 	seen     map[string]int // what the plans did, to prove the runs exercise each path
 	opts     Options
 	userAt   map[string]time.Time // when the simulated user's hook controller acts on a pod next
@@ -61,9 +57,9 @@ const simKey = "ns/cs"
 
 const stepLen = 5 * time.Second
 
-func newSim(t *testing.T, seed uint64) *sim {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	s := &sim{t: t, rng: rng, now: t0, current: "r0", update: "r0", class: map[string]int{"r0": 0},
+func newSim(h *seqsim.History) *sim {
+	rng := h.Rand()
+	s := &sim{h: h, current: "r0", update: "r0", class: map[string]int{"r0": 0},
 		readyAt: map[string]time.Time{}, removeAt: map[string]time.Time{}, seen: map[string]int{},
 		userAt: map[string]time.Time{}, frames: []frame{{at: t0}}, cacheAt: t0, exp: podcontrol.NewExpectations()}
 	obj := &v1alpha1.CloneSet{}
@@ -96,34 +92,24 @@ func newSim(t *testing.T, seed uint64) *sim {
 	return s
 }
 
-func (s *sim) logf(format string, args ...any) {
-	s.log = append(s.log, fmt.Sprintf("%s ", s.now.Sub(t0))+fmt.Sprintf(format, args...))
-}
-
-func (s *sim) fail(format string, args ...any) {
-	s.t.Helper()
-	tail := s.log[max(0, len(s.log)-40):]
-	s.t.Fatalf("%s\nlast events:\n%s", fmt.Sprintf(format, args...), strings.Join(tail, "\n"))
-}
-
 func (s *sim) after(lo, hi int) time.Time {
-	return s.now.Add(time.Duration(lo+s.rng.IntN(hi-lo+1)) * stepLen)
+	return s.h.Now().Add(time.Duration(lo+s.h.Rand().IntN(hi-lo+1)) * stepLen)
 }
 
-// progress lets time pass: pods become ready and terminating pods go away.
+// progress lets the cluster move on, the clock having advanced: pods become ready and terminating
+// pods go away.
 func (s *sim) progress() {
-	s.now = s.now.Add(stepLen)
 	var kept []*PodFacts
 	for _, p := range s.pods {
-		if p.Terminating && !s.now.Before(s.removeAt[p.Name]) {
-			s.logf("pod %s gone", p.Name)
+		if p.Terminating && !s.h.Now().Before(s.removeAt[p.Name]) {
+			s.h.Logf("pod %s gone", p.Name)
 			continue
 		}
-		if at, ok := s.readyAt[p.Name]; ok && !p.Terminating && !s.now.Before(at) {
+		if at, ok := s.readyAt[p.Name]; ok && !p.Terminating && !s.h.Now().Before(at) {
 			delete(s.readyAt, p.Name)
-			p.Ready, p.ReadySince, p.InPlaceUpdating, p.Phase = true, s.now, false, corev1.PodRunning
+			p.Ready, p.ReadySince, p.InPlaceUpdating, p.Phase = true, s.h.Now(), false, corev1.PodRunning
 			if p.NodeName == "" {
-				p.NodeName = fmt.Sprintf("node-%d", s.rng.IntN(4))
+				p.NodeName = fmt.Sprintf("node-%d", s.h.Rand().IntN(4))
 			}
 		}
 		s.user(p)
@@ -144,7 +130,7 @@ func (s *sim) user(p *PodFacts) {
 		s.userAt[p.Name] = s.after(0, 3)
 		return
 	}
-	if s.now.Before(at) {
+	if s.h.Now().Before(at) {
 		return
 	}
 	delete(s.userAt, p.Name)
@@ -161,42 +147,42 @@ func (s *sim) user(p *PodFacts) {
 	case appspub.LifecycleStateUpdated:
 		p.PreUpdateHeld, p.UpdatedReleased = true, true
 	}
-	s.logf("user acts on %s in %s", p.Name, p.Lifecycle)
+	s.h.Logf("user acts on %s in %s", p.Name, p.Lifecycle)
 }
 
 // chaos changes the spec (or marks a pod for deletion) now and then.
 func (s *sim) chaos() {
-	if s.rng.IntN(100) >= 20 {
+	if s.h.Rand().IntN(100) >= 20 {
 		return
 	}
 	us := &s.spec.UpdateStrategy
-	switch s.rng.IntN(6) {
+	switch s.h.Rand().IntN(6) {
 	case 0, 1:
-		if s.current == s.update || s.rng.IntN(2) == 0 {
+		if s.current == s.update || s.h.Rand().IntN(2) == 0 {
 			s.current = s.update // the previous rollout counts as done
 		}
 		name := fmt.Sprintf("r%d", len(s.class))
 		s.class[name] = s.class[s.update]
-		if us.Type != v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType && s.rng.IntN(2) == 0 {
+		if us.Type != v1alpha1.InPlaceOnlyCloneSetUpdateStrategyType && s.h.Rand().IntN(2) == 0 {
 			s.class[name] = len(s.class)
 		}
 		s.update = name
-		s.logf("new revision %s (class %d)", name, s.class[name])
+		s.h.Logf("new revision %s (class %d)", name, s.class[name])
 	case 2:
-		r := int32(s.rng.IntN(9))
+		r := int32(s.h.Rand().IntN(9))
 		s.spec.Replicas = &r
-		s.logf("replicas %d", r)
+		s.h.Logf("replicas %d", r)
 	case 3:
-		us.Partition = ios([]string{"0", "1", "2", "3", "50%", "100%"}[s.rng.IntN(6)])
-		s.logf("partition %s", us.Partition.String())
+		us.Partition = ios([]string{"0", "1", "2", "3", "50%", "100%"}[s.h.Rand().IntN(6)])
+		s.h.Logf("partition %s", us.Partition.String())
 	case 4:
 		us.Paused = !us.Paused
-		s.logf("paused %v", us.Paused)
+		s.h.Logf("paused %v", us.Paused)
 	case 5:
 		if len(s.pods) > 0 {
-			p := s.pods[s.rng.IntN(len(s.pods))]
+			p := s.pods[s.h.Rand().IntN(len(s.pods))]
 			p.SpecifiedDelete = true
-			s.logf("specified-delete %s", p.Name)
+			s.h.Logf("specified-delete %s", p.Name)
 		}
 	}
 }
@@ -204,17 +190,17 @@ func (s *sim) chaos() {
 // lagBehind makes the seed's cache lag: up to 3×workloadloop.ExpectationTimeout, with spikes (spikeLag).
 func (s *sim) lagBehind() {
 	s.lagging = true
-	s.lag = time.Duration(s.rng.IntN(int(3*workloadloop.ExpectationTimeout/stepLen)+1)) * stepLen
-	s.logf("cache lag %s", s.lag)
+	s.lag = time.Duration(s.h.Rand().IntN(int(3*workloadloop.ExpectationTimeout/stepLen)+1)) * stepLen
+	s.h.Logf("cache lag %s", s.lag)
 }
 
 // spikeLag now and then makes the cache lag up to 3×workloadloop.ExpectationTimeout more for up to a minute.
 func (s *sim) spikeLag() {
-	if !s.lagging || s.rng.IntN(25) > 0 {
+	if !s.lagging || s.h.Rand().IntN(25) > 0 {
 		return
 	}
-	s.spike, s.spikeEnd = time.Duration(1+s.rng.IntN(int(3*workloadloop.ExpectationTimeout/stepLen)))*stepLen, s.after(1, 12)
-	s.logf("cache lag spikes to %s", s.lag+s.spike)
+	s.spike, s.spikeEnd = time.Duration(1+s.h.Rand().IntN(int(3*workloadloop.ExpectationTimeout/stepLen)))*stepLen, s.after(1, 12)
+	s.h.Logf("cache lag spikes to %s", s.lag+s.spike)
 }
 
 // truth are the true pods, copied.
@@ -228,16 +214,16 @@ func (s *sim) truth() []PodFacts {
 
 // record adds the true pods as they are now to the frames the cache serves.
 func (s *sim) record() {
-	s.frames = append(s.frames, frame{at: s.now, pods: s.truth()})
+	s.frames = append(s.frames, frame{at: s.h.Now(), pods: s.truth()})
 }
 
 // cached are the pods the cache shows now.
 func (s *sim) cached() []PodFacts {
 	lag := s.lag
-	if s.now.Before(s.spikeEnd) {
+	if s.h.Now().Before(s.spikeEnd) {
 		lag += s.spike
 	}
-	if at := s.now.Add(-lag); at.After(s.cacheAt) {
+	if at := s.h.Now().Add(-lag); at.After(s.cacheAt) {
 		s.cacheAt = at
 	}
 	i := 0
@@ -293,7 +279,7 @@ func (s *sim) pod(name string) *PodFacts {
 			return p
 		}
 	}
-	s.fail("plan names unknown pod %s", name)
+	s.h.Fatalf("plan names unknown pod %s", name)
 	return nil
 }
 
@@ -318,10 +304,10 @@ func (s *sim) effective(p Plan) Plan {
 func (s *sim) apply(p Plan) {
 	defer s.record()
 	kill := func(pod *PodFacts, why string) {
-		s.exp.ExpectDelete(simKey, pod.Name, s.now)
+		s.exp.ExpectDelete(simKey, pod.Name, s.h.Now())
 		pod.Terminating = true
 		s.removeAt[pod.Name] = s.after(0, 2)
-		s.logf("delete %s (%s)", pod.Name, why)
+		s.h.Logf("delete %s (%s)", pod.Name, why)
 	}
 	for _, d := range p.Deletes {
 		s.seen["delete "+string(d.Kind)]++
@@ -330,9 +316,9 @@ func (s *sim) apply(p Plan) {
 	for _, m := range p.Lifecycle {
 		s.seen["lifecycle "+string(m.To)]++
 		pod := s.pod(m.Pod)
-		s.exp.ExpectLifecycle(simKey, pod.Name, string(m.To), s.now)
+		s.exp.ExpectLifecycle(simKey, pod.Name, string(m.To), s.h.Now())
 		pod.Lifecycle = m.To
-		s.logf("lifecycle %s → %s (%s)", m.Pod, m.To, m.Reason)
+		s.h.Logf("lifecycle %s → %s (%s)", m.Pod, m.To, m.Reason)
 	}
 	for range p.Refusals {
 		s.seen["refusal"]++
@@ -350,30 +336,30 @@ func (s *sim) apply(p Plan) {
 		if u.To != s.update {
 			s.seen["rollback"]++
 		}
-		s.exp.ExpectUpdate(simKey, pod.Name, u.To, s.now)
+		s.exp.ExpectUpdate(simKey, pod.Name, u.To, s.h.Now())
 		pod.Revision, pod.Ready, pod.ReadySince, pod.InPlaceUpdating = u.To, false, time.Time{}, true
 		if s.spec.Lifecycle != nil {
 			pod.Lifecycle = appspub.LifecycleStateUpdating
 		}
 		s.readyAt[pod.Name] = s.after(1, 3)
-		s.logf("in-place update %s %s→%s", pod.Name, u.From, u.To)
+		s.h.Logf("in-place update %s %s→%s", pod.Name, u.From, u.To)
 	}
 	for _, c := range p.Creates {
 		s.nextID++
 		name := fmt.Sprintf("p%d", s.nextID)
-		s.exp.ExpectCreate(simKey, name, s.now)
+		s.exp.ExpectCreate(simKey, name, s.h.Now())
 		st, hooks := appspub.LifecycleStateNormal, s.spec.Lifecycle
 		if hooks != nil && hooks.PreNormal != nil {
 			st = appspub.LifecycleStatePreparingNormal
 		}
 		s.pods = append(s.pods, &PodFacts{Name: name, InstanceID: name, Revision: c.Revision,
-			Phase: corev1.PodPending, CreationTime: s.now, Lifecycle: st, PreNormalReleased: st == appspub.LifecycleStateNormal,
+			Phase: corev1.PodPending, CreationTime: s.h.Now(), Lifecycle: st, PreNormalReleased: st == appspub.LifecycleStateNormal,
 			UpdatedReleased: true})
 		s.readyAt[name] = s.after(1, 4)
-		s.logf("create %s at %s (%s)", name, c.Revision, c.Reason)
+		s.h.Logf("create %s at %s (%s)", name, c.Revision, c.Reason)
 	}
 	for _, n := range p.Notes {
-		s.logf("note: %s", n)
+		s.h.Logf("note: %s", n)
 	}
 }
 
@@ -381,38 +367,67 @@ func (s *sim) apply(p Plan) {
 // returns how many pods the plan leaves.
 func (s *sim) check(snap *Snapshot, p Plan) int {
 	b := p.Bounds
-	byName := map[string]*PodFacts{}
 	oldKeep := 0
-	for i := range snap.Pods {
-		pod := &snap.Pods[i]
-		byName[pod.Name] = pod
+	for _, pod := range snap.Pods {
 		if !pod.Terminating && !pod.SpecifiedDelete && pod.Revision != snap.UpdateRevision {
 			oldKeep++
 		}
 	}
+	oldLost, preparedLost := s.checkPods(snap, p)
+	typ := snap.Spec.UpdateStrategy.Type
+	if snap.Spec.UpdateStrategy.Paused && len(p.Updates) > 0 {
+		s.h.Fatalf("paused, yet updates %v", p.updated())
+	}
+	after := s.bounds("", snap, p, s.available(snap))
+	// No throwaway surge: when every pod to update can be updated in place within maxUnavailable and
+	// none is to be replaced, no pod is created beyond replicas (openkruise/kruise#2369).
+	allInPlace := typ != v1alpha1.RecreateCloneSetUpdateStrategyType && b.MaxUnavailable > 0
+	for _, pod := range snap.Pods {
+		if !pod.Terminating && (pod.SpecifiedDelete || (pod.Revision != snap.UpdateRevision && !snap.InPlace[pod.Revision].InPlace())) {
+			allInPlace = false
+		}
+	}
+	if allInPlace && len(p.Creates) > 0 && after > b.Replicas {
+		s.h.Fatalf("%d pods after the plan > replicas %d though every pod can be updated in place", after, b.Replicas)
+	}
+	if oldAfter := oldKeep - oldLost; oldAfter < min(oldKeep, b.Partition) {
+		s.h.Fatalf("old pods %d → %d, below partition %d", oldKeep, oldAfter, b.Partition)
+	} else if c := p.creates(snap.CurrentRevision); snap.CurrentRevision != snap.UpdateRevision && c > max(0, b.Partition-oldAfter+preparedLost) {
+		s.h.Fatalf("%d current-revision pods created, only %d needed for partition %d", c, b.Partition-oldAfter+preparedLost, b.Partition)
+	}
+	return after
+}
+
+// checkPods asserts the invariants of plan p computed from snap on each pod it names, and returns
+// how many pods not at the update revision it takes away: by a deletion prepared earlier
+// (preparedLost) or otherwise (oldLost).
+func (s *sim) checkPods(snap *Snapshot, p Plan) (oldLost, preparedLost int) {
+	byName := map[string]*PodFacts{}
+	for i := range snap.Pods {
+		byName[snap.Pods[i].Name] = &snap.Pods[i]
+	}
 	named := func(name string) *PodFacts {
 		if byName[name] == nil {
-			s.fail("plan names unknown pod %s", name)
+			s.h.Fatalf("plan names unknown pod %s", name)
 		}
 		return byName[name]
 	}
-	oldLost, preparedLost := 0, 0
 	for _, m := range p.Lifecycle {
 		pod := named(m.Pod)
 		switch {
 		case m.To == appspub.LifecycleStatePreparingDelete && !pod.PreDeleteHeld:
-			s.fail("pod %s prepared for deletion though no hook holds it", m.Pod)
+			s.h.Fatalf("pod %s prepared for deletion though no hook holds it", m.Pod)
 		case m.To == appspub.LifecycleStatePreparingUpdate && !pod.PreUpdateHeld:
-			s.fail("pod %s prepared for an update though no hook holds it", m.Pod)
+			s.h.Fatalf("pod %s prepared for an update though no hook holds it", m.Pod)
 		}
 	}
 	for _, d := range p.Deletes {
 		pod := named(d.Pod)
 		if pod.Terminating {
-			s.fail("plan deletes terminating pod %s", d.Pod)
+			s.h.Fatalf("plan deletes terminating pod %s", d.Pod)
 		}
 		if pod.PreDeleteHeld {
-			s.fail("pod %s deleted while its preDelete hook holds it", d.Pod)
+			s.h.Fatalf("pod %s deleted while its preDelete hook holds it", d.Pod)
 		}
 		// A deletion begun earlier stands (DeletePrepared), as in OpenKruise, whatever the
 		// partition: the pod is replaced at the current revision afterwards.
@@ -428,59 +443,39 @@ func (s *sim) check(snap *Snapshot, p Plan) int {
 	for _, u := range p.Updates {
 		pod := named(u.Pod)
 		if pod.Terminating {
-			s.fail("plan updates terminating pod %s", u.Pod)
+			s.h.Fatalf("plan updates terminating pod %s", u.Pod)
 		}
 		if (u.Mode == UpdateInPlace && pod.PreUpdateHeld) || (u.Mode == UpdateRecreate && pod.PreDeleteHeld) {
-			s.fail("pod %s updated (%s) while a hook holds it", u.Pod, u.Mode)
+			s.h.Fatalf("pod %s updated (%s) while a hook holds it", u.Pod, u.Mode)
 		}
 		if pod.Lifecycle == appspub.LifecycleStatePreparingDelete {
-			s.fail("pod %s in PreparingDelete updated", u.Pod)
+			s.h.Fatalf("pod %s in PreparingDelete updated", u.Pod)
 		}
 		if u.To != snap.UpdateRevision { // a rollback
 			if !s.opts.PartitionRollback || u.To != snap.CurrentRevision || pod.Revision != snap.UpdateRevision || pod.SpecifiedDelete {
-				s.fail("rollback of %s (%s→%s) without the gate, or not from the update to the current revision", u.Pod, pod.Revision, u.To)
+				s.h.Fatalf("rollback of %s (%s→%s) without the gate, or not from the update to the current revision", u.Pod, pod.Revision, u.To)
 			}
 			if u.Mode == UpdateRecreate && typ != v1alpha1.RecreateCloneSetUpdateStrategyType && snap.Rollback != nil && snap.Rollback.InPlace() {
-				s.fail("pod %s recreated for a rollback though in place was possible under %s", u.Pod, typ)
+				s.h.Fatalf("pod %s recreated for a rollback though in place was possible under %s", u.Pod, typ)
 			}
 			continue
 		}
 		if pod.Revision == snap.UpdateRevision || pod.SpecifiedDelete {
-			s.fail("updated pod %s is at the update revision or specified", u.Pod)
+			s.h.Fatalf("updated pod %s is at the update revision or specified", u.Pod)
 		}
 		oldLost++
 		if u.Mode == UpdateRecreate && typ != v1alpha1.RecreateCloneSetUpdateStrategyType && snap.InPlace[pod.Revision].InPlace() {
-			s.fail("pod %s recreated though in place was possible under %s", u.Pod, typ)
+			s.h.Fatalf("pod %s recreated though in place was possible under %s", u.Pod, typ)
 		}
 	}
-	if snap.Spec.UpdateStrategy.Paused && len(p.Updates) > 0 {
-		s.fail("paused, yet updates %v", p.updated())
-	}
-	after := s.bounds("", snap, p, s.available(snap))
-	// No throwaway surge: when every pod to update can be updated in place within maxUnavailable and
-	// none is to be replaced, no pod is created beyond replicas (openkruise/kruise#2369).
-	allInPlace := typ != v1alpha1.RecreateCloneSetUpdateStrategyType && b.MaxUnavailable > 0
-	for _, pod := range snap.Pods {
-		if !pod.Terminating && (pod.SpecifiedDelete || (pod.Revision != snap.UpdateRevision && !snap.InPlace[pod.Revision].InPlace())) {
-			allInPlace = false
-		}
-	}
-	if allInPlace && len(p.Creates) > 0 && after > b.Replicas {
-		s.fail("%d pods after the plan > replicas %d though every pod can be updated in place", after, b.Replicas)
-	}
-	if oldAfter := oldKeep - oldLost; oldAfter < min(oldKeep, b.Partition) {
-		s.fail("old pods %d → %d, below partition %d", oldKeep, oldAfter, b.Partition)
-	} else if c := p.creates(snap.CurrentRevision); snap.CurrentRevision != snap.UpdateRevision && c > max(0, b.Partition-oldAfter+preparedLost) {
-		s.fail("%d current-revision pods created, only %d needed for partition %d", c, b.Partition-oldAfter+preparedLost, b.Partition)
-	}
-	return after
+	return oldLost, preparedLost
 }
 
 // available are the names of the pods of snap available now.
 func (s *sim) available(snap *Snapshot) map[string]bool {
 	out := map[string]bool{}
 	for _, pod := range snap.Pods {
-		if pod.Available(s.now, time.Duration(snap.Spec.MinReadySeconds)*time.Second) {
+		if pod.Available(s.h.Now(), time.Duration(snap.Spec.MinReadySeconds)*time.Second) {
 			out[pod.Name] = true
 		}
 	}
@@ -528,11 +523,11 @@ func (s *sim) bounds(what string, snap *Snapshot, p Plan, avail map[string]bool)
 		}
 	}
 	if budget := max(0, available-scaleInAvail-(b.Replicas-b.MaxUnavailable)); disrupted > budget {
-		s.fail("%splan makes %d available pods unavailable, budget %d (available %d, replicas %d, maxUnavailable %d)",
+		s.h.Fatalf("%splan makes %d available pods unavailable, budget %d (available %d, replicas %d, maxUnavailable %d)",
 			what, disrupted, budget, available-scaleInAvail, b.Replicas, b.MaxUnavailable)
 	}
 	if scaleIn > 0 && active-scaleIn < b.Replicas {
-		s.fail("%sscale-in of %d leaves %d < replicas %d", what, scaleIn, active-scaleIn, b.Replicas)
+		s.h.Fatalf("%sscale-in of %d leaves %d < replicas %d", what, scaleIn, active-scaleIn, b.Replicas)
 	}
 	after := active - removed + len(p.Creates)
 	// Pods a preDelete hook holds stay beyond replicas + maxSurge until released; nothing is created
@@ -545,7 +540,7 @@ func (s *sim) bounds(what string, snap *Snapshot, p Plan, avail map[string]bool)
 		}
 	}
 	if after-held > b.Replicas+b.MaxSurge || (len(p.Creates) > 0 && after > b.Replicas+b.MaxSurge) {
-		s.fail("%s%d pods after the plan (%d held for deletion, %d created) > replicas %d + maxSurge %d", what, after, held,
+		s.h.Fatalf("%s%d pods after the plan (%d held for deletion, %d created) > replicas %d + maxSurge %d", what, after, held,
 			len(p.Creates), b.Replicas, b.MaxSurge)
 	}
 	return after
@@ -556,7 +551,7 @@ func (s *sim) converged(p Plan) bool {
 	b := p.Bounds
 	old := 0
 	for _, pod := range s.pods {
-		if pod.Terminating || pod.SpecifiedDelete || !pod.Available(s.now, time.Duration(s.spec.MinReadySeconds)*time.Second) {
+		if pod.Terminating || pod.SpecifiedDelete || !pod.Available(s.h.Now(), time.Duration(s.spec.MinReadySeconds)*time.Second) {
 			return false
 		}
 		if pod.Revision != s.update {
@@ -587,6 +582,9 @@ func runSequences(t *testing.T, first, runs uint64, lagging bool, paths ...strin
 	const chaosSteps, convergeSteps = 60, 200
 	seen := map[string]int{}
 	defer func() {
+		if t.Failed() || !seqsim.OwnSeeds() {
+			return
+		}
 		for _, k := range append([]string{"delete ScaleIn", "delete Specified", "update InPlace", "update Recreate", "surge create",
 			"rollback", "lifecycle PreparingDelete", "lifecycle PreparingUpdate", "lifecycle Updated", "lifecycle Normal"}, paths...) {
 			if seen[k] == 0 {
@@ -594,63 +592,70 @@ func runSequences(t *testing.T, first, runs uint64, lagging bool, paths ...strin
 			}
 		}
 	}()
-	for seed := first; seed < first+runs; seed++ {
-		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
-			s := newSim(t, seed)
-			defer func() {
-				for k, v := range s.seen {
-					seen[k] += v
-				}
-			}()
-			s.logf("spec: replicas %d type %s maxUnavailable %s maxSurge %s minReady %d",
-				*s.spec.Replicas, s.spec.UpdateStrategy.Type, s.spec.UpdateStrategy.MaxUnavailable.String(),
-				s.spec.UpdateStrategy.MaxSurge.String(), s.spec.MinReadySeconds)
-			converge := convergeSteps
-			if lagging {
-				s.lagBehind()
-				// Each write waits for the cache to show the one before: a rollout takes longer.
-				converge *= 1 + int(s.lag/workloadloop.ExpectationTimeout)
+	seqsim.Sequence{Seeds: seqsim.Seeds{First: first, Count: runs}, Start: t0, Tick: seqsim.Every(stepLen)}.Run(t, func(h *seqsim.History) {
+		s := newSim(h)
+		defer func() {
+			for k, v := range s.seen {
+				seen[k] += v
 			}
-			for step := 0; step < chaosSteps+converge; step++ {
-				s.progress()
-				if step < chaosSteps {
-					s.chaos()
-					s.spikeLag()
-				} else if step == chaosSteps {
-					s.spec.UpdateStrategy.Paused = false
-					s.logf("spec frozen, unpaused")
-				}
-				s.record()
-				view := s.snapshot(s.cached())
-				wait, _ := s.exp.Pending(simKey, objects(view.Pods), s.now, workloadloop.ExpectationTimeout, func() (map[string]*corev1.Pod, error) {
-					s.seen["live read"]++
-					s.logf("writes not in the cache after the expectation timeout: live read")
-					return objects(s.truth()), nil
-				})
-				if wait {
-					s.seen["cache wait"]++
-					continue
-				}
-				p := Compute(view, s.now, s.opts)
-				planned := s.check(view, p)
-				if step > chaosSteps && s.converged(p) {
-					return
-				}
-				// The invariants hold on the true pods too, for the part of the plan the API server
-				// carries out. A pod counts as available there only if the cache shows it so too: the
-				// plan cannot count on availability it does not see (a pod ready since may be the one
-				// it updates, as it would have been a moment earlier). No create fills the place of a
-				// pod the cache does not show: the plan leaves as many pods as it planned for.
-				e, truth, shown := s.effective(p), s.snapshot(s.truth()), s.available(view)
-				avail := s.available(truth)
-				maps.DeleteFunc(avail, func(name string, _ bool) bool { return !shown[name] })
-				if after := s.bounds("true pods: ", truth, e, avail); len(e.Creates) > 0 && after > planned {
-					s.fail("%d pods after the plan, not the %d planned: its %d creates fill the places of pods the cache does not show",
-						after, planned, len(e.Creates))
-				}
-				s.apply(e)
-			}
-			s.fail("no convergence within %d steps after the spec froze", converge)
+		}()
+		h.Logf("spec: replicas %d type %s maxUnavailable %s maxSurge %s minReady %d",
+			*s.spec.Replicas, s.spec.UpdateStrategy.Type, s.spec.UpdateStrategy.MaxUnavailable.String(),
+			s.spec.UpdateStrategy.MaxSurge.String(), s.spec.MinReadySeconds)
+		converge := convergeSteps
+		if lagging {
+			s.lagBehind()
+			// Each write waits for the cache to show the one before: a rollout takes longer.
+			converge *= 1 + int(s.lag/workloadloop.ExpectationTimeout)
+		}
+		h.Steps(chaosSteps, func() bool {
+			s.progress()
+			s.chaos()
+			s.spikeLag()
+			s.reconcile(false)
+			return false
 		})
+		s.spec.UpdateStrategy.Paused = false
+		h.Logf("spec frozen, unpaused")
+		if !h.Steps(converge, func() bool { s.progress(); return s.reconcile(h.Step() > chaosSteps) }) {
+			h.Fatalf("no convergence within %d steps after the spec froze", converge)
+		}
+	})
+}
+
+// reconcile records the true pods and, unless the controller waits for its own writes to show in
+// the cache, plans from what the cache shows, checks the plan's invariants on that view and on the
+// true pods, and applies it. With converge, it reports whether the rollout converged instead of
+// applying the (then empty) plan.
+func (s *sim) reconcile(converge bool) bool {
+	s.record()
+	view := s.snapshot(s.cached())
+	wait, _ := s.exp.Pending(simKey, objects(view.Pods), s.h.Now(), workloadloop.ExpectationTimeout, func() (map[string]*corev1.Pod, error) {
+		s.seen["live read"]++
+		s.h.Logf("writes not in the cache after the expectation timeout: live read")
+		return objects(s.truth()), nil
+	})
+	if wait {
+		s.seen["cache wait"]++
+		return false
 	}
+	p := Compute(view, s.h.Now(), s.opts)
+	planned := s.check(view, p)
+	if converge && s.converged(p) {
+		return true
+	}
+	// The invariants hold on the true pods too, for the part of the plan the API server carries
+	// out. A pod counts as available there only if the cache shows it so too: the plan cannot count
+	// on availability it does not see (a pod ready since may be the one it updates, as it would
+	// have been a moment earlier). No create fills the place of a pod the cache does not show: the
+	// plan leaves as many pods as it planned for.
+	e, truth, shown := s.effective(p), s.snapshot(s.truth()), s.available(view)
+	avail := s.available(truth)
+	maps.DeleteFunc(avail, func(name string, _ bool) bool { return !shown[name] })
+	if after := s.bounds("true pods: ", truth, e, avail); len(e.Creates) > 0 && after > planned {
+		s.h.Fatalf("%d pods after the plan, not the %d planned: its %d creates fill the places of pods the cache does not show",
+			after, planned, len(e.Creates))
+	}
+	s.apply(e)
+	return false
 }

@@ -2,7 +2,6 @@ package daemonset
 
 import (
 	"fmt"
-	"math/rand"
 	"testing"
 	"time"
 
@@ -13,13 +12,13 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/core/updateorder"
+	"github.com/kruise-ng/kruise/pkg/platform/seqsim"
 )
 
-// world is a simulated cluster: nodes with daemon pods that start, become ready, update in place
-// and terminate in a seeded random order.
+// world is a simulated cluster in a seeded history (h): nodes with daemon pods that start, become
+// ready, update in place and terminate in a random order.
 type world struct {
-	rng   *rand.Rand
-	now   time.Time
+	h     *seqsim.History
 	nodes []NodeFacts
 	seq   int
 }
@@ -62,7 +61,7 @@ func (w *world) apply(p Plan) {
 			if w.nodes[i].Name == c.Node {
 				w.seq++
 				w.nodes[i].Pods = append(w.nodes[i].Pods, PodFacts{Name: fmt.Sprintf("pod-%d", w.seq), Revision: c.Revision,
-					Created: w.now.Add(time.Duration(w.seq) * time.Millisecond)})
+					Created: w.h.Now().Add(time.Duration(w.seq) * time.Millisecond)})
 				w.nodes[i].Pods[len(w.nodes[i].Pods)-1].Phase = corev1.PodPending
 			}
 		}
@@ -85,22 +84,22 @@ func (w *world) apply(p Plan) {
 	}
 }
 
-// step lets time pass: random pods start, become ready, finish updating or go away.
+// step moves the cluster on, the clock having advanced: random pods start, become ready, finish
+// updating or go away.
 func (w *world) step() {
-	w.now = w.now.Add(time.Duration(1+w.rng.Intn(5)) * time.Second)
 	for i := range w.nodes {
 		pods := w.nodes[i].Pods[:0]
 		for _, pod := range w.nodes[i].Pods {
-			if w.rng.Intn(3) == 0 {
+			if w.h.Rand().IntN(3) == 0 {
 				switch {
 				case pod.Terminating:
 					continue
 				case pod.Phase == corev1.PodPending:
 					pod.Phase = corev1.PodRunning
 				case pod.InPlaceUpdating:
-					pod.InPlaceUpdating, pod.Ready, pod.ReadySince = false, true, w.now
+					pod.InPlaceUpdating, pod.Ready, pod.ReadySince = false, true, w.h.Now()
 				case !pod.Ready:
-					pod.Ready, pod.ReadySince = true, w.now
+					pod.Ready, pod.ReadySince = true, w.h.Now()
 				}
 			}
 			pods = append(pods, pod)
@@ -127,7 +126,7 @@ func (w *world) uncanary(canary map[string]bool) {
 	if !old || len(names) == 0 {
 		return
 	}
-	name := names[w.rng.Intn(len(names))]
+	name := names[w.h.Rand().IntN(len(names))]
 	for i := range w.nodes {
 		if w.nodes[i].Name == name {
 			w.nodes[i].Labels = nil
@@ -142,7 +141,7 @@ func (w *world) unavailable(minReady time.Duration) int {
 	for _, node := range w.nodes {
 		ok := false
 		for _, pod := range node.Pods {
-			ok = ok || (pod.live() && pod.Available(w.now, minReady))
+			ok = ok || (pod.live() && pod.Available(w.h.Now(), minReady))
 		}
 		if !ok {
 			n++
@@ -154,93 +153,125 @@ func (w *world) unavailable(minReady time.Duration) int {
 // TestPlanSequences runs rollouts of random shapes to the end, in a random order of events, and
 // checks the invariants of doc.go after every plan.
 func TestPlanSequences(t *testing.T) {
-	for seed := int64(1); seed <= 300; seed++ {
-		rng := rand.New(rand.NewSource(seed))
-		size := 1 + rng.Intn(8)
-		w := &world{rng: rng, now: t0, nodes: nodes(size, revOld)}
-		canary := map[string]bool{}
-		for i := range w.nodes {
-			if rng.Intn(2) == 0 {
-				w.nodes[i].Labels = map[string]string{"canary": "true"}
-				canary[w.nodes[i].Name] = true
+	seqsim.Sequence{Seeds: seqsim.Seeds{First: 1, Count: 300}, Start: t0, Tick: seqsim.Seconds(1, 5)}.Run(t, func(h *seqsim.History) {
+		r := newRollout(h)
+		h.Steps(400, r.step)
+		r.checkEnd()
+	})
+}
+
+// rollout is the rollout of one history: its world, its spec and the bounds the spec sets.
+type rollout struct {
+	h                                      *seqsim.History
+	w                                      *world
+	s                                      v1beta1.DaemonSetSpec
+	canary                                 map[string]bool
+	size, surge, maxUnavailable, partition int
+	minReady                               time.Duration
+	sel                                    labels.Selector
+}
+
+// newRollout draws a rollout's shape: nodes, some canaries, and the rolling update.
+func newRollout(h *seqsim.History) *rollout {
+	rng := h.Rand()
+	size := 1 + rng.IntN(8)
+	r := &rollout{h: h, w: &world{h: h, nodes: nodes(size, revOld)}, canary: map[string]bool{}, size: size}
+	for i := range r.w.nodes {
+		if rng.IntN(2) == 0 {
+			r.w.nodes[i].Labels = map[string]string{"canary": "true"}
+			r.canary[r.w.nodes[i].Name] = true
+		}
+	}
+	r.s = spec(func(ru *v1beta1.DaemonSetRollingUpdate) {
+		ru.MaxUnavailable = intOrStr(fmt.Sprint(rng.IntN(3)))
+		if rng.IntN(3) == 0 {
+			ru.MaxSurge = intOrStr(fmt.Sprint(1 + rng.IntN(2)))
+		} else if ru.MaxUnavailable.IntValue() == 0 {
+			ru.MaxUnavailable = intOrStr("1")
+		}
+		if rng.IntN(2) == 0 {
+			ru.Type = v1beta1.DaemonSetInplaceRollingUpdateType
+		}
+		if rng.IntN(3) == 0 {
+			ru.Partition = intOrStr(fmt.Sprint(rng.IntN(size + 1)))
+		}
+		if rng.IntN(4) == 0 {
+			ru.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}
+		}
+	})
+	if rng.IntN(3) == 0 {
+		r.s.MinReadySeconds = int32(rng.IntN(10))
+	}
+	ru := r.s.UpdateStrategy.RollingUpdate
+	r.surge = scaled(ru.MaxSurge, size, 0)
+	r.maxUnavailable = scaled(ru.MaxUnavailable, size, 1)
+	r.minReady = time.Duration(r.s.MinReadySeconds) * time.Second
+	r.partition = updateorder.Partition(ru.Partition, size)
+	r.sel, _ = metav1.LabelSelectorAsSelector(ru.Selector)
+	h.Logf("%d nodes (canaries %v), %s, maxUnavailable %d, maxSurge %d, partition %d, minReady %s",
+		size, r.canary, ru.Type, r.maxUnavailable, r.surge, r.partition, r.minReady)
+	return r
+}
+
+// step lets the cluster move on, plans, checks the plan and applies it.
+func (r *rollout) step() bool {
+	w, ru := r.w, r.s.UpdateStrategy.RollingUpdate
+	w.step()
+	if r.h.Step() == 150 && ru.Selector != nil {
+		w.uncanary(r.canary) // kruise#1871: the node goes back to the old revision
+		r.h.Logf("canaries now %v", r.canary)
+	}
+	before := w.unavailable(r.minReady)
+	p := Compute(w.snapshot(r.s), r.h.Now())
+	for _, u := range p.Updates {
+		n, j := w.find(u.Pod)
+		// Outside the selector only a roll back: from the new revision, to the old one.
+		back := (u.Mode == UpdateRecreate || u.Spec.Revision == revOld) && n.Pods[j].Revision == revNew
+		if ru.Selector != nil && !r.sel.Matches(labels.Set(n.Labels)) && !back {
+			r.h.Fatalf("updated %s on node %s outside the selector", u.Pod, n.Name)
+		}
+	}
+	w.apply(p)
+	r.h.Logf("plan: %d creates, %d deletes, %d updates", len(p.Creates), len(p.Deletes), len(p.Updates))
+	for _, node := range w.nodes {
+		live := 0
+		for _, pod := range node.Pods {
+			if pod.live() {
+				live++
 			}
 		}
-		s := spec(func(ru *v1beta1.DaemonSetRollingUpdate) {
-			ru.MaxUnavailable = intOrStr(fmt.Sprint(rng.Intn(3)))
-			if rng.Intn(3) == 0 {
-				ru.MaxSurge = intOrStr(fmt.Sprint(1 + rng.Intn(2)))
-			} else if ru.MaxUnavailable.IntValue() == 0 {
-				ru.MaxUnavailable = intOrStr("1")
-			}
-			if rng.Intn(2) == 0 {
-				ru.Type = v1beta1.DaemonSetInplaceRollingUpdateType
-			}
-			if rng.Intn(3) == 0 {
-				ru.Partition = intOrStr(fmt.Sprint(rng.Intn(size + 1)))
-			}
-			if rng.Intn(4) == 0 {
-				ru.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}
-			}
-		})
-		if rng.Intn(3) == 0 {
-			s.MinReadySeconds = int32(rng.Intn(10))
+		if live > 1 && (r.surge == 0 || live > 2) {
+			r.h.Fatalf("node %s runs %d live daemon pods (maxSurge %d)", node.Name, live, r.surge)
 		}
-		ru := s.UpdateStrategy.RollingUpdate
-		surge := scaled(ru.MaxSurge, size, 0)
-		maxUnavailable := scaled(ru.MaxUnavailable, size, 1)
-		minReady := time.Duration(s.MinReadySeconds) * time.Second
-		partition := updateorder.Partition(ru.Partition, size)
-		sel, _ := metav1.LabelSelectorAsSelector(ru.Selector)
-		for i := 0; i < 400; i++ {
-			if i == 150 && ru.Selector != nil {
-				w.uncanary(canary) // kruise#1871: the node goes back to the old revision
-			}
-			before := w.unavailable(minReady)
-			p := Compute(w.snapshot(s), w.now)
-			for _, u := range p.Updates {
-				n, j := w.find(u.Pod)
-				// Outside the selector only a roll back: from the new revision, to the old one.
-				back := (u.Mode == UpdateRecreate || u.Spec.Revision == revOld) && n.Pods[j].Revision == revNew
-				if ru.Selector != nil && !sel.Matches(labels.Set(n.Labels)) && !back {
-					t.Fatalf("seed %d step %d: updated %s on node %s outside the selector", seed, i, u.Pod, n.Name)
+	}
+	if after := w.unavailable(r.minReady); r.surge == 0 && after > max(before, r.maxUnavailable) {
+		r.h.Fatalf("%d nodes unavailable after the plan, %d before, maxUnavailable %d", after, before, r.maxUnavailable)
+	}
+	if r.surge > 0 && len(p.Updates) > 0 {
+		r.h.Fatalf("a surge update updated pods %+v", p.Updates)
+	}
+	return false
+}
+
+// checkEnd asserts where the rollout ends: the nodes the partition and the selector leave to the
+// update run it, no other.
+func (r *rollout) checkEnd() {
+	updatedNodes, eligible := 0, 0
+	selector := r.s.UpdateStrategy.RollingUpdate.Selector
+	for _, node := range r.w.nodes {
+		if selector == nil || r.canary[node.Name] {
+			eligible++
+		}
+		for _, pod := range node.Pods {
+			if pod.live() && pod.Revision == revNew {
+				updatedNodes++
+				if selector != nil && !r.canary[node.Name] {
+					r.h.Fatalf("node %s outside the selector was updated", node.Name)
 				}
 			}
-			w.apply(p)
-			for _, node := range w.nodes {
-				live := 0
-				for _, pod := range node.Pods {
-					if pod.live() {
-						live++
-					}
-				}
-				if live > 1 && (surge == 0 || live > 2) {
-					t.Fatalf("seed %d step %d: node %s runs %d live daemon pods (maxSurge %d)", seed, i, node.Name, live, surge)
-				}
-			}
-			if after := w.unavailable(minReady); surge == 0 && after > max(before, maxUnavailable) {
-				t.Fatalf("seed %d step %d: %d nodes unavailable after the plan, %d before, maxUnavailable %d", seed, i, after, before, maxUnavailable)
-			}
-			if surge > 0 && len(p.Updates) > 0 {
-				t.Fatalf("seed %d step %d: a surge update updated pods %+v", seed, i, p.Updates)
-			}
-			w.step()
 		}
-		updatedNodes, eligible := 0, 0
-		for _, node := range w.nodes {
-			if ru.Selector == nil || canary[node.Name] {
-				eligible++
-			}
-			for _, pod := range node.Pods {
-				if pod.live() && pod.Revision == revNew {
-					updatedNodes++
-					if ru.Selector != nil && !canary[node.Name] {
-						t.Fatalf("seed %d: node %s outside the selector was updated", seed, node.Name)
-					}
-				}
-			}
-		}
-		if want := min(eligible, size-partition); updatedNodes != want {
-			t.Fatalf("seed %d: %d nodes updated at the end, want %d (size %d, partition %d, eligible %d)", seed, updatedNodes, want, size, partition, eligible)
-		}
+	}
+	if want := min(eligible, r.size-r.partition); updatedNodes != want {
+		r.h.Fatalf("%d nodes updated at the end, want %d (size %d, partition %d, eligible %d)", updatedNodes, want, r.size, r.partition, eligible)
 	}
 }

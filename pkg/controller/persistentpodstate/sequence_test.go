@@ -2,13 +2,15 @@ package persistentpodstate
 
 import (
 	"fmt"
-	"math/rand/v2"
+	"maps"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/ordinal"
+	"github.com/kruise-ng/kruise/pkg/platform/seqsim"
 )
 
 // TestPlanStatesSequences drives the planner through seeded random sequences of what a
@@ -25,78 +27,96 @@ func TestPlanStatesSequences(t *testing.T) {
 	}
 	for _, policy := range []v1alpha1.PersistentPodStateRetentionPolicyType{v1alpha1.PersistentPodStateRetainWhenScaled, v1alpha1.PersistentPodStateRetainWhenDeleted} {
 		for _, custom := range []bool{false, true} {
-			sequences(t, policy, custom, zones)
+			t.Run(fmt.Sprintf("%s-custom=%v", policy, custom), func(t *testing.T) {
+				seqsim.Sequence{Seeds: seqsim.Seeds{First: 0, Count: 50}}.Run(t, func(h *seqsim.History) {
+					newStatesSim(h, policy, custom, zones).run()
+				})
+			})
 		}
 	}
 }
 
-func sequences(t *testing.T, policy v1alpha1.PersistentPodStateRetentionPolicyType, custom bool, zones map[string]map[string]string) {
+// statesSim is one seeded history of a workload's pods and the PersistentPodState planned for them.
+type statesSim struct {
+	h      *seqsim.History
+	policy v1alpha1.PersistentPodStateRetentionPolicyType
+	custom bool
+	zones  map[string]map[string]string
+	prefix string // of the pods' names
+}
+
+func newStatesSim(h *seqsim.History, policy v1alpha1.PersistentPodStateRetentionPolicyType, custom bool, zones map[string]map[string]string) *statesSim {
 	prefix := "db"
 	if custom {
 		prefix = "db-shard" // any prefix: the ordinal is the name's last number
 	}
-	newTarget := func(replicas int32) *Target {
-		if custom {
-			return customTarget("db", replicas)
-		}
-		return &Target{Name: "db", Replicas: ordinal.NewReplicas(0, replicas, ordinal.Reserved{})}
+	return &statesSim{h: h, policy: policy, custom: custom, zones: zones, prefix: prefix}
+}
+
+func (s *statesSim) target(replicas int32) *Target {
+	if s.custom {
+		return customTarget("db", replicas)
 	}
-	for seed := range uint64(50) {
-		rng := rand.New(rand.NewPCG(seed, 7))
-		p := pps(policy, nil)
-		replicas := int32(3)
-		pods := map[string]*corev1.Pod{}
-		var log []string
-		for step := range 40 {
-			switch op := rng.IntN(4); {
-			case op == 0: // scale
-				replicas = int32(rng.IntN(5))
-				for name := range pods {
-					if ord := ordinal.OrdinalOf(prefix, name); ord >= int(replicas) {
-						delete(pods, name)
-					}
-				}
-				log = append(log, fmt.Sprintf("scale to %d", replicas))
-			case op == 1 && len(pods) > 0: // delete a pod
-				for name := range pods {
+	return &Target{Name: "db", Replicas: ordinal.NewReplicas(0, replicas, ordinal.Reserved{})}
+}
+
+// run moves the pods at random at every step, plans the states and checks them.
+func (s *statesSim) run() {
+	rng, h := s.h.Rand(), s.h
+	p := pps(s.policy, nil)
+	replicas := int32(3)
+	pods := map[string]*corev1.Pod{}
+	h.Steps(40, func() bool {
+		switch op := rng.IntN(4); {
+		case op == 0: // scale
+			replicas = int32(rng.IntN(5))
+			for name := range pods {
+				if ord := ordinal.OrdinalOf(s.prefix, name); ord >= int(replicas) {
 					delete(pods, name)
-					log = append(log, "delete "+name)
-					break
-				}
-			default: // the StatefulSet (re)creates a missing pod, which becomes ready or not
-				ord := rng.IntN(int(replicas) + 1)
-				name := ordinal.PodName(prefix, ord)
-				if ord < int(replicas) && pods[name] == nil {
-					node := fmt.Sprintf("n%d", rng.IntN(4))
-					pods[name] = pod(name, node, rng.IntN(3) > 0, nil)
-					log = append(log, fmt.Sprintf("create %s on %s", name, node))
 				}
 			}
-			target := newTarget(replicas)
-			before := p.Status.PodStates
-			plan := PlanStates(Snapshot{State: p, Target: target, Pods: pods, NodeLabels: zones})
-			p = p.DeepCopy()
-			p.Status = plan.Status
-			fail := func(format string, args ...any) {
-				t.Fatalf("%s (custom %v) seed %d step %d: %s\nsteps: %v", policy, custom, seed, step, fmt.Sprintf(format, args...), log)
+			h.Logf("scale to %d", replicas)
+		case op == 1 && len(pods) > 0: // delete a pod
+			names := slices.Sorted(maps.Keys(pods))
+			name := names[rng.IntN(len(names))]
+			delete(pods, name)
+			h.Logf("delete %s", name)
+		default: // the StatefulSet (re)creates a missing pod, which becomes ready or not
+			ord := rng.IntN(int(replicas) + 1)
+			name := ordinal.PodName(s.prefix, ord)
+			if ord < int(replicas) && pods[name] == nil {
+				node := fmt.Sprintf("n%d", rng.IntN(4))
+				pods[name] = pod(name, node, rng.IntN(3) > 0, nil)
+				h.Logf("create %s on %s", name, node)
 			}
-			for name, pd := range pods {
-				s, ok := p.Status.PodStates[name]
-				if podReady(pd) && (!ok || s.NodeName != pd.Spec.NodeName || s.NodeTopologyLabels[zone] != zones[pd.Spec.NodeName][zone]) {
-					fail("ready pod %s on %s has state %+v (%v)", name, pd.Spec.NodeName, s, ok)
-				}
-			}
-			for name := range before {
-				if _, kept := p.Status.PodStates[name]; !kept && target.Replicas.Contains(target.OrdinalOf(name)) {
-					fail("the state of replica %s was dropped", name)
-				}
-			}
-			if policy == v1alpha1.PersistentPodStateRetainWhenScaled {
-				for name := range p.Status.PodStates {
-					if _, alive := pods[name]; !alive && !target.Replicas.Contains(target.OrdinalOf(name)) {
-						fail("the state of %s outlives its scale-in", name)
-					}
-				}
+		}
+		target := s.target(replicas)
+		before := p.Status.PodStates
+		plan := PlanStates(Snapshot{State: p, Target: target, Pods: pods, NodeLabels: s.zones})
+		p = p.DeepCopy()
+		p.Status = plan.Status
+		s.check(target, pods, before, p.Status.PodStates)
+		return false
+	})
+}
+
+// check asserts the invariants of the states planned (after) from before for pods and target.
+func (s *statesSim) check(target *Target, pods map[string]*corev1.Pod, before, after map[string]v1alpha1.PersistentPodStatePodState) {
+	for name, pd := range pods {
+		st, ok := after[name]
+		if podReady(pd) && (!ok || st.NodeName != pd.Spec.NodeName || st.NodeTopologyLabels[zone] != s.zones[pd.Spec.NodeName][zone]) {
+			s.h.Fatalf("ready pod %s on %s has state %+v (%v)", name, pd.Spec.NodeName, st, ok)
+		}
+	}
+	for name := range before {
+		if _, kept := after[name]; !kept && target.Replicas.Contains(target.OrdinalOf(name)) {
+			s.h.Fatalf("the state of replica %s was dropped", name)
+		}
+	}
+	if s.policy == v1alpha1.PersistentPodStateRetainWhenScaled {
+		for name := range after {
+			if _, alive := pods[name]; !alive && !target.Replicas.Contains(target.OrdinalOf(name)) {
+				s.h.Fatalf("the state of %s outlives its scale-in", name)
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package statefulset
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -14,13 +13,13 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/ordinal"
+	"github.com/kruise-ng/kruise/pkg/platform/seqsim"
 )
 
-// world is a simulated cluster for one set: pods by ordinal, moved by the plan and by a seeded
-// random kubelet.
+// world is a simulated cluster for one set in a seeded history (h): pods by ordinal, moved by the
+// plan and by a random kubelet.
 type world struct {
-	rng  *rand.Rand
-	now  time.Time
+	h    *seqsim.History
 	pods map[int]*PodFacts
 }
 
@@ -65,7 +64,6 @@ func (w *world) apply(p Plan) {
 
 // step moves one random pod on, as the kubelet and the garbage collector would.
 func (w *world) step() {
-	w.now = w.now.Add(time.Second)
 	ords := make([]int, 0, len(w.pods))
 	for o := range w.pods {
 		ords = append(ords, o)
@@ -74,28 +72,28 @@ func (w *world) step() {
 		return
 	}
 	slices.Sort(ords)
-	pod := w.pods[ords[w.rng.IntN(len(ords))]]
+	pod := w.pods[ords[w.h.Rand().IntN(len(ords))]]
 	switch {
 	case pod.Terminating:
 		delete(w.pods, pod.Ordinal)
 	case pod.InPlaceUpdating:
-		pod.InPlaceUpdating, pod.Ready, pod.ReadySince = false, true, w.now
+		pod.InPlaceUpdating, pod.Ready, pod.ReadySince = false, true, w.h.Now()
 	case pod.Phase == corev1.PodPending:
 		pod.Phase = corev1.PodRunning
 	case pod.running() && !pod.Ready:
-		pod.Ready, pod.ReadySince = true, w.now
-	case w.rng.IntN(20) == 0:
+		pod.Ready, pod.ReadySince = true, w.h.Now()
+	case w.h.Rand().IntN(20) == 0:
 		pod.Phase, pod.Ready = corev1.PodFailed, false // a crash
 	}
 }
 
 // checkPlan asserts the package's invariants for a plan made from sn.
-func checkPlan(t *testing.T, sn *Snapshot, p Plan, now time.Time) {
-	t.Helper()
+func checkPlan(h *seqsim.History, sn *Snapshot, p Plan) {
+	now := h.Now()
 	pl := newPlanner(sn, now)
 	for _, c := range p.Creates {
 		if ok := pl.replicas.Contains(c.Ordinal); !ok || pl.byOrd[c.Ordinal] != nil {
-			t.Fatalf("created ordinal %d: a replica %v, its pod %v", c.Ordinal, ok, pl.byOrd[c.Ordinal])
+			h.Fatalf("created ordinal %d: a replica %v, its pod %v", c.Ordinal, ok, pl.byOrd[c.Ordinal])
 		}
 	}
 	unhealthy := 0
@@ -106,12 +104,12 @@ func checkPlan(t *testing.T, sn *Snapshot, p Plan, now time.Time) {
 	}
 	if pl.monotonic {
 		if len(p.Creates)+len(p.Deletes) > 1 {
-			t.Fatalf("OrderedReady acted on %d pods at once: %+v %+v", len(p.Creates)+len(p.Deletes), p.Creates, p.Deletes)
+			h.Fatalf("OrderedReady acted on %d pods at once: %+v %+v", len(p.Creates)+len(p.Deletes), p.Creates, p.Deletes)
 		}
 		for _, c := range p.Creates {
 			for o := range pl.replicas.All() {
 				if pod := pl.byOrd[o]; o < c.Ordinal && (pod == nil || !pod.healthy(now, pl.minReady)) {
-					t.Fatalf("OrderedReady created ordinal %d while %d is not healthy", c.Ordinal, o)
+					h.Fatalf("OrderedReady created ordinal %d while %d is not healthy", c.Ordinal, o)
 				}
 			}
 		}
@@ -122,30 +120,29 @@ func checkPlan(t *testing.T, sn *Snapshot, p Plan, now time.Time) {
 	for _, u := range p.Updates {
 		ord := ordinal.OrdinalOf("web", u.Pod)
 		if pos, _ := pl.replicas.Position(ord); pos < int(ptr.Deref(ru.Partition, 0)) {
-			t.Fatalf("updated %s below partition %d", u.Pod, *ru.Partition)
+			h.Fatalf("updated %s below partition %d", u.Pod, *ru.Partition)
 		}
 		if pl.byOrd[ord].healthy(now, pl.minReady) {
 			costly++
 		}
 		if ru.PodUpdatePolicy != v1beta1.RecreateStatefulSetPodUpdatePolicy && u.Mode == UpdateRecreate {
-			t.Fatalf("recreated %s though it can be updated in place", u.Pod)
+			h.Fatalf("recreated %s though it can be updated in place", u.Pod)
 		}
 	}
 	if costly > 0 && unhealthy+costly > maxU {
-		t.Fatalf("%d healthy pods made unavailable with %d unavailable, maxUnavailable %d", costly, unhealthy, maxU)
+		h.Fatalf("%d healthy pods made unavailable with %d unavailable, maxUnavailable %d", costly, unhealthy, maxU)
 	}
 }
 
 // TestPlanSequences runs seeded random rollouts and scalings and checks every plan's invariants
 // and that each converges.
 func TestPlanSequences(t *testing.T) {
-	for seed := range uint64(300) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { runSequence(t, seed) })
-	}
+	seqsim.Sequence{Seeds: seqsim.Seeds{First: 0, Count: 300}, Start: t0, Tick: seqsim.Every(time.Second)}.Run(t, runSequence)
 }
 
-func runSequence(t *testing.T, seed uint64) {
-	rng := rand.New(rand.NewPCG(seed, 7))
+// runSequence plans, checks and applies at every step, then lets the kubelet move a pod on.
+func runSequence(h *seqsim.History) {
+	rng := h.Rand()
 	policy := appsv1.OrderedReadyPodManagement
 	if rng.IntN(2) == 0 {
 		policy = appsv1.ParallelPodManagement
@@ -159,25 +156,33 @@ func runSequence(t *testing.T, seed uint64) {
 	if rng.IntN(2) == 0 {
 		res = reserved(rng.IntN(4))
 	}
-	w := &world{rng: rng, now: t0, pods: map[int]*PodFacts{}}
+	w := &world{h: h, pods: map[int]*PodFacts{}}
 	for o := range ordinal.NewReplicas(0, replicas+int32(rng.IntN(3)), ordinal.Reserved{}).All() { // some start beyond the replicas
 		p := healthyPod(o, "web-old")
 		w.pods[o] = &p
 	}
-	for i := range 2000 {
+	h.Logf("replicas %d, partition %d, %s, %s, reserved %v", replicas, part, policy, upd, res)
+	done := h.Steps(2000, func() bool {
 		sn := w.snapshot(s, res)
-		p := Compute(sn, w.now)
-		checkPlan(t, sn, p, w.now)
+		p := Compute(sn, h.Now())
+		checkPlan(h, sn, p)
 		w.apply(p)
-		if i == 300 && rng.IntN(2) == 0 {
+		if len(p.Creates)+len(p.Deletes)+len(p.Updates) > 0 {
+			h.Logf("plan: creates %v, deletes %v, updates %v", p.Creates, p.Deletes, p.Updates)
+		}
+		if h.Step() == 300 && rng.IntN(2) == 0 {
 			s.Replicas = ptr.To(int32(1 + rng.IntN(6))) // a scale in the middle of the rollout
+			h.Logf("scale to %d", *s.Replicas)
 		}
 		if converged(w, s, res) {
-			return
+			return true
 		}
 		w.step()
+		return false
+	})
+	if !done {
+		h.Fatalf("no convergence: replicas %d, partition %d, %s, pods %v", *s.Replicas, part, policy, describe(w))
 	}
-	t.Fatalf("no convergence: replicas %d, partition %d, %s, pods %v", *s.Replicas, part, policy, describe(w))
 }
 
 func converged(w *world, s v1beta1.StatefulSetSpec, res ordinal.Reserved) bool {
@@ -188,7 +193,7 @@ func converged(w *world, s v1beta1.StatefulSetSpec, res ordinal.Reserved) bool {
 	part := int(ptr.Deref(s.UpdateStrategy.RollingUpdate.Partition, 0))
 	for i, o := range ords {
 		pod := w.pods[o]
-		if pod == nil || !pod.healthy(w.now, 0) || (i >= part && pod.Revision != "web-new") {
+		if pod == nil || !pod.healthy(w.h.Now(), 0) || (i >= part && pod.Revision != "web-new") {
 			return false
 		}
 	}

@@ -1,0 +1,2 @@
+// Package seqsim is the one harness of the planners' seeded sequence simulations.
+package seqsim
