@@ -88,6 +88,9 @@ func TestDeletionProtection(t *testing.T) {
 		ns := newNamespace(t, "dp-always", "Always")
 		err := cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
 		refused(t, "namespace labelled Always", err, "Namespace "+ns.Name, protection+"=Always")
+		if v := metricValue(scrape(t), "namespace_deletion_protection", map[string]string{"name": ns.Name}); v < 1 {
+			t.Errorf("namespace_deletion_protection of %s is %v, want the refusal counted (OpenKruise's metric)", ns.Name, v)
+		}
 		if err := c.Patch(ctx, ns, unlabel); err != nil {
 			t.Fatal(err)
 		}
@@ -126,6 +129,9 @@ func TestDeletionProtection(t *testing.T) {
 			}
 		}
 		refused(t, "CloneSet with 1 replica", c.Delete(ctx, clone), "CloneSet "+ns+"/kept", "spec.replicas is 1")
+		if v := metricValue(scrape(t), "workload_deletion_protection", map[string]string{"kind_namespace_name": "CloneSet_" + ns + "_kept"}); v < 1 {
+			t.Errorf("workload_deletion_protection of the CloneSet is %v, want the refusal counted (OpenKruise's metric)", v)
+		}
 		if err := c.Delete(ctx, plain); err != nil {
 			t.Errorf("unlabelled CloneSet: %v", err)
 		}

@@ -197,9 +197,13 @@ func TestStatefulSetRolloutMetrics(t *testing.T) {
 }
 
 // The manager's controllers carry OpenKruise v1.9.0's controller-runtime names, so the controller
-// label of controller_runtime_* and workqueue metrics (dashboards, alerts) reads as it did.
+// label of controller_runtime_* and workqueue metrics (dashboards, alerts) reads as it did; the
+// leader says so in OpenKruise's kruise_manager_is_leader.
 func TestControllerNamesAsOpenKruise(t *testing.T) {
 	fams := scrape(t)
+	if v := metricValue(fams, "kruise_manager_is_leader", nil); v != 1 {
+		t.Errorf("kruise_manager_is_leader %v on the leader, want 1", v)
+	}
 	for _, name := range []string{"cloneset-controller", "statefulset-controller", "daemonset-controller", "sidecarset-controller",
 		"broadcastjob-controller", "advancedcronjob-controller", "uniteddeployment-controller", "imagepulljob-controller",
 		"imagelistpulljob-controller", "nodeimage-controller", "containerrecreaterequest-controller", "resourcedistribution-controller",

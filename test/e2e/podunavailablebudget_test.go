@@ -151,6 +151,12 @@ func TestPodUnavailableBudgetGuardsDeletionsAndEvictions(t *testing.T) {
 		!strings.Contains(status.Status().Message, "retry later") {
 		t.Errorf("refused eviction: %v", err)
 	}
+	fams := scrape(t) // OpenKruise's metric: the refusals by workload (none: "unknown" and the pod's name)
+	for _, pod := range []string{"b", "c"} {
+		if v := metricValue(fams, "pod_unavailable_budget", map[string]string{"kind_namespace_name": "unknown_" + ns + "_" + pod}); v < 1 {
+			t.Errorf("pod_unavailable_budget of pod %s is %v, want its refusal counted", pod, v)
+		}
+	}
 	t.Logf("refusals checked after %.1fs", time.Since(t0).Seconds())
 	newPod("e")
 	t.Logf("pod e ready after %.1fs", time.Since(t0).Seconds())

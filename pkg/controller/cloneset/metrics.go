@@ -37,7 +37,8 @@ func (r *Reconciler) reportMetrics(cs *v1alpha1.CloneSet, obs *observation, stat
 	want := ptr.Deref(cs.Spec.Replicas, 1)
 	w := workload(cs.Namespace, cs.Name)
 	w.Set(rolloutmetrics.Counts{Replicas: want, Ready: status.ReadyReplicas, Updated: status.UpdatedReplicas,
-		UpdatedReady: status.UpdatedReadyReplicas, Unavailable: max(want-status.AvailableReplicas, 0)})
+		UpdatedReady: status.UpdatedReadyReplicas, Unavailable: max(want-status.AvailableReplicas, 0),
+		Stuck: progressReason(status.Conditions) == ReasonProgressDeadlineExceeded})
 	before := cs.Status.CurrentRevision
 	if before != "" && before != status.CurrentRevision && status.CurrentRevision == status.UpdateRevision && obs.updateRevision != nil &&
 		obs.updateRevision.Name == status.UpdateRevision {

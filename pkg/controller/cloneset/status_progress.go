@@ -134,15 +134,17 @@ func setProgressCondition(conds []v1alpha1.CloneSetCondition, c *v1alpha1.CloneS
 // reportProgress records a Warning event when the rollout's Progressing condition turns to
 // ProgressDeadlineExceeded, so that a stuck rollout is visible in `kubectl describe`.
 func (r *Reconciler) reportProgress(cs *v1alpha1.CloneSet, next *v1alpha1.CloneSetStatus) {
-	reason := func(conds []v1alpha1.CloneSetCondition) string {
-		if i := conditionIndex(conds, v1alpha1.CloneSetConditionProgressing); i >= 0 {
-			return conds[i].Reason
-		}
-		return ""
-	}
-	if reason(next.Conditions) == ReasonProgressDeadlineExceeded && reason(cs.Status.Conditions) != ReasonProgressDeadlineExceeded {
+	if progressReason(next.Conditions) == ReasonProgressDeadlineExceeded && progressReason(cs.Status.Conditions) != ReasonProgressDeadlineExceeded {
 		r.event(cs, corev1.EventTypeWarning, ReasonProgressDeadlineExceeded,
 			"revision %s not rolled out within %ds: %d of %d pods updated, %d updated and ready",
 			next.UpdateRevision, *cs.Spec.ProgressDeadlineSeconds, next.UpdatedReplicas, next.Replicas, next.UpdatedReadyReplicas)
 	}
+}
+
+// progressReason is the reason of the Progressing condition ("" without one).
+func progressReason(conds []v1alpha1.CloneSetCondition) string {
+	if i := conditionIndex(conds, v1alpha1.CloneSetConditionProgressing); i >= 0 {
+		return conds[i].Reason
+	}
+	return ""
 }

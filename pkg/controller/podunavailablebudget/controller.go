@@ -77,9 +77,13 @@ func (r *Reconciler) budgetsIn(ctx context.Context, o client.Object) []reconcile
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pub := &policyv1alpha1.PodUnavailableBudget{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pub); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetMetrics(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if pub.DeletionTimestamp != nil {
+		forgetMetrics(req.Namespace, req.Name)
 		return ctrl.Result{}, nil
 	}
 	pods, replicas, err := r.pods(ctx, pub)
@@ -100,6 +104,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	status, recheck := podbudget.Status(pub, pods, expected, desired, r.Clock.Now())
 	status.Conditions = registrationmark.Entries.With(registrationmark.BudgetProtection, pub, pub.Status.Conditions, metav1.NewTime(r.Clock.Now()))
+	reportMetrics(pub, &status)
 	if !equality.Semantic.DeepEqual(normalize(pub.Status), normalize(status)) {
 		pub = pub.DeepCopy()
 		pub.Status = status

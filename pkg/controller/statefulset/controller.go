@@ -72,17 +72,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // reportProgress records a Warning event when the Progressing condition turns to
 // ProgressDeadlineExceeded, so that a stuck rollout is visible in `kubectl describe`.
 func (r *Reconciler) reportProgress(set *v1beta1.StatefulSet, next *v1beta1.StatefulSetStatus) {
-	reason := func(conds []v1beta1.StatefulSetCondition) string {
-		if c := findCondition(conds, ConditionProgressing); c != nil {
-			return c.Reason
-		}
-		return ""
-	}
-	if reason(next.Conditions) == ReasonProgressDeadlineExceeded && reason(set.Status.Conditions) != ReasonProgressDeadlineExceeded {
+	if progressReason(next.Conditions) == ReasonProgressDeadlineExceeded && progressReason(set.Status.Conditions) != ReasonProgressDeadlineExceeded {
 		r.Control().Event(r.owner(set), corev1.EventTypeWarning, ReasonProgressDeadlineExceeded,
 			"revision %s not rolled out within %s: %d of %d pods updated, %d updated and ready",
 			next.UpdateRevision, progressDeadline(set.Annotations), next.UpdatedReplicas, next.Replicas, next.UpdatedReadyReplicas)
 	}
+}
+
+// progressReason is the reason of the Progressing condition ("" without one).
+func progressReason(conds []v1beta1.StatefulSetCondition) string {
+	if c := findCondition(conds, ConditionProgressing); c != nil {
+		return c.Reason
+	}
+	return ""
 }
 
 // refusalMessage says which pods InPlaceOnly leaves on their revision and why, or "".
@@ -97,7 +99,8 @@ func (r *Reconciler) reportMetrics(set *v1beta1.StatefulSet, obs *observation, s
 	want := ptr.Deref(set.Spec.Replicas, 1)
 	w := workload(set.Namespace, set.Name)
 	w.Set(rolloutmetrics.Counts{Replicas: want, Ready: st.ReadyReplicas, Updated: st.UpdatedReplicas,
-		UpdatedReady: st.UpdatedReadyReplicas, Unavailable: max(want-st.AvailableReplicas, 0)})
+		UpdatedReady: st.UpdatedReadyReplicas, Unavailable: max(want-st.AvailableReplicas, 0),
+		Stuck: progressReason(st.Conditions) == ReasonProgressDeadlineExceeded})
 	before := set.Status.CurrentRevision
 	if before != "" && before != st.CurrentRevision && st.CurrentRevision == st.UpdateRevision && obs.updateRevision.Name == st.UpdateRevision {
 		w.RolloutDone(now.Sub(obs.updateRevision.CreationTimestamp.Time))

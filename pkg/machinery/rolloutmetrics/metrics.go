@@ -19,6 +19,8 @@ var (
 	updated      = gauge("kruise_workload_updated_replicas", "Pods of the workload at the update revision.")
 	updatedReady = gauge("kruise_workload_updated_ready_replicas", "Pods at the update revision that are Ready.")
 	unavailable  = gauge("kruise_workload_unavailable_replicas", "Pods the workload wants that are not available.")
+	stuck        = gauge("kruise_workload_rollout_stuck",
+		"1 while the workload's rollout is past its progress deadline (condition Progressing, reason ProgressDeadlineExceeded), else 0.")
 	podUpdates   = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kruise_workload_pod_updates_total",
 		Help: "Pods moved to a new revision, by method: in_place or recreate."}, append(workloadLabels, "method"))
 	inPlaceFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kruise_workload_inplace_update_failures_total",
@@ -29,7 +31,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(replicas, ready, updated, updatedReady, unavailable, podUpdates, inPlaceFailures, rolloutDuration)
+	metrics.Registry.MustRegister(replicas, ready, updated, updatedReady, unavailable, stuck, podUpdates, inPlaceFailures, rolloutDuration)
 }
 
 // Update methods.
@@ -43,8 +45,11 @@ type Workload struct{ Kind, Namespace, Name string }
 
 func (w Workload) values() []string { return []string{w.Kind, w.Namespace, w.Name} }
 
-// Counts are the gauges of a workload.
-type Counts struct{ Replicas, Ready, Updated, UpdatedReady, Unavailable int32 }
+// Counts are the gauges of a workload; Stuck says its rollout is past its progress deadline.
+type Counts struct {
+	Replicas, Ready, Updated, UpdatedReady, Unavailable int32
+	Stuck                                               bool
+}
 
 // Set sets w's gauges.
 func (w Workload) Set(c Counts) {
@@ -54,6 +59,11 @@ func (w Workload) Set(c Counts) {
 	updated.WithLabelValues(v...).Set(float64(c.Updated))
 	updatedReady.WithLabelValues(v...).Set(float64(c.UpdatedReady))
 	unavailable.WithLabelValues(v...).Set(float64(c.Unavailable))
+	stuckValue := 0.0
+	if c.Stuck {
+		stuckValue = 1
+	}
+	stuck.WithLabelValues(v...).Set(stuckValue)
 }
 
 // PodUpdated counts one pod moved to a new revision by method.
@@ -72,7 +82,7 @@ func (w Workload) RolloutDone(d time.Duration) {
 // Forget drops w's series (the workload is gone).
 func (w Workload) Forget() {
 	v := w.values()
-	for _, g := range []*prometheus.GaugeVec{replicas, ready, updated, updatedReady, unavailable} {
+	for _, g := range []*prometheus.GaugeVec{replicas, ready, updated, updatedReady, unavailable, stuck} {
 		g.DeleteLabelValues(v...)
 	}
 	inPlaceFailures.DeleteLabelValues(v...)

@@ -67,6 +67,7 @@ func (r *Rotator) Sync(ctx context.Context) (time.Time, error) {
 	}
 	r.servedCA = b.CACert
 	r.bundle.Store(&b.CABundle)
+	reportExpiry(b)
 	if changed {
 		r.Log.Info("webhook serving certificate written", "dir", r.CertDir, "renewAt", b.RenewAt)
 	}
