@@ -38,6 +38,10 @@ func (k kind) Plan(obs *observation, now time.Time) Plan {
 }
 
 func (k kind) Apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, plan Plan) ApplyErrors {
+	if plan.ScaleUpLimit != nil {
+		k.r.event(cs, corev1.EventTypeWarning, "ScaleUpLimited", "scale-up limited by scaleStrategy.maxUnavailable: %d creations allowed now",
+			*plan.ScaleUpLimit)
+	}
 	return k.r.apply(ctx, cs, obs, plan)
 }
 

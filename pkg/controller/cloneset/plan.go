@@ -127,6 +127,9 @@ type Plan struct {
 	Resumes []string
 	// Notes explain waits, e.g. "2 unavailable ≥ maxUnavailable 2 (replicas 5, 3 available): 1 update waiting".
 	Notes []string
+	// ScaleUpLimit, when scaleStrategy.maxUnavailable holds creations back, is how many it allows
+	// (OpenKruise's ScaleUpLimited event); nil otherwise.
+	ScaleUpLimit *int
 	// NextDeadline is the earliest time at which the plan may change without any event (a pod
 	// passing minReadySeconds, a grace period ending); zero when there is none.
 	NextDeadline time.Time

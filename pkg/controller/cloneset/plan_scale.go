@@ -174,6 +174,7 @@ func (pl *planner) planCreates() {
 		if allowed := max(0, lim-unavailable); allowed < n {
 			pl.note("%d unavailable pods, scaleStrategy.maxUnavailable %d: %d of %d creations waiting",
 				unavailable, lim, n-allowed, n)
+			pl.plan.ScaleUpLimit = &allowed
 			n = allowed
 		}
 	}

@@ -403,3 +403,16 @@ func TestPlanUpdatesAtMostMaxPerReconcile(t *testing.T) {
 		t.Fatalf("100 pods: %d updates, deadline %v", len(p.Updates), p.NextDeadline)
 	}
 }
+
+// A scale-up that scaleStrategy.maxUnavailable holds back says how many creations it allows (the
+// ScaleUpLimited event, as OpenKruise's); one it does not hold back says nothing.
+func TestScaleUpLimit(t *testing.T) {
+	limited := cs(6, func(s *Snapshot) { s.Spec.ScaleStrategy.MaxUnavailable = ios("2") }, pods("b", "v2", 1), pods("c", "v2", 1, notReady))
+	if p := Compute(limited, t0, Options{}); p.ScaleUpLimit == nil || *p.ScaleUpLimit != 1 {
+		t.Errorf("limit %v, want 1 creation allowed", p.ScaleUpLimit)
+	}
+	free := cs(6, func(s *Snapshot) { s.Spec.ScaleStrategy.MaxUnavailable = ios("10") }, pods("b", "v2", 2))
+	if p := Compute(free, t0, Options{}); p.ScaleUpLimit != nil {
+		t.Errorf("limit %v for a scale-up within scaleStrategy.maxUnavailable, want none", *p.ScaleUpLimit)
+	}
+}
