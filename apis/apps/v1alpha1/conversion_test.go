@@ -1,16 +1,11 @@
 package v1alpha1
 
 import (
-	"bytes"
-	"encoding/json"
 	"math/rand"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
@@ -20,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/conversion"
-	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 	"sigs.k8s.io/randfill"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
@@ -34,29 +27,30 @@ const roundTripSeed = 20250101
 // roundTripIterations is how many random objects each direction of each kind is tried with.
 const roundTripIterations = 2000
 
-// kindPair ties a spoke (v1alpha1) type to its hub (v1beta1) type.
+// kindPair ties a spoke (v1alpha1) type to its hub (v1beta1) type and their conversions.
 type kindPair struct {
 	name     string
-	newSpoke func() conversion.Convertible
-	newHub   func() conversion.Hub
+	newSpoke func() runtime.Object
+	newHub   func() runtime.Object
+	to       func(spoke, hub runtime.Object) error
+	from     func(hub, spoke runtime.Object) error
+}
+
+// pair is the kindPair of spoke type S and hub type H.
+func pair[S interface {
+	runtime.Object
+	ConvertTo(H) error
+	ConvertFrom(H) error
+}, H runtime.Object](name string, newSpoke func() S, newHub func() H) kindPair {
+	return kindPair{name: name, newSpoke: func() runtime.Object { return newSpoke() }, newHub: func() runtime.Object { return newHub() },
+		to:   func(s, h runtime.Object) error { return s.(S).ConvertTo(h.(H)) },
+		from: func(h, s runtime.Object) error { return s.(S).ConvertFrom(h.(H)) }}
 }
 
 var kindPairs = []kindPair{
-	{
-		name:     "StatefulSet",
-		newSpoke: func() conversion.Convertible { return &StatefulSet{} },
-		newHub:   func() conversion.Hub { return &v1beta1.StatefulSet{} },
-	},
-	{
-		name:     "DaemonSet",
-		newSpoke: func() conversion.Convertible { return &DaemonSet{} },
-		newHub:   func() conversion.Hub { return &v1beta1.DaemonSet{} },
-	},
-	{
-		name:     "SidecarSet",
-		newSpoke: func() conversion.Convertible { return &SidecarSet{} },
-		newHub:   func() conversion.Hub { return &v1beta1.SidecarSet{} },
-	},
+	pair("StatefulSet", func() *StatefulSet { return &StatefulSet{} }, func() *v1beta1.StatefulSet { return &v1beta1.StatefulSet{} }),
+	pair("DaemonSet", func() *DaemonSet { return &DaemonSet{} }, func() *v1beta1.DaemonSet { return &v1beta1.DaemonSet{} }),
+	pair("SidecarSet", func() *SidecarSet { return &SidecarSet{} }, func() *v1beta1.SidecarSet { return &v1beta1.SidecarSet{} }),
 }
 
 // fillFuncs keeps randomly filled values to what the API server can hold: sane object metadata,
@@ -82,11 +76,11 @@ func newFiller(src rand.Source) *randfill.Filler {
 
 // spokeRoundTrip converts a v1alpha1 object to v1beta1 and back and reports any difference from
 // the original. It also checks that neither conversion changed its source.
-func spokeRoundTrip(t *testing.T, k kindPair, orig conversion.Convertible) {
+func spokeRoundTrip(t *testing.T, k kindPair, orig runtime.Object) {
 	t.Helper()
 	before := orig.DeepCopyObject()
 	hub := k.newHub()
-	if err := orig.ConvertTo(hub); err != nil {
+	if err := k.to(orig, hub); err != nil {
 		t.Fatalf("%s v1alpha1 -> v1beta1: %v", k.name, err)
 	}
 	if !equality.Semantic.DeepEqual(before, orig) {
@@ -94,7 +88,7 @@ func spokeRoundTrip(t *testing.T, k kindPair, orig conversion.Convertible) {
 	}
 	hubBefore := hub.DeepCopyObject()
 	back := k.newSpoke()
-	if err := back.ConvertFrom(hub); err != nil {
+	if err := k.from(hub, back); err != nil {
 		t.Fatalf("%s v1beta1 -> v1alpha1: %v", k.name, err)
 	}
 	if !equality.Semantic.DeepEqual(hubBefore, hub) {
@@ -107,18 +101,18 @@ func spokeRoundTrip(t *testing.T, k kindPair, orig conversion.Convertible) {
 
 // hubRoundTrip converts a v1beta1 object to v1alpha1 and back and reports any difference from the
 // original.
-func hubRoundTrip(t *testing.T, k kindPair, orig conversion.Hub) {
+func hubRoundTrip(t *testing.T, k kindPair, orig runtime.Object) {
 	t.Helper()
 	before := orig.DeepCopyObject()
 	spoke := k.newSpoke()
-	if err := spoke.ConvertFrom(orig); err != nil {
+	if err := k.from(orig, spoke); err != nil {
 		t.Fatalf("%s v1beta1 -> v1alpha1: %v", k.name, err)
 	}
 	if !equality.Semantic.DeepEqual(before, orig) {
 		t.Fatalf("%s ConvertFrom changed its source:\n%s", k.name, diff.Diff(before, orig))
 	}
 	back := k.newHub()
-	if err := spoke.ConvertTo(back); err != nil {
+	if err := k.to(spoke, back); err != nil {
 		t.Fatalf("%s v1alpha1 -> v1beta1: %v", k.name, err)
 	}
 	if !equality.Semantic.DeepEqual(orig, back) {
@@ -413,86 +407,5 @@ func checkAnnotation(t *testing.T, annotations map[string]string, key, want stri
 		t.Fatalf("annotation %s = %s, want none", key, got)
 	case want != "" && got != want:
 		t.Fatalf("annotation %s:\n got %s\nwant %s", key, got, want)
-	}
-}
-
-// TestConversionThroughWebhook sends a ConversionReview through controller-runtime's conversion
-// webhook handler, with both versions in the scheme, to check that the hub and spokes are wired
-// the way the handler expects and that the v1beta1-only fields survive the trip over the wire.
-func TestConversionThroughWebhook(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range kindPairs {
-		ok, err := crconversion.IsConvertible(scheme, k.newSpoke())
-		if err != nil || !ok {
-			t.Fatalf("%s is not convertible: %v", k.name, err)
-		}
-	}
-	handler := crconversion.NewWebhookHandler(scheme, crconversion.NewRegistry())
-
-	review := func(desired string, obj runtime.Object) []byte {
-		t.Helper()
-		raw, err := json.Marshal(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := json.Marshal(&apiextensionsv1.ConversionReview{
-			TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "ConversionReview"},
-			Request: &apiextensionsv1.ConversionRequest{
-				UID:               "1",
-				DesiredAPIVersion: desired,
-				Objects:           []runtime.RawExtension{{Raw: raw}},
-			},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		req := httptest.NewRequest(http.MethodPost, "/convert", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, req)
-		var out apiextensionsv1.ConversionReview
-		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
-			t.Fatalf("decoding response %q: %v", rec.Body.String(), err)
-		}
-		if out.Response == nil || out.Response.Result.Status != metav1.StatusSuccess || len(out.Response.ConvertedObjects) != 1 {
-			t.Fatalf("conversion failed: %s", rec.Body.String())
-		}
-		return out.Response.ConvertedObjects[0].Raw
-	}
-
-	stored := &v1beta1.StatefulSet{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps.kruise.io/v1beta1", Kind: "StatefulSet"},
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
-		Spec: v1beta1.StatefulSetSpec{
-			Replicas:        ptr.To[int32](3),
-			Selector:        &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			ReserveOrdinals: []intstr.IntOrString{intstr.FromInt32(1)},
-		},
-		Status: v1beta1.StatefulSetStatus{Replicas: 3, UpdatedReadyReplicas: 3},
-	}
-	alphaRaw := review("apps.kruise.io/v1alpha1", stored)
-	var alpha StatefulSet
-	if err := json.Unmarshal(alphaRaw, &alpha); err != nil {
-		t.Fatal(err)
-	}
-	if alpha.APIVersion != "apps.kruise.io/v1alpha1" || alpha.Kind != "StatefulSet" {
-		t.Fatalf("converted object has TypeMeta %+v", alpha.TypeMeta)
-	}
-	checkAnnotation(t, alpha.Annotations, ConversionV1beta1OnlyAnnotation,
-		`{"spec":{"reserveOrdinals":[1]},"status":{"updatedReadyReplicas":3}}`)
-
-	betaRaw := review("apps.kruise.io/v1beta1", &alpha)
-	var back v1beta1.StatefulSet
-	if err := json.Unmarshal(betaRaw, &back); err != nil {
-		t.Fatal(err)
-	}
-	if !equality.Semantic.DeepEqual(stored, &back) {
-		t.Fatalf("round trip through the webhook differs:\n%s", diff.Diff(stored, &back))
 	}
 }

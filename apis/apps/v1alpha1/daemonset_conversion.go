@@ -1,7 +1,6 @@
 package v1alpha1
 
 import (
-	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
@@ -53,8 +52,7 @@ type daemonSetSpecV1beta1Only struct {
 // is whether DaemonSetProgressiveCreatePodAnnotation is "true", and ConversionV1beta1OnlyAnnotation
 // (which the result does not carry) gives back an empty scaleStrategy and the hub's own
 // progressive-create-pod annotation. The destination's TypeMeta is left alone.
-func (src *DaemonSet) ConvertTo(dstRaw conversion.Hub) error {
-	dst := dstRaw.(*v1beta1.DaemonSet)
+func (src *DaemonSet) ConvertTo(dst *v1beta1.DaemonSet) error {
 	src.ObjectMeta.DeepCopyInto(&dst.ObjectMeta)
 	dst.Spec = daemonSetSpecToV1beta1(&src.Spec)
 	dst.Status = daemonSetStatusToV1beta1(&src.Status)
@@ -90,8 +88,7 @@ func (src *DaemonSet) ConvertTo(dstRaw conversion.Hub) error {
 // is "true" exactly when spec.scaleStrategy.partitionedScaling is; what the v1alpha1 object cannot
 // show goes into ConversionV1beta1OnlyAnnotation (removed when there is nothing to keep). This
 // object's TypeMeta is left alone.
-func (dst *DaemonSet) ConvertFrom(srcRaw conversion.Hub) error {
-	src := srcRaw.(*v1beta1.DaemonSet)
+func (dst *DaemonSet) ConvertFrom(src *v1beta1.DaemonSet) error {
 	src.ObjectMeta.DeepCopyInto(&dst.ObjectMeta)
 	dst.Spec = daemonSetSpecFromV1beta1(&src.Spec)
 	dst.Status = daemonSetStatusFromV1beta1(&src.Status)

@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
@@ -50,8 +49,7 @@ type sidecarSetSpecV1beta1Only struct {
 // from the label SidecarSetCustomVersionLabel (which the result does not carry; or from
 // ConversionV1beta1OnlyAnnotation, which earlier versions wrote), and a set spec.namespace
 // is recorded in ConversionV1alpha1OnlyAnnotation. The destination's TypeMeta is left alone.
-func (src *SidecarSet) ConvertTo(dstRaw conversion.Hub) error {
-	dst := dstRaw.(*v1beta1.SidecarSet)
+func (src *SidecarSet) ConvertTo(dst *v1beta1.SidecarSet) error {
 	src.ObjectMeta.DeepCopyInto(&dst.ObjectMeta)
 	dst.Spec = sidecarSetSpecToV1beta1(&src.Spec)
 	dst.Status = v1beta1.SidecarSetStatus{
@@ -100,8 +98,7 @@ func NamespaceSelectorFor(ns string) *metav1.LabelSelector {
 // ConvertFrom fills this v1alpha1 SidecarSet from the v1beta1 hub. spec.namespace is taken from
 // ConversionV1alpha1OnlyAnnotation (which this object does not keep), and a set spec.customVersion
 // becomes the label SidecarSetCustomVersionLabel. This object's TypeMeta is left alone.
-func (dst *SidecarSet) ConvertFrom(srcRaw conversion.Hub) error {
-	src := srcRaw.(*v1beta1.SidecarSet)
+func (dst *SidecarSet) ConvertFrom(src *v1beta1.SidecarSet) error {
 	src.ObjectMeta.DeepCopyInto(&dst.ObjectMeta)
 	dst.Spec = sidecarSetSpecFromV1beta1(&src.Spec)
 	dst.Status = SidecarSetStatus{

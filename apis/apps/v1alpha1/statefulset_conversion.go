@@ -3,7 +3,6 @@ package v1alpha1
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -50,8 +49,7 @@ type statefulSetStatusV1beta1Only struct {
 // ConvertTo converts this v1alpha1 StatefulSet into the v1beta1 hub. The v1beta1-only fields are
 // taken from ConversionV1beta1OnlyAnnotation, which the result does not carry; without it they
 // stay unset. The destination's TypeMeta is left alone.
-func (src *StatefulSet) ConvertTo(dstRaw conversion.Hub) error {
-	dst := dstRaw.(*v1beta1.StatefulSet)
+func (src *StatefulSet) ConvertTo(dst *v1beta1.StatefulSet) error {
 	src.ObjectMeta.DeepCopyInto(&dst.ObjectMeta)
 	dst.Spec = statefulSetSpecToV1beta1(&src.Spec)
 	dst.Status = statefulSetStatusToV1beta1(&src.Status)
@@ -81,8 +79,7 @@ func (src *StatefulSet) ConvertTo(dstRaw conversion.Hub) error {
 // ConvertFrom fills this v1alpha1 StatefulSet from the v1beta1 hub. The v1beta1-only fields that
 // are set go into ConversionV1beta1OnlyAnnotation; when none is set the annotation is removed.
 // This object's TypeMeta is left alone.
-func (dst *StatefulSet) ConvertFrom(srcRaw conversion.Hub) error {
-	src := srcRaw.(*v1beta1.StatefulSet)
+func (dst *StatefulSet) ConvertFrom(src *v1beta1.StatefulSet) error {
 	src.ObjectMeta.DeepCopyInto(&dst.ObjectMeta)
 	dst.Spec = statefulSetSpecFromV1beta1(&src.Spec)
 	dst.Status = statefulSetStatusFromV1beta1(&src.Status)

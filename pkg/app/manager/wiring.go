@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/app/install"
@@ -46,6 +45,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/webhook/budgetguard"
 	"github.com/kruise-ng/kruise/pkg/webhook/callers"
 	"github.com/kruise-ng/kruise/pkg/webhook/certs"
+	"github.com/kruise-ng/kruise/pkg/webhook/conversionhub"
 	"github.com/kruise-ng/kruise/pkg/webhook/decider"
 	"github.com/kruise-ng/kruise/pkg/webhook/defaulting"
 	"github.com/kruise-ng/kruise/pkg/webhook/deletionprotection"
@@ -91,7 +91,11 @@ var components = []component{
 	}},
 	// Conversion between v1alpha1 and v1beta1 (the hub) for the kinds whose schemas differ.
 	{"the conversion webhook", nil, func(w *wiring) error {
-		mount.HTTP(w.mgr.GetWebhookServer(), install.ConversionPath, conversion.NewWebhookHandler(w.scheme, conversion.NewRegistry()))
+		h, err := conversionhub.Handler(w.scheme)
+		if err != nil {
+			return err
+		}
+		mount.HTTP(w.mgr.GetWebhookServer(), install.ConversionPath, h)
 		return nil
 	}},
 	{"the in-place engine's writers", nil, setupEngineOptions},

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"sigs.k8s.io/controller-runtime/pkg/conversion"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -14,11 +13,8 @@ import (
 // defaulting webhook stores it (defaultAlpha, defaultHub), as the hub (v1beta1) version.
 func decodeVersioned[A any, PA interface {
 	*A
-	ConvertTo(conversion.Hub) error
-}, H any, PH interface {
-	*H
-	conversion.Hub
-}](t *testing.T, data []byte, kind string, defaultAlpha func(PA), defaultHub func(PH)) []PH {
+	ConvertTo(*H) error
+}, H any, PH interface{ *H }](t *testing.T, data []byte, kind string, defaultAlpha func(PA), defaultHub func(PH)) []PH {
 	t.Helper()
 	var head struct {
 		APIVersion string            `json:"apiVersion"`
@@ -43,11 +39,11 @@ func decodeVersioned[A any, PA interface {
 			t.Fatal(err)
 		}
 		defaultAlpha(alpha)
-		hub := PH(new(H))
+		hub := new(H)
 		if err := alpha.ConvertTo(hub); err != nil {
 			t.Fatal(err)
 		}
-		return []PH{hub}
+		return []PH{PH(hub)}
 	}
 	hub := PH(new(H))
 	if err := yaml.Unmarshal(data, hub); err != nil {

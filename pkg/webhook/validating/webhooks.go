@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/conversion"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -130,11 +129,8 @@ func registerStatefulSets(srv webhook.Server, scheme *runtime.Scheme, templates 
 func same[T any](o T) (T, error) { return o, nil }
 
 // toHub converts a v1alpha1 object to its v1beta1 hub H (the stored version).
-func toHub[S interface{ ConvertTo(conversion.Hub) error }, H any, PH interface {
-	*H
-	conversion.Hub
-}](o S) (PH, error) {
-	out := PH(new(H))
+func toHub[S interface{ ConvertTo(*H) error }, H any](o S) (*H, error) {
+	out := new(H)
 	return out, o.ConvertTo(out)
 }
 
