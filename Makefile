@@ -17,14 +17,26 @@ BINARIES := kruise-manager kruise-daemon kubectl-kruise kruise-sandbox
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
+# Static (CGO_ENABLED=0) and -trimpath, like the tools: the Kubernetes packages Kruise shares with
+# kube-apiserver (k8s.io/api, client-go, apiserver, ...) are then reused from the tools' build cache.
 .PHONY: build
 build: ## build Kruise's binaries into bin/ (the go command's output in bin/logs/build.log, shown on failure)
-	@hack/quiet.sh bin/logs/build.log $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ $(addprefix ./cmd/,$(BINARIES))
+	@CGO_ENABLED=0 hack/quiet.sh bin/logs/build.log $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ $(addprefix ./cmd/,$(BINARIES))
 	@echo "built $(BINARIES) into bin/"
 
+# The pinned tools each target runs; hack/tools.sh builds those missing (see its header for the order).
+# A sandbox runs the control plane and kwok; kubectl is what make demo's closing lines point to.
+SANDBOX_TOOLS   := kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok
+REAL_NODE_TOOLS := kubelet containerd registry
+APISERVER_TOOLS := kube-apiserver etcd
+
 .PHONY: tools
-tools: check-go ## build the pinned Kubernetes toolchain from source into bin/ (only what is missing)
+tools: check-go ## build the whole pinned toolchain from source into bin/ (only what is missing): what make test needs
 	hack/tools.sh
+
+.PHONY: demo-tools
+demo-tools: check-go ## build only what make demo and make sandbox run (DEMO_REAL_NODE=1: and the real node's)
+	@hack/tools.sh $(SANDBOX_TOOLS) $(if $(DEMO_REAL_NODE),$(REAL_NODE_TOOLS))
 
 .PHONY: check-go
 check-go:
@@ -34,11 +46,11 @@ check-go:
 API_PORT ?=
 
 .PHONY: demo
-demo: check-go tools build ## a sandbox with Kruise and a 50-pod CloneSet rolled v1 → v2 in place, live (DEMO_REAL_NODE=1 adds the real node; root)
+demo: demo-tools build ## a sandbox with Kruise and a 50-pod CloneSet rolled v1 → v2 in place, live (DEMO_REAL_NODE=1 adds the real node; root)
 	bin/kruise-sandbox demo --dir $(SANDBOX_DIR) --nodes $(NODES) $(if $(DEMO_REAL_NODE),--real-node) $(if $(API_PORT),--api-port $(API_PORT))
 
 .PHONY: sandbox
-sandbox: check-go tools build ## start a local cluster with $(NODES) kwok nodes and Kruise in $(SANDBOX_DIR)
+sandbox: demo-tools build ## start a local cluster with $(NODES) kwok nodes and Kruise in $(SANDBOX_DIR)
 	bin/kruise-sandbox up --dir $(SANDBOX_DIR) --nodes $(NODES) --kruise $(if $(API_PORT),--api-port $(API_PORT))
 
 .PHONY: sandbox-down
@@ -52,7 +64,8 @@ HELM := bin/helm
 DEFAULT_PARTS := manager daemon generated/crds generated/rbac generated/policies generated/webhooks
 
 .PHONY: generate
-generate: tools ## regenerate deepcopy code, CRDs, RBAC and webhook manifests (controller-gen)
+generate: check-go ## regenerate deepcopy code, CRDs, RBAC and webhook manifests (controller-gen)
+	@hack/tools.sh controller-gen helm
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
 	rm -rf config/crd/bases config/rbac config/webhook
 	$(CONTROLLER_GEN) crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases paths=./apis/...
@@ -73,7 +86,8 @@ verify-generated: ## fail when generated files differ from what `make generate` 
 	    diff <(echo "$$before") <(echo "$$after") || true; exit 1; fi
 
 .PHONY: chart
-chart: tools ## helm lint and helm template of charts/kruise (defaults and test/chart/values-*.yaml; bad values refused)
+chart: check-go ## helm lint and helm template of charts/kruise (defaults and test/chart/values-*.yaml; bad values refused)
+	@hack/tools.sh helm
 	$(HELM) lint --strict charts/kruise
 	$(HELM) template kruise charts/kruise --namespace kruise-system >/dev/null
 	for f in test/chart/values-*.yaml; do $(HELM) lint --strict charts/kruise -f $$f && $(HELM) template kruise charts/kruise --namespace kruise-system -f $$f >/dev/null; done
@@ -105,7 +119,8 @@ fuzz: ## run each fuzz target for FUZZTIME (10s; FUZZTIME=5m for a longer run), 
 	  done; done
 
 .PHONY: integration
-integration: tools ## integration tests against a real kube-apiserver + etcd
+integration: check-go ## integration tests against a real kube-apiserver + etcd (and helm template)
+	@hack/tools.sh $(APISERVER_TOOLS) helm
 	$(GO) test -count=1 -timeout 10m ./test/integration/...
 
 # go-test-e2e PACKAGES: runs e2e packages, appending `go test -json` to $(E2E_JSON) when set.
@@ -114,11 +129,13 @@ define go-test-e2e
 endef
 
 .PHONY: e2e
-e2e: tools ## end-to-end tests on a sandbox (control plane + kwok nodes)
+e2e: check-go ## end-to-end tests on a sandbox (control plane + kwok nodes)
+	@hack/tools.sh $(SANDBOX_TOOLS)
 	$(call go-test-e2e,./test/e2e/...)
 
 .PHONY: e2e-node
-e2e-node: tools ## tests on the sandbox's real node (kubelet + containerd + runc; needs root)
+e2e-node: check-go ## tests on the sandbox's real node (kubelet + containerd + runc; needs root)
+	@hack/tools.sh $(SANDBOX_TOOLS) $(REAL_NODE_TOOLS) helm
 	$(call go-test-e2e,./test/e2enode/...)
 
 # Benchmarks print figures (they are not timed tests). N pods per scenario; BENCH_JSON=file appends
@@ -128,7 +145,8 @@ N ?= 500
 BENCH_NODES ?= 10
 
 .PHONY: bench
-bench: tools ## CloneSet and Advanced StatefulSet scale-up and in-place rollouts (maxUnavailable 20%, 100%), an Advanced DaemonSet's on N extra kwok nodes (maxUnavailable 20%), a SidecarSet upgrade (maxUnavailable 20%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes; pod creation latency with 0, 1, 20 SidecarSets and under a WorkloadSpread of 3 subsets
+bench: check-go ## CloneSet and Advanced StatefulSet scale-up and in-place rollouts (maxUnavailable 20%, 100%), an Advanced DaemonSet's on N extra kwok nodes (maxUnavailable 20%), a SidecarSet upgrade (maxUnavailable 20%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes; pod creation latency with 0, 1, 20 SidecarSets and under a WorkloadSpread of 3 subsets
+	@hack/tools.sh $(SANDBOX_TOOLS)
 	$(GO) run ./test/bench -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE))
 
 # bench-scale runs the CloneSet's scenarios of make bench (scale-up, in-place at maxUnavailable 20%
@@ -139,7 +157,8 @@ SCALE_NS ?= 500 2000 10000
 SCALE_MANY ?= 200x25
 
 .PHONY: bench-scale
-bench-scale: tools ## the CloneSet's bench at N = $(SCALE_NS) (N/200 kwok nodes) and $(SCALE_MANY) CloneSets against one; ~30 minutes
+bench-scale: check-go ## the CloneSet's bench at N = $(SCALE_NS) (N/200 kwok nodes) and $(SCALE_MANY) CloneSets against one; ~30 minutes
+	@hack/tools.sh $(SANDBOX_TOOLS)
 	set -e; for n in $(SCALE_NS); do \
 	  nodes=$$(( n / 200 > $(BENCH_NODES) ? n / 200 : $(BENCH_NODES) )); \
 	  $(GO) run ./test/bench -n $$n -nodes $$nodes -cloneset-only $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/n$$n); \
@@ -147,11 +166,13 @@ bench-scale: tools ## the CloneSet's bench at N = $(SCALE_NS) (N/200 kwok nodes)
 	$(GO) run ./test/bench -many $(SCALE_MANY) -nodes 25 $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/many)
 
 .PHONY: bench-floor
-bench-floor: tools ## the machine's floor: the in-place protocol's writes for N pods with no controller
+bench-floor: check-go ## the machine's floor: the in-place protocol's writes for N pods with no controller
+	@hack/tools.sh $(SANDBOX_TOOLS)
 	$(GO) run ./test/bench -floor -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON))
 
 .PHONY: lint
-lint: tools ## gofmt, go vet, staticcheck, the wings' import rules (test/wings), and no committed file over 1 MB that is not text
+lint: check-go ## gofmt, go vet, staticcheck, the wings' import rules (test/wings), and no committed file over 1 MB that is not text
+	@hack/tools.sh staticcheck
 	@out=$$(gofmt -l apis cmd pkg test hack); \
 	  if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' | awk '$$1 > 1048576 {print $$2}' | \
@@ -162,7 +183,7 @@ lint: tools ## gofmt, go vet, staticcheck, the wings' import rules (test/wings),
 	$(GO) test -count=1 ./test/wings/
 
 .PHONY: test
-test: tools verify-generated lint chart unit fuzz integration e2e e2e-node ## everything: tools if missing, lint, unit, fuzz, integration, e2e and real-node tests
+test: tools verify-generated lint chart unit fuzz integration e2e e2e-node ## everything: the whole toolchain if missing, lint, unit, fuzz, integration, e2e and real-node tests
 
 .PHONY: clean
 clean: ## remove built Kruise binaries (keeps the toolchain in bin/tools)

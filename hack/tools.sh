@@ -1,6 +1,16 @@
 #!/usr/bin/env bash
 # Builds Kruise's pinned toolchain from source into bin/, keyed by version, building only what is
-# missing. Usage: hack/tools.sh [tool...]   (no argument: every tool)
+# missing. Usage: hack/tools.sh [tool...]   (no argument: every tool; the Makefile names the tools
+# each target runs, e.g. `make demo` only the sandbox's)
+#
+# Order: the Kubernetes binaries share most of their packages, so they are built one after another
+# in one lane (kube-apiserver first), each reusing the Go build cache of the ones before; two
+# binaries compiling the same packages side by side would compile each package twice. The other
+# tools (etcd, kwok, containerd, ...) share little with them (other versions of the k8s.io
+# libraries) and build one by one beside that lane: at most TOOLS_JOBS builds at once (default 2:
+# on 2 cores one build's module downloads and single-threaded link overlap the other's compile;
+# TOOLS_JOBS=1 builds everything in turn). Each tool prints one line when it is built, with its
+# own time and the time since the start.
 #
 # Layout:
 #   bin/tools/<tool>-<version>/<binary>   the built binaries, one folder per pinned version
@@ -24,7 +34,10 @@ CONTAINERD_VERSION=v2.4.2     # the real node's runtime (kruise-sandbox up --rea
 HELM_VERSION=v3.22.0          # helm lint / helm template of charts/kruise, and the real node's Helm install
 HELM_KUBE_MINOR=37            # helm v3.22.0's client-go is v0.37: its default Kubernetes is 1.37
 
-ALL_TOOLS=(kube-apiserver etcd kube-controller-manager kube-scheduler kubectl kwok controller-gen staticcheck kubelet containerd registry helm)
+# KUBE_TOOLS in build order: the control plane first, then kubectl, then kubelet (the real node's).
+KUBE_TOOLS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
+OTHER_TOOLS=(etcd kwok registry containerd helm controller-gen staticcheck)
+ALL_TOOLS=("${KUBE_TOOLS[@]}" "${OTHER_TOOLS[@]}")
 
 export GOFLAGS="${GOFLAGS:-} -trimpath"
 export CGO_ENABLED=0
@@ -41,16 +54,11 @@ kube_ldflags() {
   echo "$flags"
 }
 
-# build TOOL VERSION DIR-RELATIVE-BINARY COMMAND...: runs COMMAND (which writes $out) unless the
-# versioned binary already exists, then prints how long it took.
+# build TOOL VERSION COMMAND...: runs COMMAND (which writes $out) into bin/tools/TOOL-VERSION/,
+# then prints how long it took. The caller builds only tools that are missing.
 build() {
   local tool=$1 version=$2; shift 2
   local dir="$BIN/tools/$tool-$version"
-  out="$dir/$tool"
-  if [[ -x "$out" ]]; then
-    log "$tool $version: present"
-    return
-  fi
   mkdir -p "$dir"
   local t0; t0=$(date +%s)
   local tmp="$dir/.$tool.tmp"
@@ -96,58 +104,99 @@ build_helm() {
 
 link() { mkdir -p "$(dirname "$2")"; ln -sfn "$1" "$2"; }
 
-tools=("$@")
-[[ ${#tools[@]} -gt 0 ]] || tools=("${ALL_TOOLS[@]}")
-log "building into $BIN (Go $(go env GOVERSION)); tools: ${tools[*]}"
-build_tool() {
-  local t=$1
-  case "$t" in
-    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet)
-      build "$t" "$KUBE_VERSION" build_kube "$t"
-      link "../tools/$t-$KUBE_VERSION/$t" "$BIN/k8s/$t" ;;
-    etcd)
-      build etcd "$ETCD_VERSION" build_etcd
-      link "../tools/etcd-$ETCD_VERSION/etcd" "$BIN/k8s/etcd" ;;
-    kwok)
-      build kwok "$KWOK_VERSION" build_install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
-      link "../tools/kwok-$KWOK_VERSION/kwok" "$BIN/k8s/kwok" ;;
-    containerd)
-      build containerd "$CONTAINERD_VERSION" build_containerd
-      link "../tools/containerd-$CONTAINERD_VERSION/containerd" "$BIN/k8s/containerd"
-      link "../tools/containerd-$CONTAINERD_VERSION/containerd-shim-runc-v2" "$BIN/k8s/containerd-shim-runc-v2" ;;
-    registry)
-      build registry "$GGCR_VERSION" build_install "github.com/google/go-containerregistry/cmd/registry@$GGCR_VERSION"
-      link "../tools/registry-$GGCR_VERSION/registry" "$BIN/k8s/registry" ;;
-    controller-gen)
-      build controller-gen "$CONTROLLER_GEN_VERSION" build_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
-      link "tools/controller-gen-$CONTROLLER_GEN_VERSION/controller-gen" "$BIN/controller-gen" ;;
-    helm)
-      build helm "$HELM_VERSION" build_helm
-      link "tools/helm-$HELM_VERSION/helm" "$BIN/helm" ;;
-    staticcheck)
-      build staticcheck "$STATICCHECK_VERSION" build_install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
-      link "tools/staticcheck-$STATICCHECK_VERSION/staticcheck" "$BIN/staticcheck" ;;
+version_of() {
+  case "$1" in
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet) echo "$KUBE_VERSION" ;;
+    etcd) echo "$ETCD_VERSION" ;;
+    kwok) echo "$KWOK_VERSION" ;;
+    containerd) echo "$CONTAINERD_VERSION" ;;
+    registry) echo "$GGCR_VERSION" ;;
+    controller-gen) echo "$CONTROLLER_GEN_VERSION" ;;
+    helm) echo "$HELM_VERSION" ;;
+    staticcheck) echo "$STATICCHECK_VERSION" ;;
   esac
 }
 
-for t in "${tools[@]}"; do
+present() { [[ -x "$BIN/tools/$1-$(version_of "$1")/$1" ]]; }
+
+# link_tool TOOL: points bin/k8s/ (cluster binaries) or bin/ (developer tools) at TOOL's pinned version.
+link_tool() {
+  local t=$1 v; v=$(version_of "$1")
+  case "$t" in
+    controller-gen|helm|staticcheck) link "tools/$t-$v/$t" "$BIN/$t" ;;
+    containerd)
+      link "../tools/$t-$v/$t" "$BIN/k8s/$t"
+      link "../tools/$t-$v/containerd-shim-runc-v2" "$BIN/k8s/containerd-shim-runc-v2" ;;
+    *) link "../tools/$t-$v/$t" "$BIN/k8s/$t" ;;
+  esac
+}
+
+build_tool() {
+  local t=$1 v; v=$(version_of "$1")
+  case "$t" in
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet) build "$t" "$v" build_kube "$t" ;;
+    etcd) build etcd "$v" build_etcd ;;
+    kwok) build kwok "$v" build_install "sigs.k8s.io/kwok/cmd/kwok@$v" ;;
+    containerd) build containerd "$v" build_containerd ;;
+    registry) build registry "$v" build_install "github.com/google/go-containerregistry/cmd/registry@$v" ;;
+    controller-gen) build controller-gen "$v" build_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$v" ;;
+    helm) build helm "$v" build_helm ;;
+    staticcheck) build staticcheck "$v" build_install "honnef.co/go/tools/cmd/staticcheck@$v" ;;
+  esac
+  link_tool "$t"
+}
+
+# build_lane TOOL...: builds the tools one after another; stops at the first failure.
+build_lane() {
+  local t
+  for t in "$@"; do build_tool "$t"; done
+}
+
+requested=("$@")
+[[ ${#requested[@]} -gt 0 ]] || requested=("${ALL_TOOLS[@]}")
+for t in "${requested[@]}"; do
   [[ " ${ALL_TOOLS[*]} " == *" $t "* ]] || { echo "hack/tools.sh: unknown tool '$t' (known: ${ALL_TOOLS[*]})" >&2; exit 2; }
 done
-# Build TOOLS_JOBS tools at once (default 2): a link step or a module download of one overlaps
-# with the compile of another. Each build is independent; the Go build cache is shared safely.
+
+# Split the requested tools, in ALL_TOOLS' order, into present ones and the missing ones of each lane.
+have=(); kube=(); other=()
+for t in "${ALL_TOOLS[@]}"; do
+  [[ " ${requested[*]} " == *" $t "* ]] || continue
+  if present "$t"; then
+    have+=("$t"); link_tool "$t"
+  elif [[ " ${KUBE_TOOLS[*]} " == *" $t "* ]]; then
+    kube+=("$t")
+  else
+    other+=("$t")
+  fi
+done
+if [[ ${#kube[@]} -eq 0 && ${#other[@]} -eq 0 ]]; then
+  log "present in $BIN/tools: ${have[*]}"
+  exit 0
+fi
+todo=("${kube[@]}" "${other[@]}")
+log "building ${todo[*]} with Go $(go env GOVERSION) into $BIN/tools, a line per tool as it is done${have:+ (present: ${have[*]})}"
+
+# Lanes: the Kubernetes binaries in one (they share a build cache, so never side by side), each
+# other tool in its own; at most TOOLS_JOBS lanes run at once, the Kubernetes one (the longest) first.
+lanes=()
+[[ ${#kube[@]} -eq 0 ]] || lanes+=("${kube[*]}")
+for t in "${other[@]}"; do lanes+=("$t"); done
 jobs_max=${TOOLS_JOBS:-2}
 pids=(); names=()
-for t in "${tools[@]}"; do
+for lane in "${lanes[@]}"; do
   while [[ $(jobs -rp | wc -l) -ge $jobs_max ]]; do wait -n || true; done
-  build_tool "$t" &
-  pids+=($!); names+=("$t")
+  # shellcheck disable=SC2086 # a lane is a space-separated list of tool names
+  build_lane $lane &
+  pids+=($!); names+=("$lane")
 done
 failed=()
 for i in "${!pids[@]}"; do
-  wait "${pids[$i]}" || failed+=("${names[$i]}")
+  wait "${pids[$i]}" && continue
+  for t in ${names[$i]}; do present "$t" || failed+=("$t"); done
 done
 if [[ ${#failed[@]} -gt 0 ]]; then
-  log "FAILED: ${failed[*]}"
+  log "FAILED, not built: ${failed[*]}"
   exit 1
 fi
 log "done"
