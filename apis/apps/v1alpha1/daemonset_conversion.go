@@ -1,7 +1,6 @@
 package v1alpha1
 
 import (
-
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 

@@ -21,7 +21,7 @@ var (
 	unavailable  = gauge("kruise_workload_unavailable_replicas", "Pods the workload wants that are not available.")
 	stuck        = gauge("kruise_workload_rollout_stuck",
 		"1 while the workload's rollout is past its progress deadline (condition Progressing, reason ProgressDeadlineExceeded), else 0.")
-	podUpdates   = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kruise_workload_pod_updates_total",
+	podUpdates = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kruise_workload_pod_updates_total",
 		Help: "Pods moved to a new revision, by method: in_place or recreate."}, append(workloadLabels, "method"))
 	inPlaceFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kruise_workload_inplace_update_failures_total",
 		Help: "In-place updates the API server refused (retried)."}, workloadLabels)
