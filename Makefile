@@ -66,9 +66,9 @@ DEFAULT_PARTS := manager daemon generated/crds generated/rbac generated/policies
 .PHONY: generate
 generate: check-go ## regenerate deepcopy code, CRDs, RBAC and webhook manifests (controller-gen)
 	@hack/tools.sh controller-gen helm
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+	cd apis && ../$(CONTROLLER_GEN) object:headerFile=../hack/boilerplate.go.txt paths=./...
 	rm -rf config/crd/bases config/rbac config/webhook
-	$(CONTROLLER_GEN) crd:crdVersions=v1 output:crd:artifacts:config=config/crd/bases paths=./apis/...
+	cd apis && ../$(CONTROLLER_GEN) crd:crdVersions=v1 output:crd:artifacts:config=../config/crd/bases paths=./...
 	$(CONTROLLER_GEN) rbac:roleName=kruise-manager-role output:rbac:artifacts:config=config/rbac paths="./pkg/controller/...;./pkg/app/manager/...;./pkg/webhook/..."
 	$(CONTROLLER_GEN) rbac:roleName=kruise-daemon-role output:rbac:artifacts:config=config/rbac/daemon paths="./pkg/app/daemon/...;./pkg/node/..."
 	$(CONTROLLER_GEN) webhook output:webhook:artifacts:config=config/webhook paths=./pkg/...
@@ -95,11 +95,16 @@ chart: check-go ## helm lint and helm template of charts/kruise (defaults and te
 	  if out=$$($(HELM) template kruise charts/kruise -f $$f 2>&1); then echo "$$f: accepted, want refused"; exit 1; fi; \
 	  grep -q "at '/" <<<"$$out" || { echo "$$f: refused without naming the value:"; echo "$$out"; exit 1; }; done
 
-.PHONY: unit
-unit: ## unit tests (no cluster)
-	$(GO) test -count=1 ./apis/... ./cmd/... ./pkg/... ./test/compat/...
+.PHONY: monitoring
+monitoring: check-go ## the chart's alerting rules and dashboard: every expression parses and names the metrics e2e checks are served
+	cd test/monitoring && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-# Each fuzz target (func FuzzXxx in a _test.go file under apis, cmd or pkg) runs for FUZZTIME after
+.PHONY: unit
+unit: ## unit tests (no cluster; apis/ is its own module)
+	$(GO) test -count=1 ./cmd/... ./pkg/... ./test/compat/...
+	cd apis && $(GO) test -count=1 ./...
+
+# Each fuzz target (func FuzzXxx in a _test.go file under apis (its own module), cmd or pkg) runs for FUZZTIME after
 # its seed corpus; a crasher is written to the package's testdata/fuzz/FuzzXxx/, which plain `go test`
 # (make unit) replays from then on. Go's fuzzer may report "context deadline exceeded" when FUZZTIME
 # ends while a worker is on an input; without a failing input written, that is no failure.
@@ -108,10 +113,11 @@ FUZZTIME ?= 10s
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (10s; FUZZTIME=5m for a longer run), one after another
 	@for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' apis cmd pkg | xargs -r -n1 dirname | sort -u); do \
-	  names=$$($(GO) test -list '^Fuzz' ./$$dir); \
+	  mod=.; rel=$$dir; case $$dir in apis/*) mod=apis; rel=$${dir#apis/};; esac; \
+	  names=$$($(GO) -C $$mod test -list '^Fuzz' ./$$rel); \
 	  for name in $$(grep '^Fuzz' <<<"$$names"); do \
 	    echo "fuzz: $$name in ./$$dir for $(FUZZTIME)"; \
-	    if ! out=$$($(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 2 ./$$dir 2>&1); then \
+	    if ! out=$$($(GO) -C $$mod test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 2 ./$$rel 2>&1); then \
 	      if grep -q 'context deadline exceeded' <<<"$$out" && ! grep -q 'Failing input written' <<<"$$out"; then \
 	        echo "fuzz: $$name: the fuzzer stopped mid-input at its deadline (Go reports it as a failure); no failing input"; \
 	      else echo "$$out"; exit 1; fi; \
@@ -180,10 +186,11 @@ lint: check-go ## gofmt, go vet, staticcheck, the wings' import rules (test/wing
 	  if [[ -n "$$big" ]]; then echo "committed files over 1 MB that are not text (build outputs belong in bin/ or _output/):"; echo "$$big"; exit 1; fi
 	$(GO) vet ./...
 	bin/staticcheck ./...
+	cd apis && $(GO) vet ./... && ../bin/staticcheck ./...
 	$(GO) test -count=1 ./test/wings/
 
 .PHONY: test
-test: tools verify-generated lint chart unit fuzz integration e2e e2e-node ## everything: the whole toolchain if missing, lint, unit, fuzz, integration, e2e and real-node tests
+test: tools verify-generated lint chart monitoring unit fuzz integration e2e e2e-node ## everything: the whole toolchain if missing, lint, unit, fuzz, integration, e2e and real-node tests
 
 .PHONY: clean
 clean: ## remove built Kruise binaries (keeps the toolchain in bin/tools)

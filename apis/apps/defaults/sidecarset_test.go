@@ -1,9 +1,6 @@
 package defaults
 
 import (
-	"encoding/json"
-	"path/filepath"
-	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +10,6 @@ import (
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/test/compat"
 )
 
 // sidecarContainerDefaulted is the embedded container {Name: "c", Image: "c:v1"} with
@@ -263,39 +259,4 @@ func TestSetDefaultsSidecarSetVersionsAgree(t *testing.T) {
 	if !equality.Semantic.DeepEqual(got.Spec, want.Spec) || js(got.Spec) != js(want.Spec) {
 		t.Errorf("v1alpha1 defaulted, as v1beta1:\n got: %s\nwant: %s", js(got.Spec), js(want.Spec))
 	}
-}
-
-// OpenKruise's takeover fixture holds SidecarSet sc-log as OpenKruise v1.9.0 stored it after the
-// user's apply (its last-applied-configuration) and a patch of the image to log:v2: the user's
-// spec with log:v2, defaulted, is the stored spec, field for field.
-func TestSetDefaultsSidecarSetV1beta1OpenKruiseFixture(t *testing.T) {
-	user, stored := readSidecarSetFixture(t)
-	SetDefaultsSidecarSetV1beta1(user)
-	got, err := json.Marshal(user.Spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gotSpec any
-	if err := json.Unmarshal(got, &gotSpec); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(gotSpec, stored) {
-		want, _ := json.Marshal(stored)
-		t.Errorf("defaulted spec differs from OpenKruise's stored spec\n got: %s\nwant: %s", got, want)
-	}
-}
-
-// readSidecarSetFixture returns sc-log of OpenKruise's takeover fixture: the user's object and the
-// stored spec as generic JSON (compat.ReadSidecarSetFixture).
-func readSidecarSetFixture(t *testing.T) (*v1beta1.SidecarSet, any) {
-	t.Helper()
-	fx, err := compat.ReadSidecarSetFixture(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := &v1beta1.SidecarSet{}
-	if err := json.Unmarshal(fx.Applied, user); err != nil {
-		t.Fatalf("sc-log's last-applied-configuration: %v", err)
-	}
-	return user, fx.StoredSpec
 }

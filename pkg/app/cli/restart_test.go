@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/kruise-ng/kruise/apis"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 )
 
 // A restart its pod's budget refuses (429) is asked again until the budget lets it through, and
@@ -22,7 +22,7 @@ import (
 func TestCreateRestartWaitsForTheBudget(t *testing.T) {
 	defer func(d time.Duration) { budgetRetry = d }(budgetRetry)
 	budgetRetry = time.Millisecond
-	scheme, err := apis.NewScheme()
+	scheme, err := kruisescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

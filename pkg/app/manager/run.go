@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/kruise-ng/kruise/apis"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -44,7 +44,7 @@ import (
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,verbs=create
 
 // NewScheme returns a scheme with Kubernetes' built-in types and every Kruise API (apis.NewScheme).
-func NewScheme() (*runtime.Scheme, error) { return apis.NewScheme() }
+func NewScheme() (*runtime.Scheme, error) { return kruisescheme.New() }
 
 // Run starts kruise-manager and blocks until ctx ends. Order matters: the webhook certificates are
 // made current before the webhook server starts (it serves them from CertDir); the webhook server

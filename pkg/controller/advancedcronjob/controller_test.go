@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/kruise-ng/kruise/apis"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 )
 
 type rig struct {
@@ -31,7 +31,7 @@ type rig struct {
 
 func newRig(t *testing.T, acj *v1beta1.AdvancedCronJob, now time.Time) *rig {
 	t.Helper()
-	scheme, err := apis.NewScheme()
+	scheme, err := kruisescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/kruise-ng/kruise/apis"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/ordinal"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 )
 
 // A target that the webhook would refuse (it was stored while the webhook was off) -- replicas
@@ -28,7 +28,7 @@ import (
 // other: its ordinals are intervals, so the reconcile allocates what the objects take, and the
 // states are right (a reserved ordinal's state is dropped, a replica's kept).
 func TestReconcileBoundsTheTargetsOrdinals(t *testing.T) {
-	scheme, err := apis.NewScheme()
+	scheme, err := kruisescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,10 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/kruise-ng/kruise/apis"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 )
 
 func ownedPod(name, node string, ready bool) *corev1.Pod {
@@ -37,7 +37,7 @@ func ownedPod(name, node string, ready bool) *corev1.Pod {
 // Reconcile reads the workload's ordinals (ordinals.start, reserveOrdinals ranges), its pods and
 // their nodes, and writes the planned status.
 func TestReconcileRecordsAndDrops(t *testing.T) {
-	scheme, err := apis.NewScheme()
+	scheme, err := kruisescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestReconcileRecordsAndDrops(t *testing.T) {
 // The Generator creates the PersistentPodState its workload's annotations ask for, and deletes it
 // once they no longer do.
 func TestGeneratorCreatesAndDeletes(t *testing.T) {
-	scheme, err := apis.NewScheme()
+	scheme, err := kruisescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestGenerationAsked(t *testing.T) {
 // controlled by it) are recorded, and the state of an ordinal past its replicas is dropped once
 // the pod is gone. Out of the whitelist, nothing is recorded.
 func TestReconcileCustomWorkload(t *testing.T) {
-	scheme, err := apis.NewScheme()
+	scheme, err := kruisescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

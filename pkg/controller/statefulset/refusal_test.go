@@ -23,11 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/kruise-ng/kruise/apis"
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/ordinal"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 )
 
 func TestInvalidSpecCondition(t *testing.T) {
@@ -69,7 +69,7 @@ func TestInvalidSpecCondition(t *testing.T) {
 // none, reports the condition and one Warning event, and ends with a terminal error (no retry
 // until the set changes).
 func TestReconcileRefusesASpecBeyondTheBounds(t *testing.T) {
-	scheme, err := apis.NewScheme()
+	scheme, err := kruisescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

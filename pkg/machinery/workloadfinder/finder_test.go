@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/kruise-ng/kruise/apis"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -27,7 +27,7 @@ import (
 
 func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
-	s, err := apis.NewScheme()
+	s, err := kruisescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

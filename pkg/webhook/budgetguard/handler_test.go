@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kruise-ng/kruise/apis"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -40,7 +40,7 @@ var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
-	s, err := apis.NewScheme()
+	s, err := kruisescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

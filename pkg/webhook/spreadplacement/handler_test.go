@@ -28,10 +28,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/kruise-ng/kruise/apis"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadfinder"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -74,7 +74,7 @@ type harness struct {
 
 func newHarness(t *testing.T, conflicts int32, objs ...client.Object) *harness {
 	t.Helper()
-	scheme, err := apis.NewScheme()
+	scheme, err := kruisescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

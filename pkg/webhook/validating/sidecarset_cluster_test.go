@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/kruise-ng/kruise/apis"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +24,7 @@ import (
 
 func sidecarSetScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
-	s, err := apis.NewScheme()
+	s, err := kruisescheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kruise-ng/kruise/apis"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/go-logr/logr"
@@ -27,7 +27,7 @@ import (
 
 // NewScheme is the manager's scheme (apis.NewScheme).
 func NewScheme(tb testing.TB) *runtime.Scheme {
-	s, err := apis.NewScheme()
+	s, err := kruisescheme.New()
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package apis
+package kruisescheme
 
 import (
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -10,9 +10,9 @@ import (
 	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 )
 
-// NewScheme returns a scheme with Kubernetes' built-in types, CustomResourceDefinitions and every
+// New returns a scheme with Kubernetes' built-in types, CustomResourceDefinitions and every
 // Kruise API: the manager's, and the one its tests use.
-func NewScheme() (*runtime.Scheme, error) {
+func New() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextv1.AddToScheme,
