@@ -58,14 +58,14 @@ sandbox-down: build ## stop the sandbox in $(SANDBOX_DIR) and remove its state
 	bin/kruise-sandbox down --dir $(SANDBOX_DIR)
 
 CONTROLLER_GEN := bin/controller-gen
-GENERATED = $$(find apis -name 'zz_generated.*.go'; find config/crd config/rbac config/webhook config/default charts/kruise/templates/generated -name '*.yaml')
+GENERATED = $$(find apis -name 'zz_generated.*.go'; find client/clientset client/listers client/informers -name '*.go'; find config/crd config/rbac config/webhook config/default charts/kruise/templates/generated -name '*.yaml')
 HELM := bin/helm
 # The parts of config/default rendered from the chart (helm template's templates/ files).
 DEFAULT_PARTS := manager daemon generated/crds generated/rbac generated/policies generated/webhooks
 
 .PHONY: generate
-generate: check-go ## regenerate deepcopy code, CRDs, RBAC and webhook manifests (controller-gen)
-	@hack/tools.sh controller-gen helm
+generate: check-go ## regenerate deepcopy code, CRDs, RBAC and webhook manifests (controller-gen) and the Go client (client/: code-generator)
+	@hack/tools.sh controller-gen helm client-gen lister-gen informer-gen
 	cd apis && ../$(CONTROLLER_GEN) object:headerFile=../hack/boilerplate.go.txt paths=./...
 	rm -rf config/crd/bases config/rbac config/webhook
 	cd apis && ../$(CONTROLLER_GEN) crd:crdVersions=v1 output:crd:artifacts:config=../config/crd/bases paths=./...
@@ -73,6 +73,7 @@ generate: check-go ## regenerate deepcopy code, CRDs, RBAC and webhook manifests
 	$(CONTROLLER_GEN) rbac:roleName=kruise-daemon-role output:rbac:artifacts:config=config/rbac/daemon paths="./pkg/app/daemon/...;./pkg/node/..."
 	$(CONTROLLER_GEN) webhook output:webhook:artifacts:config=config/webhook paths=./pkg/...
 	$(GO) run ./hack/installgen charts/kruise/templates/generated
+	hack/clientgen.sh
 	rm -rf .chart-render && $(HELM) template kruise charts/kruise --namespace kruise-system --set managedBy=kustomize --output-dir .chart-render >/dev/null
 	for p in $(DEFAULT_PARTS); do cp .chart-render/kruise/templates/$$p.yaml config/default/$$(basename $$p).yaml; done; rm -rf .chart-render
 
@@ -103,6 +104,7 @@ monitoring: check-go ## the chart's alerting rules and dashboard: every expressi
 unit: ## unit tests (no cluster; apis/ is its own module)
 	$(GO) test -count=1 ./cmd/... ./pkg/... ./test/compat/...
 	cd apis && $(GO) test -count=1 ./...
+	cd client && $(GO) vet ./... && $(GO) build ./...
 
 # Each fuzz target (func FuzzXxx in a _test.go file under apis (its own module), cmd or pkg) runs for FUZZTIME after
 # its seed corpus; a crasher is written to the package's testdata/fuzz/FuzzXxx/, which plain `go test`

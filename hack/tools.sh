@@ -28,6 +28,7 @@ KUBE_VERSION=v1.37.2
 ETCD_VERSION=v3.7.3          # must match hack/tools/etcd/go.mod
 KWOK_VERSION=v0.8.0
 CONTROLLER_GEN_VERSION=v0.23.0
+CODE_GENERATOR_VERSION=v0.37.2  # client-gen, lister-gen, informer-gen: the Go client (client/), as k8s.io/* are pinned
 STATICCHECK_VERSION=v0.8.2
 GGCR_VERSION=v0.22.1         # go-containerregistry: the real node's in-memory registry; must match go.mod
 CONTAINERD_VERSION=v2.4.2     # the real node's runtime (kruise-sandbox up --real-node)
@@ -36,7 +37,7 @@ HELM_KUBE_MINOR=37            # helm v3.22.0's client-go is v0.37: its default K
 
 # KUBE_TOOLS in build order: the control plane first, then kubectl, then kubelet (the real node's).
 KUBE_TOOLS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
-OTHER_TOOLS=(etcd kwok registry containerd helm controller-gen staticcheck)
+OTHER_TOOLS=(etcd kwok registry containerd helm controller-gen staticcheck client-gen lister-gen informer-gen)
 ALL_TOOLS=("${KUBE_TOOLS[@]}" "${OTHER_TOOLS[@]}")
 
 export GOFLAGS="${GOFLAGS:-} -trimpath"
@@ -112,6 +113,7 @@ version_of() {
     containerd) echo "$CONTAINERD_VERSION" ;;
     registry) echo "$GGCR_VERSION" ;;
     controller-gen) echo "$CONTROLLER_GEN_VERSION" ;;
+    client-gen|lister-gen|informer-gen) echo "$CODE_GENERATOR_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
     staticcheck) echo "$STATICCHECK_VERSION" ;;
   esac
@@ -123,7 +125,7 @@ present() { [[ -x "$BIN/tools/$1-$(version_of "$1")/$1" ]]; }
 link_tool() {
   local t=$1 v; v=$(version_of "$1")
   case "$t" in
-    controller-gen|helm|staticcheck) link "tools/$t-$v/$t" "$BIN/$t" ;;
+    controller-gen|helm|staticcheck|client-gen|lister-gen|informer-gen) link "tools/$t-$v/$t" "$BIN/$t" ;;
     containerd)
       link "../tools/$t-$v/$t" "$BIN/k8s/$t"
       link "../tools/$t-$v/containerd-shim-runc-v2" "$BIN/k8s/containerd-shim-runc-v2" ;;
@@ -142,6 +144,7 @@ build_tool() {
     controller-gen) build controller-gen "$v" build_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$v" ;;
     helm) build helm "$v" build_helm ;;
     staticcheck) build staticcheck "$v" build_install "honnef.co/go/tools/cmd/staticcheck@$v" ;;
+    client-gen|lister-gen|informer-gen) build "$t" "$v" build_install "k8s.io/code-generator/cmd/$t@$v" ;;
   esac
   link_tool "$t"
 }

@@ -107,6 +107,7 @@ type AdvancedCronJobStatus struct {
 }
 
 // AdvancedCronJob creates a batch Job or a BroadcastJob on a cron schedule.
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=acj,scope=Namespaced

@@ -183,6 +183,7 @@ type CloneSetCondition struct {
 
 // CloneSet runs a set of interchangeable pods, like a Deployment, but manages the pods directly:
 // it can update them in place, delete chosen pods, keep per-pod PVCs and hold pods in lifecycle hooks.
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.labelSelector

@@ -5,6 +5,7 @@ import (
 )
 
 // ImageListPullJob pulls a list of images onto a chosen set of nodes, running one ImagePullJob per image.
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="TOTAL",type="integer",JSONPath=".status.desired",description="How many images the job pulls"

@@ -26,6 +26,7 @@ const (
 )
 
 // ImagePullJob pulls one image onto a chosen set of nodes.
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="TOTAL",type="integer",JSONPath=".status.desired",description="How many nodes the job selected"

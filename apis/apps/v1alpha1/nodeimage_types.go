@@ -24,6 +24,8 @@ type NodeImageSyncStatusPhase string
 
 // NodeImage is the per-node record of the images that should be on one node and how their pulls went.
 // Its name is the node's name.
+// +genclient
+// +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster

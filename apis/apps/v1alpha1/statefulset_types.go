@@ -167,6 +167,7 @@ type StatefulSetCondition struct {
 // StatefulSet (Advanced StatefulSet, v1alpha1) runs pods with stable identities and storage, like
 // the built-in StatefulSet, and adds in-place update and parallel or unordered updates. v1beta1 is the
 // storage version and has more fields.
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.labelSelector

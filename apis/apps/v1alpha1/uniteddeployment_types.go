@@ -352,6 +352,7 @@ type UnitedDeploymentUpdateStatus struct {
 
 // UnitedDeployment spreads the replicas of one workload (StatefulSet, Advanced StatefulSet, CloneSet
 // or Deployment) over several groups of nodes, running one workload per group.
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.labelSelector

@@ -124,6 +124,7 @@ type AdvancedCronJobStatus struct {
 }
 
 // AdvancedCronJob creates a batch Job, BroadcastJob or ImageListPullJob on a cron schedule.
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:storageversion

@@ -164,6 +164,7 @@ type BroadcastJobCondition struct {
 
 // BroadcastJob runs a pod to completion on every node that matches its template's scheduling
 // constraints.
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:storageversion

@@ -180,6 +180,7 @@ type DaemonSetCondition struct {
 
 // DaemonSet (Advanced DaemonSet) runs one pod on every eligible node, with in-place updates,
 // partitioned and node-selective rolling updates, and lifecycle hooks.
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:storageversion

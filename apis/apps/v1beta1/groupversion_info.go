@@ -15,7 +15,16 @@ var (
 
 	// SchemeBuilder collects this package's types; each kind's file registers its own.
 	SchemeBuilder = &typeRegistry{}
+
+	// SchemeGroupVersion is GroupVersion by the name Kubernetes' generated clients use
+	// (github.com/kruise-ng/kruise/client).
+	SchemeGroupVersion = GroupVersion
 )
+
+// Resource is resource of this package's group, as the generated listers name it.
+func Resource(resource string) schema.GroupResource {
+	return GroupVersion.WithResource(resource).GroupResource()
+}
 
 // typeRegistry collects API types for AddToScheme, keeping the API package free of
 // controller-runtime.

@@ -26,6 +26,7 @@ const (
 )
 
 // ImagePullJob pulls one image onto a chosen set of nodes.
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:storageversion

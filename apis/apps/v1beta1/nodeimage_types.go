@@ -32,6 +32,8 @@ const (
 
 // NodeImage is the per-node record of the images that should be on one node and how their pulls went.
 // Its name is the node's name.
+// +genclient
+// +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster

@@ -243,6 +243,7 @@ type StatefulSetCondition struct {
 // StatefulSet (Advanced StatefulSet) runs pods with stable identities and storage, like the
 // built-in StatefulSet, and adds in-place update, parallel and unordered updates, reserved ordinals,
 // lifecycle hooks and PVC resizing.
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:storageversion
 // +kubebuilder:subresource:status
