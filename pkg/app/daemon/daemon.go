@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -50,6 +51,8 @@ type Options struct {
 	RuntimeEndpoint string
 	// HealthAddr serves /healthz and /metrics.
 	HealthAddr string
+	// PprofAddr serves Go's /debug/pprof (profiling); "0" or empty: not served.
+	PprofAddr string
 	// InsecureMetrics serves HealthAddr over plain HTTP and /metrics to anyone, as OpenKruise
 	// does (--metrics-secure=false); by default it is HTTPS and /metrics answers only
 	// authenticated, authorized callers (pkg/platform/metricsauth).
@@ -73,6 +76,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet, nodeName string) {
 	fs.StringVar(&o.NodeName, "node-name", nodeName, "the node this daemon runs on (default $NODE_NAME)")
 	fs.StringVar(&o.RuntimeEndpoint, "runtime-endpoint", "", "CRI endpoint, e.g. unix:///run/containerd/containerd.sock (default: auto-detect containerd, then CRI-O)")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":10221", "address serving /healthz and /metrics")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof endpoints (profiling; keep it on localhost: the daemon is on the node's network); \"0\" disables them")
 	metricsauth.BindSecureFlag(fs, &o.InsecureMetrics,
 		"serve /healthz and /metrics over HTTPS (self-signed), /metrics only to a bearer token the API server authenticates whose user may get the non-resource URL /metrics (ClusterRole kruise-metrics-reader); false: plain HTTP, /metrics to anyone (OpenKruise's behaviour)")
 	fs.DurationVar(&o.RuntimeTimeout, "runtime-timeout", 10*time.Second, "timeout connecting to the container runtime")
@@ -156,6 +160,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, log logr.Logger) erro
 	if err != nil {
 		return err
 	}
+	if o.PprofAddr != "" && o.PprofAddr != "0" {
+		go servePprof(ctx, o.PprofAddr, log.WithName("pprof"))
+	}
 	return serve(ctx, o, h, log)
 }
 
@@ -205,6 +212,31 @@ func serve(ctx context.Context, o Options, h http.Handler, log logr.Logger) erro
 		return err
 	}
 	return nil
+}
+
+// PprofHandler serves Go's /debug/pprof endpoints.
+func PprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// servePprof serves PprofHandler on addr until ctx ends. Profiling is a debugging aid: its
+// failure is logged and the daemon goes on.
+func servePprof(ctx context.Context, addr string, log logr.Logger) {
+	srv := &http.Server{Addr: addr, Handler: PprofHandler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	log.Info("serving /debug/pprof", "address", addr)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error(err, "/debug/pprof is not served")
+	}
 }
 
 // startWorkers starts, under sup, the image puller and the container recreator on one cache that

@@ -3,6 +3,9 @@ package daemon
 import (
 	"context"
 	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +50,26 @@ func TestConnectWithoutRuntime(t *testing.T) {
 	if _, err := criruntime.Connect(context.Background(), "unix://"+t.TempDir()+"/none.sock", time.Second); err == nil ||
 		!strings.Contains(err.Error(), "no container runtime answered") {
 		t.Errorf("an endpoint with nothing behind it: %v", err)
+	}
+}
+
+// Profiling is off unless --pprof-bind-address names an address; the handler serves Go's profiles.
+func TestPprof(t *testing.T) {
+	var o Options
+	fs := flag.NewFlagSet("kruise-daemon", flag.ContinueOnError)
+	o.BindFlags(fs, "n")
+	if err := fs.Parse(nil); err != nil || o.PprofAddr != "0" {
+		t.Errorf("--pprof-bind-address defaults to %q (%v), want \"0\" (off)", o.PprofAddr, err)
+	}
+	srv := httptest.NewServer(PprofHandler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine") {
+		t.Errorf("/debug/pprof/: %d %.200s", resp.StatusCode, body)
 	}
 }

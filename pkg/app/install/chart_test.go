@@ -14,15 +14,17 @@ func TestChartTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const ns = `{{ include "kruise.namespace" . }}`
 	for name, wants := range map[string][]string{
-		"crds.yaml": {"kind: CustomResourceDefinition", "helm.sh/resource-policy: keep",
-			"name: " + WebhookServiceName + "\n          namespace: {{ .Release.Namespace }}\n          path: " + ConversionPath},
+		"crds.yaml": {"{{- if .Values.crds.managed }}\n", "kind: CustomResourceDefinition", "helm.sh/resource-policy: keep",
+			"name: " + WebhookServiceName + "\n          namespace: " + ns + "\n          path: " + ConversionPath},
 		"rbac.yaml": {"name: kruise-manager-role", "name: kruise-daemon-role", "name: " + appspub.KruiseDaemonConfigNamespace,
-			"kind: ServiceAccount\n  name: " + ManagerServiceAccount + "\n  namespace: {{ .Release.Namespace }}",
-			"kind: ServiceAccount\n  name: " + DaemonServiceAccount + "\n  namespace: {{ .Release.Namespace }}"},
+			"kind: ServiceAccount\n  name: " + ManagerServiceAccount + "\n  namespace: " + ns,
+			"kind: ServiceAccount\n  name: " + DaemonServiceAccount + "\n  namespace: " + ns,
+			"- apiGroups:\n  {{- range .Values.installation.roleListGroups }}\n  - {{ . | quote }}\n  {{- end }}\n  resources:\n  - '*'\n  verbs:\n  - list\n"},
 		"webhooks.yaml": {"failurePolicy: {{ .Values.webhook.failurePolicy }}", "failurePolicy: {{ .Values.webhook.podFailurePolicy }}",
-			"timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}", "{{- range .Values.webhook.excludedNamespaces }}",
-			"- {{ .Release.Namespace }}\n      {{- range .Values.webhook.excludedNamespaces }}\n      - {{ . | quote }}\n      {{- end }}"},
+			`timeoutSeconds: {{ include "kruise.webhookTimeout" . }}`, "{{- range .Values.webhook.excludedNamespaces }}",
+			"- " + ns + "\n      {{- range .Values.webhook.excludedNamespaces }}\n      - {{ . | quote }}\n      {{- end }}"},
 	} {
 		text := string(files[name])
 		if text == "" {
@@ -38,7 +40,7 @@ func TestChartTemplates(t *testing.T) {
 			t.Errorf("%s keeps a sentinel", name)
 		}
 	}
-	if strings.Contains(string(files["rbac.yaml"]), "kind: Namespace\nmetadata:\n  name: {{ .Release.Namespace }}") {
-		t.Error("the release namespace is Helm's, not the chart's")
+	if strings.Contains(string(files["rbac.yaml"]), "kind: Namespace\nmetadata:\n  name: "+ns) {
+		t.Error("the installation namespace is Helm's or templates/namespace.yaml's, not the generated RBAC's")
 	}
 }

@@ -93,6 +93,9 @@ type Options struct {
 	Burst int
 	// Workers is how many objects each controller reconciles in parallel.
 	Workers int
+	// SyncPeriod is how often the cache hands every object to the controllers again (0: never);
+	// nil: controller-runtime's default.
+	SyncPeriod *time.Duration
 	// FeatureGates is a comma-separated list of Name=bool.
 	FeatureGates string
 	// PodWebhookFailurePolicy is the pod webhook's failure policy: Fail or Ignore.
@@ -151,6 +154,14 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.QPS, "kube-client-qps", 1000, "queries per second of the manager's API client")
 	fs.IntVar(&o.Burst, "kube-client-burst", 2000, "burst of the manager's API client")
 	fs.IntVar(&o.Workers, "workers", 5, "objects each controller reconciles in parallel")
+	fs.Func("sync-period", "how often every cached object is reconciled again, e.g. 1h; 0: never (default: controller-runtime's, 10h)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("not a duration of 0 or more: %q", v)
+		}
+		o.SyncPeriod = &d
+		return nil
+	})
 	fs.StringVar(&o.PodWebhookFailurePolicy, "pod-webhook-failure-policy", "Fail",
 		"what the API server does with a Kruise workload's pod when the pod webhook cannot be reached: Fail (refuse it; the workload retries) or Ignore (admit it without the KruisePodReady gate). Other pods never call the webhook")
 	fs.Func("pod-webhook-excluded-namespaces", "comma-separated namespaces whose pods never call the pod webhook, besides kube-system, kube-node-lease and the manager's", commaList(&o.PodWebhookExcludedNamespaces))

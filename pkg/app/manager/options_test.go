@@ -2,6 +2,7 @@ package manager
 
 import (
 	"flag"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -43,5 +44,33 @@ func TestWebhookClientFlags(t *testing.T) {
 	o.WebhookClientCAFile = "/etc/kruise/webhook-client-ca.crt"
 	if err := o.Validate(); err != nil {
 		t.Errorf("valid options refused: %v", err)
+	}
+}
+
+// --sync-period is OpenKruise's: unset leaves controller-runtime's default, 0 turns resyncs off.
+func TestSyncPeriodFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // "" for nil, "error" for a refused value
+	}{
+		{nil, ""},
+		{[]string{"--sync-period=0"}, "0s"},
+		{[]string{"--sync-period=1h30m"}, "1h30m0s"},
+		{[]string{"--sync-period=30"}, "error"},
+		{[]string{"--sync-period=-1m"}, "error"},
+	} {
+		o := &Options{}
+		fs := flag.NewFlagSet("kruise-manager", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		o.BindFlags(fs)
+		got := ""
+		if err := fs.Parse(tc.args); err != nil {
+			got = "error"
+		} else if o.SyncPeriod != nil {
+			got = o.SyncPeriod.String()
+		}
+		if got != tc.want {
+			t.Errorf("%v: sync period %q, want %q", tc.args, got, tc.want)
+		}
 	}
 }

@@ -152,7 +152,7 @@ func prepareCertificates(ctx context.Context, cfg *rest.Config, scheme *runtime.
 func newManager(cfg *rest.Config, scheme *runtime.Scheme, o Options, trust *callers.Trust) (ctrl.Manager, error) {
 	return ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   cacheOptions(),
+		Cache:                   cacheOptions(o.SyncPeriod),
 		Metrics:                 o.metricsOptions(),
 		PprofBindAddress:        o.PprofAddr,
 		HealthProbeBindAddress:  o.ProbeAddr,
@@ -198,11 +198,12 @@ func inPlaceOptions(cfg *rest.Config, gates FeatureGates) (inplace.Options, erro
 // cacheOptions keep less of each object in the informer cache: nothing reads managedFields from it
 // (dropping them is most of a pod's size), and the strings pods of a workload have in common are
 // held once (cachetrim.Pool: the live heap at the peak of a 10,000-pod rollout went from about
-// 100 to about 70 MB).
-func cacheOptions() cache.Options {
+// 100 to about 70 MB). syncPeriod is --sync-period.
+func cacheOptions(syncPeriod *time.Duration) cache.Options {
 	strip := cache.TransformStripManagedFields()
 	pool := &cachetrim.Pool{}
 	return cache.Options{
+		SyncPeriod:       syncPeriod,
 		DefaultTransform: strip,
 		ByObject:         map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: pool.Then(strip)}},
 	}
