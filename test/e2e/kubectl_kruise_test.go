@@ -73,8 +73,15 @@ func TestKubectlKruise(t *testing.T) {
 	if out := run(0, "rollout", "status", "clone/cli"); !strings.Contains(out, `cloneset "cli" successfully rolled out`) {
 		t.Errorf("status of the new CloneSet:\n%s", out)
 	}
-	if out, code := kubectlKruise(t, bin, ns, "rollout", "status", "deployment/web"); code == 0 || !strings.Contains(out, "not supported yet") {
-		t.Errorf("a Deployment: exit %d\n%s", code, out)
+	// TYPE is resolved from the API server's discovery, as kubectl resolves it: deployment and sts
+	// are the native kinds, refused naming the Kruise form; clone.apps.kruise.io is the CloneSet.
+	for args, says := range map[string]string{"deployment/web": "native apps/v1 Deployment", "sts/web": "asts/NAME"} {
+		if out, code := kubectlKruise(t, bin, ns, "rollout", "status", args); code == 0 || !strings.Contains(out, says) {
+			t.Errorf("rollout status %s: exit %d, want it refused saying %q\n%s", args, code, says, out)
+		}
+	}
+	if out := run(0, "rollout", "status", "clone.apps.kruise.io", "cli", "--watch=false"); !strings.Contains(out, `cloneset "cli"`) {
+		t.Errorf("status by the short name and group:\n%s", out)
 	}
 
 	run(0, "set", "image", "clone/cli", "app=registry.example/app:v2")

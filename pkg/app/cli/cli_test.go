@@ -30,7 +30,7 @@ func TestParseWorkload(t *testing.T) {
 		}
 	}
 	for args, why := range map[string]string{"web": "KIND/NAME", "deployment/web": "not supported yet", "clone/": "empty",
-		"asts/": "empty", "sts/web": "ambiguous", "statefulset/web": "ambiguous", "statefulsets.apps/web": "not supported"} {
+		"asts/": "empty", "sts/web": "native apps/v1 StatefulSet", "statefulset/web": "native apps/v1 StatefulSet", "statefulsets.apps/web": "not supported"} {
 		if _, _, err := ParseWorkload([]string{args}); err == nil || !strings.Contains(err.Error(), why) {
 			t.Errorf("%s: %v, want an error saying %q", args, err, why)
 		}

@@ -32,8 +32,12 @@ func (cloneSetWorkload) pausePatch(pause bool) (string, error) {
 	return fmt.Sprintf(`{"spec":{"updateStrategy":{"paused":%t}}}`, pause), nil
 }
 
-// restart restarts every pod's containers in place through ContainerRecreateRequests.
-func (w cloneSetWorkload) restart(ctx context.Context, c client.Client, out io.Writer) error {
+// restart restarts every pod's containers in place through ContainerRecreateRequests or, with
+// o.recreate, has the controller recreate the pods (restartByTemplateEnv).
+func (w cloneSetWorkload) restart(ctx context.Context, c client.Client, out io.Writer, o restartOptions) error {
+	if o.recreate {
+		return restartByTemplateEnv(ctx, c, w.cs, out)
+	}
 	return restartInPlace(ctx, c, w.cs, out)
 }
 

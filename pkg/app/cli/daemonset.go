@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,21 +22,10 @@ import (
 
 // DaemonSetKind is the Advanced DaemonSet (daemonsets.apps.kruise.io), by its CRD's short names
 // daemon and ads or its full resource name. The plain "daemonset", "daemonsets" and "ds" name the
-// apps/v1 DaemonSet in kubectl, so they are refused as ambiguous (appsDaemonSetName).
-var DaemonSetKind = &Kind{Noun: "advanced daemonset", Resource: "daemonset.apps.kruise.io",
+// apps/v1 DaemonSet in kubectl, so they are refused naming the Advanced DaemonSet's form.
+var DaemonSetKind = &Kind{Noun: "advanced daemonset", Resource: "daemonset.apps.kruise.io", gk: schema.GroupKind{Group: kruiseGroup, Kind: "DaemonSet"},
 	names: []string{"daemon", "ads", "advanceddaemonset", "advanceddaemonsets", "daemonset.apps.kruise.io", "daemonsets.apps.kruise.io"},
 	new:   newDaemonSetWorkload}
-
-// appsDaemonSetName reports whether kind is how kubectl names the apps/v1 DaemonSet.
-func appsDaemonSetName(kind string) bool {
-	return slices.Contains([]string{"ds", "daemonset", "daemonsets"}, strings.ToLower(kind))
-}
-
-// ambiguousDaemonSet is the error for a kind that names the apps/v1 DaemonSet.
-func ambiguousDaemonSet(kind string) error {
-	return fmt.Errorf("kind %q is ambiguous: name an Advanced DaemonSet ads/NAME or daemonset.apps.kruise.io/NAME "+
-		"(kubectl-kruise does not drive apps/v1 DaemonSets)", kind)
-}
 
 // daemonSetWorkload is an Advanced DaemonSet as the commands see it.
 type daemonSetWorkload struct{ ds *v1beta1.DaemonSet }
@@ -76,7 +65,7 @@ func (w daemonSetWorkload) pausePatch(pause bool) (string, error) {
 // revision cannot be reached in place (the annotation asks for new pods), so the controller
 // recreates the pods node by node, within maxUnavailable (or maxSurge), leaving the partition's and
 // the nodes rollingUpdate.selector does not match alone.
-func (w daemonSetWorkload) restart(ctx context.Context, c client.Client, out io.Writer) error {
+func (w daemonSetWorkload) restart(ctx context.Context, c client.Client, out io.Writer, _ restartOptions) error {
 	before := w.ds.DeepCopy()
 	tpl := w.template()
 	if tpl.Annotations == nil {

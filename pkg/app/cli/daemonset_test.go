@@ -33,7 +33,7 @@ func TestParseDaemonSet(t *testing.T) {
 		}
 	}
 	for _, kind := range []string{"ds", "daemonset", "DaemonSets"} {
-		if _, _, err := ParseWorkload([]string{kind + "/agent"}); err == nil || !strings.Contains(err.Error(), "ambiguous") ||
+		if _, _, err := ParseWorkload([]string{kind + "/agent"}); err == nil || !strings.Contains(err.Error(), "native apps/v1 DaemonSet") ||
 			!strings.Contains(err.Error(), "ads/NAME") {
 			t.Errorf("%s/agent: %v, want it refused as the apps/v1 DaemonSet's name", kind, err)
 		}
@@ -184,8 +184,8 @@ func TestDaemonSetCommands(t *testing.T) {
 	if out, err := kubectlKruise(env, "rollout", "plan", "ads/agent"); err != nil || !strings.Contains(out, `advanced daemonset "agent": update revision agent-`) {
 		t.Errorf("plan: %v\n%s", err, out)
 	}
-	if _, err := kubectlKruise(env, "rollout", "status", "daemonset/agent"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
-		t.Errorf("status daemonset/agent: %v, want it refused as ambiguous", err)
+	if _, err := kubectlKruise(env, "rollout", "status", "daemonset/agent"); err == nil || !strings.Contains(err.Error(), "native apps/v1 DaemonSet") {
+		t.Errorf("status daemonset/agent: %v, want it refused as the native DaemonSet", err)
 	}
 
 	cur := get()

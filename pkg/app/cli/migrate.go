@@ -45,40 +45,44 @@ func MigrationSteps(total, step, cloneSet int32) []MigrationStep {
 }
 
 func newMigrateCommand(env *Env) *cobra.Command {
-	var from, to, stepFlag string
-	var stepTimeout time.Duration
+	var f migrateFlags
 	cmd := &cobra.Command{
-		Use:   "migrate --from deployment/NAME --to cloneset/NAME",
+		Use:   "migrate --from deployment/NAME --to cloneset/NAME  |  migrate CloneSet --from Deployment --src-name NAME --dst-name NAME",
 		Short: "Move a Deployment's pods to a new CloneSet step by step, without downtime",
 		Long: "Creates a CloneSet with the Deployment's selector and pod template (updated in place from then on), " +
 			"then raises the CloneSet and lowers the Deployment --step pods at a time: each step waits until the " +
 			"CloneSet's new pods are available before it removes as many of the Deployment's. The Deployment is " +
-			"left with 0 replicas (delete it once you are satisfied). Run it again to resume a stopped migration.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			dName, err := parseKind(from, "--from", "deployment", "deployments", "deploy", "deployment.apps", "deployments.apps")
+			"left with 0 replicas (delete it once you are satisfied). Run it again to resume a stopped migration.\n\n" +
+			"OpenKruise's kubectl-kruise form works too: migrate CloneSet --from Deployment --src-name D --dst-name C, " +
+			"with --create (only create the CloneSet, with 0 replicas; run again without it to move the pods), " +
+			"--max-surge N (the same as --step N; 1 by default in this form, as there), --replicas (only -1 or the " +
+			"Deployment's replicas: Kruise moves every pod) and --timeout-seconds (a deadline for the whole migration). " +
+			"--copy is refused (see --step 100%).",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := f.plan(args, func(name string) bool { return cmd.Flags().Changed(name) }, env.parseWorkload)
 			if err != nil {
 				return err
-			}
-			k, cName, err := ParseWorkload([]string{to})
-			if err == nil && k != CloneSetKind {
-				err = fmt.Errorf("migrate moves Deployments to CloneSets, not to %ss", k.Noun)
-			}
-			if err != nil {
-				return fmt.Errorf("--to: %w", err)
 			}
 			c, ns, err := env.Client()
 			if err != nil {
 				return err
 			}
-			m := &migration{c: c, ns: ns, out: env, deployment: dName, cloneSet: cName, stepTimeout: stepTimeout}
-			return m.run(cmd.Context(), stepFlag)
+			ctx := cmd.Context()
+			if p.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, p.timeout)
+				defer cancel()
+			}
+			m := &migration{c: c, ns: ns, out: env, deployment: p.deployment, cloneSet: p.cloneSet, stepTimeout: f.stepTimeout,
+				timeout: p.timeout, replicas: p.replicas}
+			if p.createOnly {
+				return m.create(ctx, p.step)
+			}
+			return m.run(ctx, p.step)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the Deployment to migrate: deployment/NAME")
-	cmd.Flags().StringVar(&to, "to", "", "the CloneSet to create: cloneset/NAME")
-	cmd.Flags().StringVar(&stepFlag, "step", "25%", "pods moved per step: a count or a percentage of the Deployment's replicas (rounded up)")
-	cmd.Flags().DurationVar(&stepTimeout, "step-timeout", 5*time.Minute, "give up when a step's pods are not available after this long")
+	f.add(cmd.Flags())
 	return cmd
 }
 
@@ -101,36 +105,73 @@ type migration struct {
 	ns                   string
 	out                  *Env
 	deployment, cloneSet string
-	stepTimeout          time.Duration
+	// stepTimeout bounds each step (0: no bound), timeout the whole migration (0: none).
+	stepTimeout, timeout time.Duration
+	// replicas is the pods to move, when given (--replicas): -1 for all of them.
+	replicas int32
 }
 
 func (m *migration) logf(format string, args ...any) {
 	fmt.Fprintf(m.out.Streams.Out, format+"\n", args...)
 }
 
-func (m *migration) run(ctx context.Context, stepFlag string) error {
+// prepare reads the Deployment and the CloneSet a stopped migration of it made (nil when there
+// is none), and checks the flags against the pods to move before anything is made.
+func (m *migration) prepare(ctx context.Context, stepFlag string) (*appsv1.Deployment, *appsv1alpha1.CloneSet, int32, error) {
 	d := &appsv1.Deployment{}
 	if err := m.c.Get(ctx, client.ObjectKey{Namespace: m.ns, Name: m.deployment}, d); err != nil {
-		return fmt.Errorf("read deployment %q: %w", m.deployment, err)
+		return nil, nil, 0, fmt.Errorf("read deployment %q: %w", m.deployment, err)
 	}
-	if _, err := stepSize(stepFlag, ptr.Deref(d.Spec.Replicas, 1)); err != nil { // before anything is made
-		return err
-	}
-	cs, err := m.ensureCloneSet(ctx, d)
+	cs, err := m.madeCloneSet(ctx, d)
 	if err != nil {
-		return err
+		return nil, nil, 0, err
 	}
-	moved := ptr.Deref(cs.Spec.Replicas, 0)
-	total64, err := strconv.ParseInt(cs.Annotations[MigrationReplicasAnnotation], 10, 32)
-	if err != nil {
-		return fmt.Errorf("cloneset %q: annotation %s: %w", cs.Name, MigrationReplicasAnnotation, err)
+	total := ptr.Deref(d.Spec.Replicas, 1)
+	if cs != nil {
+		total64, err := strconv.ParseInt(cs.Annotations[MigrationReplicasAnnotation], 10, 32)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("cloneset %q: annotation %s: %w", cs.Name, MigrationReplicasAnnotation, err)
+		}
+		total = int32(total64)
 	}
-	total := int32(total64)
+	if m.replicas >= 0 && m.replicas != total {
+		return nil, nil, 0, fmt.Errorf("--replicas %d: Kruise moves every pod of deployment %q (%d), and a partial move, both workloads "+
+			"running side by side, is not supported yet: leave --replicas out (or give -1 or %d)", m.replicas, d.Name, total, total)
+	}
 	step, err := stepSize(stepFlag, total)
+	return d, cs, step, err
+}
+
+// create makes the CloneSet only (OpenKruise's --create): 0 replicas, the Deployment untouched.
+func (m *migration) create(ctx context.Context, stepFlag string) error {
+	d, cs, _, err := m.prepare(ctx, stepFlag)
 	if err != nil {
 		return err
 	}
-	steps := MigrationSteps(total, step, moved)
+	if cs == nil {
+		if cs, err = m.createCloneSet(ctx, d); err != nil {
+			return err
+		}
+	}
+	m.logf("run kubectl kruise migrate --from deployment/%s --to cloneset/%s to move the pods (%s of them)", d.Name, cs.Name,
+		cs.Annotations[MigrationReplicasAnnotation])
+	return nil
+}
+
+func (m *migration) run(ctx context.Context, stepFlag string) error {
+	d, cs, step, err := m.prepare(ctx, stepFlag)
+	if err != nil {
+		return err
+	}
+	if cs == nil {
+		if cs, err = m.createCloneSet(ctx, d); err != nil {
+			return err
+		}
+	} else {
+		m.logf("resuming")
+	}
+	total, _ := strconv.Atoi(cs.Annotations[MigrationReplicasAnnotation])
+	steps := MigrationSteps(int32(total), step, ptr.Deref(cs.Spec.Replicas, 0))
 	m.logf("migrating %d pod(s) from deployment/%s to cloneset/%s in %d step(s) of up to %d", total, d.Name, cs.Name, len(steps), step)
 	for i, s := range steps {
 		t0 := time.Now()
@@ -162,22 +203,27 @@ func stepSize(flag string, total int32) (int32, error) {
 	return int32(max(step, 1)), nil
 }
 
-// ensureCloneSet creates the CloneSet from the Deployment with 0 replicas, or finds the one a
-// stopped migration of the same Deployment created.
-func (m *migration) ensureCloneSet(ctx context.Context, d *appsv1.Deployment) (*appsv1alpha1.CloneSet, error) {
+// madeCloneSet is the CloneSet a stopped migration of d made, nil when there is no CloneSet of
+// that name; one it did not make is an error.
+func (m *migration) madeCloneSet(ctx context.Context, d *appsv1.Deployment) (*appsv1alpha1.CloneSet, error) {
 	source := "deployment/" + d.Name
 	cs := &appsv1alpha1.CloneSet{}
 	err := m.c.Get(ctx, client.ObjectKey{Namespace: m.ns, Name: m.cloneSet}, cs)
 	switch {
-	case err == nil && cs.Annotations[MigratedFromAnnotation] == source:
-		m.logf("cloneset/%s exists (made by a migration from %s): resuming", cs.Name, source)
-		return cs, nil
-	case err == nil:
-		return nil, fmt.Errorf("cloneset %q already exists and was not made by migrating %s: pick another --to", m.cloneSet, source)
-	case !apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
 		return nil, err
+	case cs.Annotations[MigratedFromAnnotation] != source:
+		return nil, fmt.Errorf("cloneset %q already exists and was not made by migrating %s: pick another --to", m.cloneSet, source)
 	}
-	cs = CloneSetFromDeployment(d, m.cloneSet)
+	m.logf("cloneset/%s exists (made by a migration from %s)", cs.Name, source)
+	return cs, nil
+}
+
+// createCloneSet creates the CloneSet from the Deployment, with 0 replicas.
+func (m *migration) createCloneSet(ctx context.Context, d *appsv1.Deployment) (*appsv1alpha1.CloneSet, error) {
+	cs := CloneSetFromDeployment(d, m.cloneSet)
 	if err := m.c.Create(ctx, cs); err != nil {
 		return nil, fmt.Errorf("create cloneset %q: %w", m.cloneSet, err)
 	}
@@ -240,23 +286,32 @@ func (m *migration) scale(ctx context.Context, obj client.Object, name string, r
 	})
 }
 
-// wait polls cond every 500 ms for up to the step timeout.
+// wait polls cond every 500 ms for up to the step timeout, and the migration's.
 func (m *migration) wait(ctx context.Context, what string, cond func() (bool, string, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, m.stepTimeout)
-	defer cancel()
+	whole := ctx
+	if m.stepTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.stepTimeout)
+		defer cancel()
+	}
 	last := ""
 	for {
 		ok, state, err := cond()
-		if err != nil {
+		switch {
+		case whole.Err() != nil:
+			return fmt.Errorf("waiting for %s: %s when the migration's --timeout-seconds (%s) ran out (the migration stops here; "+
+				"run it again to resume)", what, last, m.timeout)
+		case err != nil:
 			return err
-		}
-		if ok {
+		case ok:
 			return nil
 		}
 		last = state
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %s after %s (the migration stops here; run it again to resume)", what, last, m.stepTimeout)
+			if whole.Err() == nil {
+				return fmt.Errorf("waiting for %s: %s after %s (the migration stops here; run it again to resume)", what, last, m.stepTimeout)
+			}
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

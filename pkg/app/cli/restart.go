@@ -36,13 +36,29 @@ func RestartBatches(cs *appsv1alpha1.CloneSet, pods []string) [][]string {
 	return out
 }
 
+// restartOptions are the restart command's flags.
+type restartOptions struct {
+	// recreate has a CloneSet's controller recreate the pods instead of restarting them in place.
+	recreate bool
+}
+
 func newRestartCommand(env *Env) *cobra.Command {
 	var timeout time.Duration
+	var o restartOptions
 	cmd := &cobra.Command{
-		Use: "restart " + workloadUse,
-		Short: "Restart the pods: a CloneSet's containers in place (ContainerRecreateRequests), batch by batch within maxUnavailable, " +
-			"the partition's pods left alone; an Advanced StatefulSet's or Advanced DaemonSet's through a rolling update " +
-			"(template annotation kubectl.kubernetes.io/restartedAt)",
+		Use:   "restart " + workloadUse + " [--recreate]",
+		Short: "Restart the workload's pods: a CloneSet's containers in place (--recreate: new pods), the others' pods by a rolling update",
+		Long: "A CloneSet's pods restart in place by default: a ContainerRecreateRequest per pod restarts all its containers " +
+			"(the pod out of its Services for 1 s first), maxUnavailable pods at a time (at least 1), each batch once the " +
+			"previous one is restarted and Ready; the partition's pods are left alone, and the pods keep their names, IPs " +
+			"and volumes. It needs kruise-daemon on the pods' nodes, and waits at most --timeout.\n\n" +
+			"With --recreate, a CloneSet restarts as OpenKruise's kubectl-kruise restarts it: every container of its " +
+			"template gets the env variable " + RestartedAtEnv + " (the time of the restart), a change that cannot be made " +
+			"in place, so the CloneSet controller replaces the pods by its rolling update (maxUnavailable, maxSurge, " +
+			"partition, paused). It returns at once; refused for an InPlaceOnly CloneSet.\n\n" +
+			"An Advanced StatefulSet or Advanced DaemonSet always restarts by a rolling update: its template gets the " +
+			"annotation " + inplace.RestartedAtAnnotation + ", as kubectl sets it, and its controller recreates the pods " +
+			"(--recreate changes nothing for them).",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, w, err := env.load(cmd.Context(), args)
 			if err != nil {
@@ -50,11 +66,57 @@ func newRestartCommand(env *Env) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			return w.restart(ctx, c, env.Streams.Out)
+			return w.restart(ctx, c, env.Streams.Out, o)
 		},
 	}
-	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "in-place restarts: give up after this long")
+	cmd.Flags().BoolVar(&o.recreate, "recreate", false,
+		"CloneSets: have the controller recreate the pods by its rolling update (env "+RestartedAtEnv+" in the template, as OpenKruise's kubectl-kruise does) instead of restarting their containers in place")
 	return cmd
+}
+
+// RestartedAtEnv is the env variable `rollout restart --recreate` sets, to the time of the
+// restart (RFC 3339), in every container of a CloneSet's template, as OpenKruise's kubectl-kruise
+// restarts a CloneSet: the new revision differs in an env value, which no pod reaches in place.
+const RestartedAtEnv = "RESTARTED_AT"
+
+// setRestartedAtEnv sets RestartedAtEnv to at in every container of tpl, replacing an earlier one.
+func setRestartedAtEnv(tpl *corev1.PodTemplateSpec, at string) {
+	v := corev1.EnvVar{Name: RestartedAtEnv, Value: at}
+	for i := range tpl.Spec.Containers {
+		ct := &tpl.Spec.Containers[i]
+		if j := slices.IndexFunc(ct.Env, func(e corev1.EnvVar) bool { return e.Name == RestartedAtEnv }); j >= 0 {
+			ct.Env[j] = v
+		} else {
+			ct.Env = append(ct.Env, v)
+		}
+	}
+}
+
+// restartByTemplateEnv restarts cs as OpenKruise's kubectl-kruise does (setRestartedAtEnv): the
+// controller recreates the pods by its update strategy. An InPlaceOnly CloneSet never recreates a
+// pod (and its webhook refuses the change), so it is refused.
+func restartByTemplateEnv(ctx context.Context, c client.Client, cs *appsv1alpha1.CloneSet, out io.Writer) error {
+	if cs.Spec.UpdateStrategy.Type == appsv1alpha1.InPlaceOnlyCloneSetUpdateStrategyType {
+		return fmt.Errorf("cloneset %q updates InPlaceOnly, which never recreates a pod: --recreate cannot restart it; "+
+			"restart its containers in place (without --recreate)", cs.Name)
+	}
+	before := cs.DeepCopy()
+	at := time.Now().Format(time.RFC3339)
+	setRestartedAtEnv(&cs.Spec.Template, at)
+	if err := c.Patch(ctx, cs, client.MergeFrom(before)); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cloneset.apps.kruise.io/%s restarted: env %s=%s in every container\n", cs.Name, RestartedAtEnv, at)
+	if cs.Spec.UpdateStrategy.Paused {
+		fmt.Fprintln(out, "the rollout is paused: the pods are recreated once it is resumed")
+	}
+	if p := cloneset.ComputeBounds(&cs.Spec).Partition; p > 0 {
+		fmt.Fprintf(out, "partition %d: as many pods keep running unrestarted\n", p)
+	}
+	fmt.Fprintf(out, "the controller recreates the pods by its rolling update (within maxUnavailable and maxSurge): "+
+		"kubectl kruise rollout status clone/%s\n", cs.Name)
+	return nil
 }
 
 // restartInPlace restarts the containers of cs's pods in place, RestartBatches at a time, each

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -28,6 +29,8 @@ func newRoot(env *Env) *cobra.Command {
 		SilenceErrors: true,
 	}
 	env.Flags.AddFlags(root.PersistentFlags())
+	root.SetOut(env.Streams.Out)
+	root.SetErr(env.Streams.ErrOut)
 	root.AddCommand(
 		&cobra.Command{Use: "version", Short: "Print the version", Run: func(*cobra.Command, []string) {
 			fmt.Fprintln(env.Streams.Out, version.String("kubectl-kruise"))
@@ -45,9 +48,31 @@ func newRoot(env *Env) *cobra.Command {
 type Env struct {
 	Flags   *genericclioptions.ConfigFlags
 	Streams genericiooptions.IOStreams
-	// client and namespace, when client is set, stand for the ones the flags give (tests).
+	// client and namespace, when client is set, stand for the ones the flags give (tests), and
+	// mapper, when set, for the API server's discovery.
 	client    client.Client
 	namespace string
+	mapper    meta.RESTMapper
+}
+
+// restMapper resolves a TYPE as kubectl does: from the API server's discovery (cached where
+// kubectl caches it), short names expanded. Nil when there is no server to ask; the kinds are
+// then read by the names of Kruise's CRDs.
+func (e *Env) restMapper() meta.RESTMapper {
+	if e.mapper != nil || e.client != nil {
+		return e.mapper
+	}
+	m, err := e.Flags.ToRESTMapper()
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// parseWorkload reads the workload the arguments name (see ParseWorkload), its kind resolved as
+// kubectl resolves a TYPE.
+func (e *Env) parseWorkload(args []string) (*Kind, string, error) {
+	return parseWorkload(e.restMapper(), args)
 }
 
 // Client is a client for Kruise's kinds and the namespace the flags name (or the kubeconfig's).

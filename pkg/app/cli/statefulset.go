@@ -47,7 +47,7 @@ func (w statefulSetWorkload) pausePatch(pause bool) (string, error) {
 // restart stamps inplace.RestartedAtAnnotation on the pod template, as kubectl does: the new
 // revision cannot be reached in place (the annotation asks for new pods), so the controller
 // recreates every pod above the partition, by descending ordinal within maxUnavailable.
-func (w statefulSetWorkload) restart(ctx context.Context, c client.Client, out io.Writer) error {
+func (w statefulSetWorkload) restart(ctx context.Context, c client.Client, out io.Writer, _ restartOptions) error {
 	if ru := w.set.Spec.UpdateStrategy.RollingUpdate; ru != nil && !w.onDelete() && ru.PodUpdatePolicy == v1beta1.InPlaceOnlyStatefulSetPodUpdatePolicy {
 		return fmt.Errorf("advanced statefulset %q has podUpdatePolicy InPlaceOnly, which never recreates a pod: a restart needs new pods", w.set.Name)
 	}

@@ -2,15 +2,14 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -20,18 +19,21 @@ type Kind struct {
 	Noun string
 	// Resource is the kind's resource as kubectl prints it: cloneset.apps.kruise.io/web.
 	Resource string
-	// names are what KIND may be in KIND/NAME, lower case.
+	// gk is the kind's API group and kind, as discovery resolves a TYPE to it.
+	gk schema.GroupKind
+	// names are what KIND may be in KIND/NAME, lower case, when discovery cannot be asked (the
+	// names of Kruise's CRD) or does not know it (Kruise's own aliases).
 	names []string
 	new   func() workload
 }
 
-// The kinds kubectl-kruise drives. An apps/v1 StatefulSet is not one of them, so the plain
-// "statefulset" and "sts" are refused as ambiguous rather than read as the Advanced StatefulSet.
+// The kinds kubectl-kruise drives. An apps/v1 StatefulSet is not one of them: "statefulset" and
+// "sts" name it, as kubectl resolves them, and are refused naming the Advanced StatefulSet's form.
 var (
-	CloneSetKind = &Kind{Noun: "cloneset", Resource: "cloneset.apps.kruise.io",
+	CloneSetKind = &Kind{Noun: "cloneset", Resource: "cloneset.apps.kruise.io", gk: schema.GroupKind{Group: kruiseGroup, Kind: "CloneSet"},
 		names: []string{"clone", "clones", "cloneset", "clonesets", "cloneset.apps.kruise.io", "clonesets.apps.kruise.io"},
 		new:   newCloneSetWorkload}
-	StatefulSetKind = &Kind{Noun: "advanced statefulset", Resource: "statefulset.apps.kruise.io",
+	StatefulSetKind = &Kind{Noun: "advanced statefulset", Resource: "statefulset.apps.kruise.io", gk: schema.GroupKind{Group: kruiseGroup, Kind: "StatefulSet"},
 		names: []string{"asts", "advancedstatefulset", "advancedstatefulsets", "statefulset.apps.kruise.io", "statefulsets.apps.kruise.io"},
 		new:   newStatefulSetWorkload}
 	kinds = []*Kind{CloneSetKind, StatefulSetKind, DaemonSetKind}
@@ -39,40 +41,6 @@ var (
 
 // workloadUse is the argument every workload command takes, for its Use line.
 const workloadUse = "(clone|asts|ads)/NAME"
-
-// ParseWorkload reads KIND/NAME or, with two arguments, KIND NAME, where KIND names a CloneSet
-// (clone, cloneset, cloneset.apps.kruise.io, ...), an Advanced StatefulSet (asts,
-// advancedstatefulset, statefulset.apps.kruise.io, ...) or an Advanced DaemonSet (ads, daemon,
-// daemonset.apps.kruise.io, ...). Other kinds are refused with what is supported.
-func ParseWorkload(args []string) (*Kind, string, error) {
-	kind, name, ok := splitKindName(args)
-	if !ok {
-		return nil, "", fmt.Errorf("name a workload as KIND/NAME or KIND NAME, e.g. clone/web or asts/web")
-	}
-	k := kindNamed(kind)
-	switch {
-	case k == nil && slices.Contains([]string{"sts", "statefulset", "statefulsets"}, strings.ToLower(kind)):
-		return nil, "", fmt.Errorf("kind %q is ambiguous: name an Advanced StatefulSet asts/NAME or statefulset.apps.kruise.io/NAME "+
-			"(kubectl-kruise does not drive apps/v1 StatefulSets)", kind)
-	case k == nil && appsDaemonSetName(kind):
-		return nil, "", ambiguousDaemonSet(kind)
-	case k == nil:
-		return nil, "", fmt.Errorf("kind %q is not supported yet: kubectl-kruise drives CloneSets (clone/NAME), Advanced StatefulSets (asts/NAME) "+
-			"and Advanced DaemonSets (ads/NAME)", kind)
-	case name == "":
-		return nil, "", fmt.Errorf("the workload's name is empty")
-	}
-	return k, name, nil
-}
-
-func kindNamed(name string) *Kind {
-	for _, k := range kinds {
-		if slices.Contains(k.names, strings.ToLower(name)) {
-			return k
-		}
-	}
-	return nil
-}
 
 // workload is one object of a kind kubectl-kruise drives, read from the API server. The rollout
 // and set commands reach the kind's fields only through it.
@@ -89,11 +57,14 @@ type workload interface {
 	template() *corev1.PodTemplateSpec
 	// revisions are the status's current and update revisions.
 	revisions() (current, update string)
-	// restart restarts the workload's pods, reporting to out.
-	restart(ctx context.Context, c client.Client, out io.Writer) error
+	// restart restarts the workload's pods as o asks, reporting to out.
+	restart(ctx context.Context, c client.Client, out io.Writer, o restartOptions) error
 	// forecast is the rollout's next steps, from the controller's own planner.
 	forecast(ctx context.Context, c client.Client, now time.Time, o planOptions) (*forecast, error)
 }
+
+// kruiseGroup is the API group of Kruise's workloads.
+const kruiseGroup = "apps.kruise.io"
 
 // ref names w as kubectl prints it: cloneset.apps.kruise.io/web.
 func ref(w workload) string { return w.kind().Resource + "/" + w.object().GetName() }
@@ -101,7 +72,7 @@ func ref(w workload) string { return w.kind().Resource + "/" + w.object().GetNam
 // target reads the workload the arguments name and the namespace of the flags, and gives a
 // client.
 func (e *Env) target(args []string) (client.Client, *Kind, client.ObjectKey, error) {
-	k, name, err := ParseWorkload(args)
+	k, name, err := e.parseWorkload(args)
 	if err != nil {
 		return nil, nil, client.ObjectKey{}, err
 	}
