@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -24,6 +25,7 @@ func (w cloneSetWorkload) object() client.Object             { return w.cs }
 func (cloneSetWorkload) kind() *Kind                         { return CloneSetKind }
 func (w cloneSetWorkload) status() (string, bool, error)     { return Status(w.cs) }
 func (w cloneSetWorkload) template() *corev1.PodTemplateSpec { return &w.cs.Spec.Template }
+func (w cloneSetWorkload) selector() *metav1.LabelSelector   { return w.cs.Spec.Selector }
 func (w cloneSetWorkload) revisions() (string, string) {
 	return w.cs.Status.CurrentRevision, w.cs.Status.UpdateRevision
 }

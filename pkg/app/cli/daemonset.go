@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +37,7 @@ func (w daemonSetWorkload) object() client.Object             { return w.ds }
 func (daemonSetWorkload) kind() *Kind                         { return DaemonSetKind }
 func (w daemonSetWorkload) status() (string, bool, error)     { return DaemonSetStatus(w.ds) }
 func (w daemonSetWorkload) template() *corev1.PodTemplateSpec { return &w.ds.Spec.Template }
+func (w daemonSetWorkload) selector() *metav1.LabelSelector   { return w.ds.Spec.Selector }
 
 // revisions: an Advanced DaemonSet records its update revision only (pods of older revisions may
 // run several), and by its hash, as OpenKruise does: the revision's name is the daemon set's name,

@@ -130,6 +130,14 @@ func parseDryRun(v string) (dryRun, error) {
 	return "", fmt.Errorf(`--dry-run %q: must be "none", "client" or "server"`, v)
 }
 
+// addDryRunFlag adds kubectl's --dry-run to cmd, read into p (a bare --dry-run is client);
+// client says what the client strategy does.
+func addDryRunFlag(cmd *cobra.Command, p *string, client string) {
+	cmd.Flags().StringVar(p, "dry-run", string(dryRunNone),
+		`"none", "client" (`+client+`) or "server" (the API server and Kruise's webhooks check it, keep nothing)`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = string(dryRunClient)
+}
+
 func newUndoCommand(env *Env) *cobra.Command {
 	var to int64
 	var dryRunFlag string
@@ -148,9 +156,7 @@ func newUndoCommand(env *Env) *cobra.Command {
 		},
 	}
 	cmd.Flags().Int64Var(&to, "to-revision", 0, "the revision to roll back to (0: the one before the update revision)")
-	cmd.Flags().StringVar(&dryRunFlag, "dry-run", string(dryRunNone),
-		`"none", "client" (print the template it would roll back to, send nothing) or "server" (the API server checks the change, keeps nothing)`)
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = string(dryRunClient)
+	addDryRunFlag(cmd, &dryRunFlag, "print the template it would roll back to, send nothing")
 	return cmd
 }
 

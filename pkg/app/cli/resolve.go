@@ -119,3 +119,28 @@ func kindNamed(name string) *Kind {
 	}
 	return nil
 }
+
+// Kinds some commands take besides the workloads: a SidecarSet (set image), the sources of
+// create job and create broadcastjob --from, and the kinds set selector names when it refuses.
+var (
+	sidecarSetKind = &Kind{Noun: "sidecarset", Resource: "sidecarset.apps.kruise.io", gk: schema.GroupKind{Group: kruiseGroup, Kind: "SidecarSet"},
+		names: []string{"sidecarset", "sidecarsets", "sidecarset.apps.kruise.io", "sidecarsets.apps.kruise.io"}}
+	advancedCronJobKind = &Kind{Noun: "advancedcronjob", Resource: "advancedcronjob.apps.kruise.io",
+		gk:    schema.GroupKind{Group: kruiseGroup, Kind: "AdvancedCronJob"},
+		names: []string{"acj", "advancedcronjob", "advancedcronjobs", "advancedcronjob.apps.kruise.io", "advancedcronjobs.apps.kruise.io"}}
+	cronJobKind = &Kind{Noun: "cronjob", Resource: "cronjob.batch", gk: schema.GroupKind{Group: "batch", Kind: "CronJob"},
+		names: []string{"cj", "cronjob", "cronjobs", "cronjob.batch", "cronjobs.batch"}}
+	serviceKind = &Kind{Noun: "service", Resource: "service", gk: schema.GroupKind{Kind: "Service"},
+		names: []string{"svc", "service", "services"}}
+)
+
+// namedBy reports whether typ names k: as the API server's discovery resolves typ when mapper
+// knows it, else by the names k's CRD (or kubectl) gives it.
+func (k *Kind) namedBy(mapper meta.RESTMapper, typ string) bool {
+	if mapper != nil {
+		if gvk, err := discoverKind(mapper, typ); err == nil {
+			return gvk.GroupKind() == k.gk
+		}
+	}
+	return slices.Contains(k.names, strings.ToLower(typ))
+}

@@ -40,6 +40,8 @@ func newRoot(env *Env) *cobra.Command {
 		newScaledownCommand(env),
 		newMigrateCommand(env),
 		newSubsetsCommand(env),
+		newCreateCommand(env),
+		newExecCommand(env),
 	)
 	return root
 }

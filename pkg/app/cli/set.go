@@ -8,108 +8,140 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	"github.com/kruise-ng/kruise/pkg/core/inplace"
 )
 
 func newSetCommand(env *Env) *cobra.Command {
-	cmd := &cobra.Command{Use: "set", Short: "Set fields of a CloneSet, an Advanced StatefulSet or an Advanced DaemonSet"}
-	cmd.AddCommand(&cobra.Command{
-		Use:   "image " + workloadUse + " CONTAINER=IMAGE ...",
-		Short: "Set container images (applied in place where the update strategy allows)",
-		Args:  cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			w, err := env.patchTemplate(cmd.Context(), args[:1], func(w workload) error {
-				if err := setImages(w.template(), args[1:]); err != nil {
-					return fmt.Errorf("%s: %w", ref(w), err)
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Streams.Out, "%s image updated\n", ref(w))
-			return nil
-		},
-	})
+	cmd := &cobra.Command{Use: "set", Short: "Set fields of a CloneSet's, an Advanced StatefulSet's or an Advanced DaemonSet's pod template, or a SidecarSet's images"}
+	cmd.AddCommand(newSetImageCommand(env), newSetEnvCommand(env), newSetResourcesCommand(env), newSetServiceAccountCommand(env),
+		newSetSelectorCommand(env))
 	return cmd
 }
 
-// setImages sets the images CONTAINER=IMAGE of tpl's containers and init containers ("*" names
-// them all); a container tpl lacks is an error.
-func setImages(tpl *corev1.PodTemplateSpec, assignments []string) error {
-	for _, a := range assignments {
-		name, image, ok := strings.Cut(a, "=")
-		if !ok || name == "" || image == "" {
-			return fmt.Errorf("%q is not CONTAINER=IMAGE", a)
-		}
-		found := false
-		for _, list := range [][]corev1.Container{tpl.Spec.Containers, tpl.Spec.InitContainers} {
-			for i := range list {
-				if list[i].Name == name || name == "*" {
-					list[i].Image, found = image, true
-				}
-			}
-		}
-		if !found {
-			return fmt.Errorf("the pod template has no container %q", name)
-		}
+// setOptions are the flags every set command shares.
+type setOptions struct {
+	dryRun string
+}
+
+func (o *setOptions) addFlags(cmd *cobra.Command) {
+	addDryRunFlag(cmd, &o.dryRun, "say what would change, send nothing")
+}
+
+// splitChanges splits a set command's arguments into the workload (TYPE/NAME or TYPE NAME) and the
+// changes after it (the first argument isChange accepts and all that follow), as kubectl reads
+// them: a change before the workload's name, or another argument among the changes, is an error.
+func splitChanges(args []string, isChange func(string) bool, form string) (target, changes []string, err error) {
+	i := slices.IndexFunc(args, isChange)
+	if i < 0 {
+		return args, nil, nil
 	}
+	target, changes = args[:i], args[i:]
+	if j := slices.IndexFunc(changes, func(a string) bool { return !isChange(a) }); j >= 0 {
+		return nil, nil, fmt.Errorf("%q is not %s: name the workload first, then the changes", changes[j], form)
+	}
+	return target, changes, nil
+}
+
+// setTemplate reads the workload target names, lets change edit its pod template and, when the
+// template changed, patches the difference as o's --dry-run says. It reports "REF WHAT" and how
+// the workload's controller rolls the change out (rolloutNote).
+func (e *Env) setTemplate(ctx context.Context, target []string, o setOptions, what string, change func(workload) error) error {
+	mode, err := parseDryRun(o.dryRun)
+	if err != nil {
+		return err
+	}
+	c, w, err := e.load(ctx, target)
+	if err != nil {
+		return err
+	}
+	before := w.object().DeepCopyObject().(client.Object)
+	old := w.template().DeepCopy()
+	if err := change(w); err != nil {
+		return fmt.Errorf("%s: %w", ref(w), err)
+	}
+	out := e.Streams.Out
+	if apiequality.Semantic.DeepEqual(old, w.template()) {
+		fmt.Fprintf(out, "%s unchanged: the pod template is so already\n", ref(w))
+		return nil
+	}
+	suffix, err := patchAs(ctx, c, w.object(), before, mode)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s %s%s\n", ref(w), what, suffix)
+	fmt.Fprintln(out, rolloutNote(old, w.template()))
 	return nil
 }
 
-func newScaledownCommand(env *Env) *cobra.Command {
-	var pods []string
+// patchAs patches obj's difference from before as mode says: not at all (client), checked by the
+// API server and its webhooks but not kept (server), or for good; suffix names the dry run.
+func patchAs(ctx context.Context, c client.Client, obj, before client.Object, mode dryRun) (suffix string, err error) {
+	switch mode {
+	case dryRunClient:
+		return " (dry run)", nil
+	case dryRunServer:
+		return " (server dry run)", c.Patch(ctx, obj, client.MergeFrom(before), client.DryRunAll)
+	}
+	return "", c.Patch(ctx, obj, client.MergeFrom(before))
+}
+
+// rolloutNote says how a workload's controller brings its pods from template old to updated, as
+// the in-place planner decides it: in place (where the update strategy updates in place), in
+// place only where pods can be resized, or by new pods, with the fields that rule in place out.
+func rolloutNote(old, updated *corev1.PodTemplateSpec) string {
+	d := inplace.Plan(old, updated, "", inplace.Options{})
+	switch {
+	case d.InPlace():
+		return "the pods are updated in place where the update strategy updates in place (InPlaceIfPossible, InPlaceOnly)"
+	case inplace.Plan(old, updated, "", inplace.Options{VerticalScaling: true}).InPlace():
+		return "the pods are resized in place where the update strategy updates in place, the API server serves pods/resize and " +
+			"Kruise's InPlaceWorkloadVerticalScaling gate is on; otherwise they are recreated by the update strategy"
+	}
+	return fmt.Sprintf("no pod reaches this template in place (%s): the controller recreates the pods by its update strategy",
+		strings.Join(d.RecreateReasons, "; "))
+}
+
+func newSetServiceAccountCommand(env *Env) *cobra.Command {
+	var o setOptions
 	cmd := &cobra.Command{
-		Use:   "scaledown clone/NAME --pods a,b",
-		Short: "Delete the given pods of a CloneSet and lower its replicas by as many (scaleStrategy.podsToDelete)",
+		Use:     "serviceaccount " + workloadUse + " SERVICE_ACCOUNT",
+		Aliases: []string{"sa"},
+		Short:   "Set the service account of a workload's pod template (the controller recreates the pods)",
+		Args:    cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(pods) == 0 {
-				return fmt.Errorf("--pods names the pods to remove")
-			}
-			c, cs, err := env.loadCloneSet(cmd.Context(), args, "scaledown")
-			if err != nil {
-				return err
-			}
-			before := cs.DeepCopy()
-			added := int32(0)
-			for _, p := range pods {
-				if !slices.Contains(cs.Spec.ScaleStrategy.PodsToDelete, p) {
-					cs.Spec.ScaleStrategy.PodsToDelete = append(cs.Spec.ScaleStrategy.PodsToDelete, p)
-					added++
-				}
-			}
-			replicas := int32(1)
-			if cs.Spec.Replicas != nil {
-				replicas = *cs.Spec.Replicas
-			}
-			replicas = max(replicas-added, 0)
-			cs.Spec.Replicas = &replicas
-			// The optimistic lock: replicas must be lowered from the value read.
-			if err := c.Patch(cmd.Context(), cs, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Streams.Out, "cloneset.apps.kruise.io/%s scaled down to %d replicas, deleting %s\n", cs.Name, replicas, strings.Join(pods, ", "))
-			return nil
+			sa := args[len(args)-1]
+			return env.setTemplate(cmd.Context(), args[:len(args)-1], o, "serviceaccount updated", func(w workload) error {
+				w.template().Spec.ServiceAccountName = sa
+				return nil
+			})
 		},
 	}
-	cmd.Flags().StringSliceVar(&pods, "pods", nil, "the pods to delete (comma separated)")
+	o.addFlags(cmd)
 	return cmd
 }
 
-// loadCloneSet reads the CloneSet the arguments name for command, which drives CloneSets only.
-func (e *Env) loadCloneSet(ctx context.Context, args []string, command string) (client.Client, *appsv1alpha1.CloneSet, error) {
-	c, k, key, err := e.target(args)
-	if err != nil {
-		return nil, nil, err
+// newSetSelectorCommand is kruise-tools' set selector, which sets a Service's selector only: the
+// selector of every kind kubectl-kruise drives is immutable, so it refuses, saying what to do.
+func newSetSelectorCommand(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "selector TYPE/NAME EXPRESSIONS",
+		Short: "Refused: a CloneSet's, Advanced StatefulSet's or Advanced DaemonSet's selector is immutable (kubectl set selector sets a Service's)",
+		Args:  cobra.RangeArgs(2, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, name, _ := splitKindName(args[:len(args)-1])
+			mapper := env.restMapper()
+			if serviceKind.namedBy(mapper, kind) {
+				return fmt.Errorf("a Service's selector is kubectl's to set: kubectl set selector service/%s %s", name, args[len(args)-1])
+			}
+			k, name, err := env.parseWorkload(args[:len(args)-1])
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("the selector of %s %q is immutable (Kruise's webhook refuses a change, as OpenKruise's does): create a "+
+				"new %s with the selector and pod labels you want, then delete this one", k.Noun, name, k.Noun)
+		},
 	}
-	if k != CloneSetKind {
-		return nil, nil, fmt.Errorf("%s drives CloneSets only (clone/NAME), not %ss", command, k.Noun)
-	}
-	cs := &appsv1alpha1.CloneSet{}
-	if err := c.Get(ctx, key, cs); err != nil {
-		return nil, nil, err
-	}
-	return c, cs, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,6 +28,7 @@ func (w statefulSetWorkload) object() client.Object             { return w.set }
 func (statefulSetWorkload) kind() *Kind                         { return StatefulSetKind }
 func (w statefulSetWorkload) status() (string, bool, error)     { return StatefulSetStatus(w.set) }
 func (w statefulSetWorkload) template() *corev1.PodTemplateSpec { return &w.set.Spec.Template }
+func (w statefulSetWorkload) selector() *metav1.LabelSelector   { return w.set.Spec.Selector }
 func (w statefulSetWorkload) revisions() (string, string) {
 	return w.set.Status.CurrentRevision, w.set.Status.UpdateRevision
 }

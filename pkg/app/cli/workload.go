@@ -55,6 +55,8 @@ type workload interface {
 	pausePatch(pause bool) (string, error)
 	// template is the pod template: set image and undo change it.
 	template() *corev1.PodTemplateSpec
+	// selector selects the workload's pods.
+	selector() *metav1.LabelSelector
 	// revisions are the status's current and update revisions.
 	revisions() (current, update string)
 	// restart restarts the workload's pods as o asks, reporting to out.
@@ -116,18 +118,4 @@ func history(ctx context.Context, c client.Client, owner client.Object) ([]*apps
 	}
 	slices.SortFunc(out, func(a, b *appsv1.ControllerRevision) int { return int(a.Revision - b.Revision) })
 	return out, nil
-}
-
-// patchTemplate reads the workload the arguments name, lets change modify its pod template and
-// patches the difference.
-func (e *Env) patchTemplate(ctx context.Context, args []string, change func(workload) error) (workload, error) {
-	c, w, err := e.load(ctx, args)
-	if err != nil {
-		return nil, err
-	}
-	before := w.object().DeepCopyObject().(client.Object)
-	if err := change(w); err != nil {
-		return nil, err
-	}
-	return w, c.Patch(ctx, w.object(), client.MergeFrom(before))
 }

@@ -75,6 +75,10 @@ func injectedList(pod *corev1.Pod, added []string) string {
 	return strings.Join(list, ",")
 }
 
+// WorkingContainers maps each hot-upgrade sidecar of pod to the copy of it that serves now (its
+// WorkingHotUpgradeContainerAnnotation); an unparsable annotation counts as empty.
+func WorkingContainers(pod *corev1.Pod) map[string]string { return hotUpgradeWorking(pod) }
+
 // hotUpgradeWorking parses the pod's WorkingHotUpgradeContainerAnnotation; like OpenKruise, an
 // unparsable value counts as empty.
 func hotUpgradeWorking(pod *corev1.Pod) map[string]string {
