@@ -14,7 +14,7 @@ import (
 func newRolloutCommand(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "rollout", Short: "Manage the rollout of a CloneSet, an Advanced StatefulSet or an Advanced DaemonSet"}
 	cmd.AddCommand(newStatusCommand(env), newPauseCommand(env, true), newPauseCommand(env, false),
-		newHistoryCommand(env), newUndoCommand(env), newRestartCommand(env), newPlanCommand(env))
+		newHistoryCommand(env), newUndoCommand(env), newRestartCommand(env), newPlanCommand(env), newApproveCommand(env))
 	return cmd
 }
 
