@@ -141,8 +141,8 @@ define go-test-e2e
 endef
 
 .PHONY: e2e
-e2e: check-go ## end-to-end tests on a sandbox (control plane + kwok nodes)
-	@hack/tools.sh $(SANDBOX_TOOLS)
+e2e: check-go ## end-to-end tests on a sandbox (control plane + kwok nodes; Kruise Rollouts on Kruise)
+	@hack/tools.sh $(SANDBOX_TOOLS) kruise-rollout
 	$(call go-test-e2e,./test/e2e/...)
 
 .PHONY: e2e-node

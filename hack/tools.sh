@@ -34,10 +34,11 @@ GGCR_VERSION=v0.22.1         # go-containerregistry: the real node's in-memory r
 CONTAINERD_VERSION=v2.4.2     # the real node's runtime (kruise-sandbox up --real-node)
 HELM_VERSION=v3.22.0          # helm lint / helm template of charts/kruise, and the real node's Helm install
 HELM_KUBE_MINOR=37            # helm v3.22.0's client-go is v0.37: its default Kubernetes is 1.37
+KRUISE_ROLLOUT_VERSION=v0.6.3 # openkruise/rollouts: the e2e runs it on Kruise (test/e2e/kruise_rollouts_test.go)
 
 # KUBE_TOOLS in build order: the control plane first, then kubectl, then kubelet (the real node's).
 KUBE_TOOLS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
-OTHER_TOOLS=(etcd kwok registry containerd helm controller-gen staticcheck client-gen lister-gen informer-gen)
+OTHER_TOOLS=(etcd kwok registry containerd helm controller-gen staticcheck client-gen lister-gen informer-gen kruise-rollout)
 ALL_TOOLS=("${KUBE_TOOLS[@]}" "${OTHER_TOOLS[@]}")
 
 export GOFLAGS="${GOFLAGS:-} -trimpath"
@@ -103,6 +104,23 @@ build_helm() {
   local rc=$?; rm -rf "$gobin"; return $rc
 }
 
+# kruise-rollout: openkruise/rollouts' manager, built in a copy of its module as released (its own
+# go.mod and go.sum pin its dependencies; `go install pkg@version` would need the proxy's version
+# list). Its CRDs (config/crd), webhook configurations (config/webhook) and the Lua scripts it
+# reads from ./lua_configuration go beside it.
+build_kruise_rollout() {
+  local mod src dir; dir=$(dirname "$out")
+  mod=$(go mod download -json "github.com/openkruise/rollouts@$KRUISE_ROLLOUT_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -n "$mod" ]] || { echo "go mod download github.com/openkruise/rollouts@$KRUISE_ROLLOUT_VERSION: no Dir"; return 1; }
+  src=$(mktemp -d)
+  cp -r "$mod/." "$src" && chmod -R u+w "$src" &&
+    (cd "$src" && GOFLAGS="$GOFLAGS -mod=mod" go build -ldflags "-s -w" -o "$out" .) &&
+    rm -rf "$dir/crd" "$dir/webhook" "$dir/lua_configuration" &&
+    cp -r "$src/config/crd" "$dir/crd" && cp -r "$src/config/webhook" "$dir/webhook" &&
+      cp -r "$src/lua_configuration" "$dir/lua_configuration"
+  local rc=$?; rm -rf "$src"; return $rc
+}
+
 link() { mkdir -p "$(dirname "$2")"; ln -sfn "$1" "$2"; }
 
 version_of() {
@@ -116,6 +134,7 @@ version_of() {
     client-gen|lister-gen|informer-gen) echo "$CODE_GENERATOR_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
     staticcheck) echo "$STATICCHECK_VERSION" ;;
+    kruise-rollout) echo "$KRUISE_ROLLOUT_VERSION" ;;
   esac
 }
 
@@ -145,6 +164,7 @@ build_tool() {
     helm) build helm "$v" build_helm ;;
     staticcheck) build staticcheck "$v" build_install "honnef.co/go/tools/cmd/staticcheck@$v" ;;
     client-gen|lister-gen|informer-gen) build "$t" "$v" build_install "k8s.io/code-generator/cmd/$t@$v" ;;
+    kruise-rollout) build kruise-rollout "$v" build_kruise_rollout ;;
   esac
   link_tool "$t"
 }

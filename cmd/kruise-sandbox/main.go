@@ -156,8 +156,12 @@ func up(args []string, stdout, stderr io.Writer) error {
 	fs, dir := newFlags("up", stderr)
 	uf := addUpFlags(fs, 3, 2*time.Minute)
 	kruise := fs.Bool("kruise", false, "install Kruise (CRDs, RBAC, webhooks) and run kruise-manager with the sandbox (and kruise-daemon with --real-node)")
+	rollouts := fs.Bool("kruise-rollouts", false, "with --kruise: also install and run Kruise Rollouts (openkruise/rollouts; `make tools` builds it into the bin dir)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *rollouts && !*kruise {
+		return usageError{errors.New("--kruise-rollouts runs on Kruise: add --kruise")}
 	}
 	cfg, err := uf.config(*dir, *kruise, stderr)
 	if err != nil {
@@ -169,6 +173,12 @@ func up(args []string, stdout, stderr io.Writer) error {
 	sb, err := sandbox.Up(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if *rollouts {
+		// Its manager stops with the sandbox (down); its objects go with the cluster's.
+		if _, err := sb.StartKruiseRollouts(ctx, filepath.Join(cfg.BinDir, "kruise-rollout")); err != nil {
+			return errors.Join(fmt.Errorf("start Kruise Rollouts: %w", err), sb.Down())
+		}
 	}
 	fmt.Fprintf(stdout, "Sandbox up in %.1fs: %d kwok node(s) Ready, API server %s\n", time.Since(t0).Seconds(), sb.Nodes, sb.Server())
 	fmt.Fprintf(stdout, "Storage: StorageClasses %s (default) and %s (volumes can grow), volumes in %s\n",
@@ -185,6 +195,10 @@ func up(args []string, stdout, stderr io.Writer) error {
 			sb.Ports.KruiseWebhook, filepath.Join(sb.Dir, "logs", "kruise-manager.log"))
 		fmt.Fprintf(stdout, "Metrics: curl -k -H \"Authorization: Bearer $(cat %s)\" https://127.0.0.1:%d/metrics\n",
 			sb.MetricsTokenFile(), sb.Ports.KruiseMetrics)
+	}
+	if *rollouts {
+		fmt.Fprintf(stdout, "Kruise Rollouts: its manager runs (namespace %s, log %s)\n", sandbox.RolloutsNamespace,
+			filepath.Join(sb.Dir, "logs", "kruise-rollout.log"))
 	}
 	kubectl := "kubectl"
 	if _, err := os.Stat(filepath.Join(cfg.BinDir, "kubectl")); err == nil {

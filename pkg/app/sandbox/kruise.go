@@ -266,7 +266,7 @@ func (s *Sandbox) restartProcess(ctx context.Context, name, how string, stop fun
 			return err
 		}
 		s.logf("%s %s (pid %d)", how, name, p.PID)
-		np, err := startProcess(p.Name, p.Binary, args(p.Args), p.Env, p.Log)
+		np, err := startProcess(Process{Name: p.Name, Binary: p.Binary, Args: args(p.Args), Env: p.Env, Dir: p.Dir, Log: p.Log})
 		if err != nil {
 			return err
 		}

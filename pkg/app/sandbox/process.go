@@ -23,32 +23,36 @@ type Process struct {
 	Args      []string `json:"args"`
 	// Env is what was added to the inherited environment.
 	Env []string `json:"env,omitempty"`
-	Log string   `json:"log"`
+	// Dir is its working directory; empty: the starting process's.
+	Dir string `json:"dir,omitempty"`
+	Log string `json:"log"`
 }
 
-// startProcess runs binary in its own session (it outlives the command that started it and
-// ignores the terminal's signals), with stdout and stderr appended to logFile.
-// env, when not nil, adds to the environment the process inherits.
-func startProcess(name, binary string, args, env []string, logFile string) (*Process, error) {
-	out, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// startProcess runs spec's Binary with its Args, in Dir, in its own session (it outlives the
+// command that started it and ignores the terminal's signals), with stdout and stderr appended to
+// its Log. Env, when not nil, adds to the environment the process inherits.
+func startProcess(spec Process) (*Process, error) {
+	out, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(spec.Binary, spec.Args...)
 	cmd.Stdout, cmd.Stderr = out, out
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = spec.Dir
+	if spec.Env != nil {
+		cmd.Env = append(os.Environ(), spec.Env...)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s (%s): %w", name, binary, err)
+		return nil, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Binary, err)
 	}
-	p := &Process{Name: name, PID: cmd.Process.Pid, Binary: binary, Args: args, Env: env, Log: logFile}
+	p := &spec
+	p.PID = cmd.Process.Pid
 	st, err := procStartTime(p.PID)
 	if err != nil {
 		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("read start time of %s (pid %d): %w", name, p.PID, err)
+		return nil, fmt.Errorf("read start time of %s (pid %d): %w", p.Name, p.PID, err)
 	}
 	p.StartTime = st
 	// Reap the child when it exits while this process lives; after we exit, init adopts it.

@@ -10,7 +10,7 @@ import (
 
 func TestProcessIdentityAndStop(t *testing.T) {
 	dir := t.TempDir()
-	p, err := startProcess("sleeper", "/bin/sleep", []string{"60"}, nil, filepath.Join(dir, "sleeper.log"))
+	p, err := startProcess(Process{Name: "sleeper", Binary: "/bin/sleep", Args: []string{"60"}, Log: filepath.Join(dir, "sleeper.log")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestPrepareDirRefusesForeignFiles(t *testing.T) {
 
 func TestPrepareDirRefusesARunningSandbox(t *testing.T) {
 	dir := t.TempDir()
-	p, err := startProcess("sleeper", "/bin/sleep", []string{"60"}, nil, filepath.Join(dir, "sleeper.log"))
+	p, err := startProcess(Process{Name: "sleeper", Binary: "/bin/sleep", Args: []string{"60"}, Log: filepath.Join(dir, "sleeper.log")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,14 @@ func (s *Sandbox) writeFiles(audit bool) error {
 
 // run starts one component and records it before anything else can fail.
 func (s *Sandbox) run(name, binary string, args, env []string) (*Process, error) {
-	p, err := startProcess(name, binary, args, env, logPath(s.Dir, name))
+	return s.launch(Process{Name: name, Binary: binary, Args: args, Env: env})
+}
+
+// launch runs spec (its Log: the sandbox's log of its Name) as one of the sandbox's processes.
+func (s *Sandbox) launch(spec Process) (*Process, error) {
+	name := spec.Name
+	spec.Log = logPath(s.Dir, name)
+	p, err := startProcess(spec)
 	if err != nil {
 		return nil, err
 	}
