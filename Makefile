@@ -142,7 +142,7 @@ endef
 
 .PHONY: e2e
 e2e: check-go ## end-to-end tests on a sandbox (control plane + kwok nodes; Kruise Rollouts on Kruise)
-	@hack/tools.sh $(SANDBOX_TOOLS) kruise-rollout
+	@hack/tools.sh $(SANDBOX_TOOLS) kruise-rollout helm
 	$(call go-test-e2e,./test/e2e/...)
 
 .PHONY: e2e-node
