@@ -151,6 +151,19 @@ func TestAdvancedDaemonSetFollowsNodes(t *testing.T) {
 		pods := daemonPods(t, ns, "agent")[blocked]
 		return len(pods) == 1 && pods[0].UID != failed.UID && condition(pods[0], corev1.PodReady) == corev1.ConditionTrue, fmt.Sprint(len(pods))
 	})
+	// OpenKruise's Warning for it.
+	harness.Eventually(t, 10*time.Second, "a FailedDaemonPod event naming the failed pod", func() (bool, string) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=FailedDaemonPod"})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range evs.Items {
+			if e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, failed.Name) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d FailedDaemonPod events", len(evs.Items))
+	})
 }
 
 // An InPlaceIfPossible rollout changes images in place (same pod UIDs) node by node within

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 
@@ -13,6 +14,9 @@ import (
 	"github.com/kruise-ng/kruise/pkg/machinery/rolloutmetrics"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
+
+// ReasonFailedDaemonPod is the Warning event of a failed daemon pod, deleted to be replaced.
+const ReasonFailedDaemonPod = "FailedDaemonPod"
 
 // ApplyErrors are the errors of one apply, by kind: Scale for creates and deletes, Update for
 // updates.
@@ -29,6 +33,9 @@ func (r *Reconciler) apply(ctx context.Context, ds *v1beta1.DaemonSet, obs *obse
 	for _, d := range plan.Deletes {
 		if d.Failed {
 			r.backoff.Next(backoffKey(ds, d.Node), now)
+			// OpenKruise's (and the DaemonSet controller's) Warning for a daemon pod that failed.
+			r.Control().Event(r.owner(ds), corev1.EventTypeWarning, ReasonFailedDaemonPod,
+				"found failed daemon pod %s/%s on node %s: it is deleted and replaced", ds.Namespace, d.Pod, d.Node)
 		}
 		deletes = append(deletes, workloadloop.Deletion{Pod: d.Pod, Reason: d.Reason})
 	}

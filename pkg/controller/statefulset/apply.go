@@ -117,9 +117,16 @@ func (r *Reconciler) ensureClaims(ctx context.Context, set *v1beta1.StatefulSet,
 			pvc.OwnerReferences = claimOwners(nil, set.Spec.PersistentVolumeClaimRetentionPolicy, set, nil, false)
 		}
 		// obs.claims is not written: pods are created in parallel, each with claims of its own.
-		if err := r.Client.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
+		err := r.Client.Create(ctx, pvc)
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
 			return fmt.Errorf("create PVC %s: %w", pvc.Name, err)
 		}
+		// OpenKruise's (and the StatefulSet controller's) event of a claim made, one per claim.
+		r.Control().Event(r.owner(set), corev1.EventTypeNormal, "SuccessfulCreate", "created PVC %s for pod %s",
+			pvc.Name, ordinal.PodName(set.Name, ord))
 	}
 	return nil
 }

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1beta1"
@@ -67,6 +70,9 @@ func (r *Reconciler) syncClaimOwners(ctx context.Context, set *v1beta1.StatefulS
 			}
 			ref := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: pvc.Name, Namespace: pvc.Namespace}}
 			if err := r.Client.Patch(ctx, ref, client.RawPatch(types.MergePatchType, patch)); err != nil {
+				// OpenKruise reports it on the set as FailedUpdate (of the claim's pod).
+				r.Control().Event(r.owner(set), corev1.EventTypeWarning, "FailedUpdate",
+					"set the owners of PVC %s of pod %s (persistentVolumeClaimRetentionPolicy): %v", pvc.Name, f.Name, err)
 				errs = append(errs, fmt.Errorf("set the owners of PVC %s: %w", pvc.Name, err))
 				continue
 			}
@@ -96,6 +102,12 @@ func (r *Reconciler) expandClaims(ctx context.Context, set *v1beta1.StatefulSet,
 		if pvc == nil || !ok {
 			continue
 		}
+		if diff := claimDiff(pvc, &t); diff != "" {
+			// OpenKruise's Warning for a claim its template changed beyond the storage request.
+			r.Control().Event(r.owner(set), corev1.EventTypeWarning, "FailedUpdatePVC",
+				"PVC %s of pod %s differs from its template in %s: only the storage request follows the template; delete the PVC to have it made again from the template",
+				pvc.Name, pod, diff)
+		}
 		if req := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; req.Cmp(want) >= 0 {
 			continue
 		}
@@ -112,4 +124,34 @@ func (r *Reconciler) expandClaims(ctx context.Context, set *v1beta1.StatefulSet,
 		done.Add("SuccessfulResize", "expanded the PVCs of", pod, fmt.Sprintf("%s to %s (volumeClaimUpdateStrategy OnPodRollingUpdate)", t.Name, want.String()))
 	}
 	return errors.Join(errs...)
+}
+
+// claimDiff names what of pvc's spec differs from its template t beyond the storage request (what
+// an expansion cannot change): its storage class, access modes or volume mode where the template
+// sets them, and its other resource requests and limits; "" when nothing does.
+func claimDiff(pvc *corev1.PersistentVolumeClaim, t *corev1.PersistentVolumeClaim) string {
+	var diffs []string
+	if t.Spec.StorageClassName != nil && ptr.Deref(pvc.Spec.StorageClassName, "") != *t.Spec.StorageClassName {
+		diffs = append(diffs, "storageClassName")
+	}
+	if len(t.Spec.AccessModes) > 0 && !slices.Equal(pvc.Spec.AccessModes, t.Spec.AccessModes) {
+		diffs = append(diffs, "accessModes")
+	}
+	if t.Spec.VolumeMode != nil && ptr.Deref(pvc.Spec.VolumeMode, "") != *t.Spec.VolumeMode {
+		diffs = append(diffs, "volumeMode")
+	}
+	others := func(l corev1.ResourceList) corev1.ResourceList {
+		out := corev1.ResourceList{}
+		for k, v := range l {
+			if k != corev1.ResourceStorage {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	limitsDiffer := len(t.Spec.Resources.Limits) > 0 && !equality.Semantic.DeepEqual(pvc.Spec.Resources.Limits, t.Spec.Resources.Limits)
+	if limitsDiffer || !equality.Semantic.DeepEqual(others(pvc.Spec.Resources.Requests), others(t.Spec.Resources.Requests)) {
+		diffs = append(diffs, "resources other than the storage request")
+	}
+	return strings.Join(diffs, ", ")
 }
