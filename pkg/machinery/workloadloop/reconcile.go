@@ -105,7 +105,7 @@ func Reconcile[W client.Object, O, P, S any](ctx context.Context, req ctrl.Reque
 	if err != nil {
 		return k.ObserveFailed(ctx, key, w, err)
 	}
-	wait, err := pending(ctx, sh, k, w, obs, now)
+	wait, err := pending(ctx, sh, k, key, w, obs, now)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("check %s %s's pod writes against the API server: %w", sh.Name, key, err)
 	}
@@ -119,18 +119,18 @@ func Reconcile[W client.Object, O, P, S any](ctx context.Context, req ctrl.Reque
 	preDownloadErr := SyncPreDownload(ctx, sh, k, w, obs)
 	refused, notes := k.Waits(w, plan)
 	sh.State.waits.Report(sh.Recorder, w, key, refused, notes)
-	return settle(ctx, sh, k, w, obs, plan, errs, preDownloadErr, now, &think)
+	return settle(ctx, sh, k, key, w, obs, plan, errs, preDownloadErr, now, &think)
 }
 
-// settle computes and writes the status, then returns the apply's errors or when to run again.
-func settle[W client.Object, O, P, S any](ctx context.Context, sh Shared, k Kind[W, O, P, S], w W, obs O, plan P, errs Errors,
+// settle computes and writes the status of the workload of key (namespace/name), then returns the apply's errors or when to run again.
+func settle[W client.Object, O, P, S any](ctx context.Context, sh Shared, k Kind[W, O, P, S], key string, w W, obs O, plan P, errs Errors,
 	preDownloadErr error, now time.Time, think *time.Duration) (ctrl.Result, error) {
 	start := sh.Clock.Now()
 	status, significant := k.Status(w, obs, errs, now)
 	var requeue podcontrol.Requeue
 	k.Requeue(w, plan, status, now, &requeue)
 	*think += sh.Clock.Since(start)
-	wait, err := sh.State.status.Write(ctx, sh.Control, client.ObjectKeyFromObject(w).String(), w, k.StatusOf(w), status, significant, now)
+	wait, err := sh.State.status.Write(ctx, sh.Control, key, w, k.StatusOf(w), status, significant, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -151,8 +151,7 @@ func settle[W client.Object, O, P, S any](ctx context.Context, sh Shared, k Kind
 
 // pending reports whether the controller's own pod writes are not in the cache yet (the plan then
 // waits); writes still missing after ExpectationTimeout are checked against the API server.
-func pending[W client.Object, O, P, S any](ctx context.Context, sh Shared, k Kind[W, O, P, S], w W, obs O, now time.Time) (bool, error) {
-	key := client.ObjectKeyFromObject(w).String()
+func pending[W client.Object, O, P, S any](ctx context.Context, sh Shared, k Kind[W, O, P, S], key string, w W, obs O, now time.Time) (bool, error) {
 	return sh.Expectations.Pending(key, k.Pods(obs), now, ExpectationTimeout, func() (map[string]*corev1.Pod, error) {
 		if sh.CacheLag != nil {
 			sh.CacheLag(w)
