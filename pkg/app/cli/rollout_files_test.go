@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -85,4 +87,21 @@ func TestRolloutFromFiles(t *testing.T) {
 	wantError(t, env, "-k reads a kustomization", "rollout", "pause", "-k", kust, "-R")
 	wantError(t, env, "the files name no object", "rollout", "pause", "-f", writeFile(t, dir, "empty.yaml", "# nothing\n"))
 	wantError(t, env, "does not exist", "rollout", "pause", "-f", filepath.Join(dir, "missing.yaml"))
+}
+
+// A manifest's object without a namespace is in -n's; one in another namespace than an explicit -n
+// is an error, as in kubectl.
+func TestManifestNamespace(t *testing.T) {
+	t.Setenv("KUBECONFIG", writeFile(t, t.TempDir(), "config", "apiVersion: v1\nkind: Config\n"))
+	env := &Env{Flags: genericclioptions.NewConfigFlags(true)}
+	*env.Flags.Namespace = "prod"
+	dir := t.TempDir()
+	ms, refused, err := env.readManifests(fileFlags{resource.FilenameOptions{Filenames: []string{writeFile(t, dir, "web.yaml", webManifest)}}})
+	if err != nil || len(refused) > 0 || len(ms) != 1 || ms[0].obj.GetNamespace() != "prod" || ms[0].kind != CloneSetKind {
+		t.Errorf("web.yaml with -n prod: %v %v %+v", err, refused, ms)
+	}
+	_, _, err = env.readManifests(fileFlags{resource.FilenameOptions{Filenames: []string{writeFile(t, dir, "api.yaml", apiManifest)}}})
+	if err == nil || !strings.Contains(err.Error(), `is in namespace "ns", not "prod" as -n says`) {
+		t.Errorf("api.yaml (namespace ns) with -n prod: %v", err)
+	}
 }

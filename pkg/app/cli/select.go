@@ -46,7 +46,7 @@ func (e *Env) readManifests(f fileFlags) (ms []manifest, refused []error, err er
 	if err != nil {
 		return nil, nil, err
 	}
-	infos, err := resource.NewLocalBuilder().Unstructured().FilenameParam(explicit, &f.FilenameOptions).Flatten().Do().Infos()
+	infos, err := resource.NewLocalBuilder().Unstructured().FilenameParam(false, &f.FilenameOptions).Flatten().Do().Infos()
 	if err != nil {
 		return nil, nil, err
 	}
