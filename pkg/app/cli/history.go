@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -78,8 +79,8 @@ func newHistoryCommand(env *Env) *cobra.Command {
 	return cmd
 }
 
-// printRevision writes r's pod template: described (no printer), as yaml or json, read by a
-// jsonpath or go-template printer; -o name names r itself.
+// printRevision writes r's pod template: described (no printer), as yaml, json or kyaml, read by
+// a jsonpath or go-template printer; -o name names r itself.
 func printRevision(out io.Writer, r *appsv1.ControllerRevision, format string, printer printers.ResourcePrinter) error {
 	tpl, err := revision.TemplateOf(r)
 	if err != nil {
@@ -92,6 +93,12 @@ func printRevision(out io.Writer, r *appsv1.ControllerRevision, format string, p
 		return printTemplate(out, tpl, format)
 	case format == "name":
 		return printer.PrintObj(r, out)
+	case format == "kyaml":
+		data, err := json.Marshal(tpl)
+		if err != nil {
+			return err
+		}
+		return printer.PrintObj(&runtime.Unknown{Raw: data}, out)
 	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tpl)
 	if err != nil {

@@ -55,6 +55,10 @@ func TestHistoryOutput(t *testing.T) {
 					t.Errorf("history %s: %v\n%q, want %q", tc.args, err, out, tc.want)
 				}
 			}
+			if out, err := kubectlKruise(env, "rollout", "history", f.ref, "--revision=1", "-o", "kyaml"); err != nil ||
+				!strings.Contains(out, "app:v1") || strings.Contains(out, "ControllerRevision") {
+				t.Errorf("history --revision=1 -o kyaml: %v\n%s", err, out)
+			}
 			for _, show := range []bool{false, true} {
 				args := []string{"rollout", "history", f.ref, "-o", "yaml"}
 				if show {

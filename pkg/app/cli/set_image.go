@@ -21,8 +21,7 @@ func newSetImageCommand(env *Env) *cobra.Command {
 		Short: "Set container images: a workload's (in place where its update strategy allows), a SidecarSet's (upgraded in place in its pods)",
 		Long: "Set the images of the named containers and init containers (* names them all) of a workload's pod template, " +
 			"which its controller rolls out in place where the update strategy allows, or of a SidecarSet's sidecars, which the " +
-			"SidecarSet controller upgrades in place in the pods it injected (within its updateStrategy). The workload is " +
-			"TYPE/NAME or TYPE NAME.\n\n" + selectionHelp,
+			"SidecarSet controller upgrades in place in the pods it injected (within its updateStrategy).\n\n" + selectionHelp,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, pairs, err := splitChanges(args, isImageArg, "CONTAINER=IMAGE")
