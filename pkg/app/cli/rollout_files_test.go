@@ -71,6 +71,10 @@ func TestRolloutFromFiles(t *testing.T) {
 	if n := strings.Count(out, "controllerrevision.apps/"); err != nil || n != 4 {
 		t.Errorf("history -f both -o name: %v, %d revisions\n%s", err, n, out)
 	}
+	out, err = kubectlKruise(env, "rollout", "history", "-f", both, "-o", "yaml")
+	if docs := strings.Split(out, "---\n"); err != nil || len(docs) != 4 || !strings.HasPrefix(docs[3], "apiVersion: apps/v1\n") {
+		t.Errorf("history -f both -o yaml: %v, want 4 documents, --- between them:\n%s", err, out)
+	}
 	run("app=app:v1", "rollout", "history", "-f", db)
 	run("statefulset.apps.kruise.io/db rolled back to revision 1", "rollout", "undo", "-f", db)
 	if img := fs[0].tpl(get(fs[0])).Spec.Containers[0].Image; img != "app:v1" {

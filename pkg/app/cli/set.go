@@ -27,7 +27,7 @@ func newSetCommand(env *Env) *cobra.Command {
 type setOptions struct {
 	dryRun string
 	selection
-	output outputFlags
+	output *outputFlags
 	record bool
 }
 
