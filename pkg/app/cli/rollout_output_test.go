@@ -55,6 +55,10 @@ func TestHistoryOutput(t *testing.T) {
 					t.Errorf("history %s: %v\n%q, want %q", tc.args, err, out, tc.want)
 				}
 			}
+			if _, err := kubectlKruise(env, "rollout", "history", f.ref, "-o", "jsonpath={.nothing}", "--allow-missing-template-keys=false"); err == nil ||
+				!strings.Contains(err.Error(), "nothing is not found") {
+				t.Errorf("history -o jsonpath of a missing key, --allow-missing-template-keys=false: %v", err)
+			}
 			if out, err := kubectlKruise(env, "rollout", "history", f.ref, "--revision=1", "-o", "kyaml"); err != nil ||
 				!strings.Contains(out, "app:v1") || strings.Contains(out, "ControllerRevision") {
 				t.Errorf("history --revision=1 -o kyaml: %v\n%s", err, out)

@@ -279,3 +279,23 @@ func TestSetOutput(t *testing.T) {
 		t.Errorf("--record left annotations %v (%v)", got.Annotations, err)
 	}
 }
+
+// -o yaml leaves the workload's managedFields out unless --show-managed-fields, as kubectl does.
+func TestSetOutputManagedFields(t *testing.T) {
+	web := cloneSet("ns", "web", "app:v1", nil)
+	web.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate,
+		APIVersion: "apps.kruise.io/v1alpha1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}
+	env, _, _ := fakeEnv(t)
+	scheme, _ := newScheme()
+	env.client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(web).WithReturnManagedFields().Build()
+	for _, show := range []bool{false, true} {
+		args := []string{"set", "env", "clone/web", "A=1", "--dry-run=client", "-o", "yaml"}
+		if show {
+			args = append(args, "--show-managed-fields")
+		}
+		out, err := kubectlKruise(env, args...)
+		if err != nil || strings.Contains(out, "managedFields:") != show {
+			t.Errorf("--show-managed-fields %t: %v\n%s", show, err, out)
+		}
+	}
+}
