@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -137,14 +138,41 @@ func (e *Env) pick(ctx context.Context, target []string, s selection) (picked, e
 	case s.all && s.selector != "":
 		return picked{}, errors.New("--all selects every workload of the TYPE, -l those it matches: give one of them")
 	case s.files.given() && (len(target) > 0 || s.all || s.selector != ""):
-		return picked{}, fmt.Errorf("-f and -k name the workloads: give no TYPE/NAME, --all or -l with them (got %s)", strings.Join(target, " "))
+		return picked{}, errors.New("-f and -k name the workloads: give no TYPE/NAME, --all or -l with them")
 	case s.files.given():
 		return e.pickFiles(ctx, s)
 	case s.all || s.selector != "":
 		return e.pickSelected(ctx, target, s)
 	}
-	c, w, err := e.load(ctx, target)
-	return picked{c: c, ws: []workload{w}}, err
+	var p picked
+	for _, args := range splitNames(target) {
+		c, w, err := e.load(ctx, args)
+		if err != nil {
+			return picked{}, err
+		}
+		p.c, p.ws = c, append(p.ws, w)
+	}
+	return p, nil
+}
+
+// splitNames splits the arguments naming workloads, as kubectl reads them: TYPE/NAME ... (each
+// its own), or TYPE NAME NAME ... (each NAME of the TYPE); anything else is left as one, for
+// parseWorkload to read or refuse.
+func splitNames(args []string) [][]string {
+	var out [][]string
+	switch {
+	case len(args) > 1 && !slices.ContainsFunc(args, func(a string) bool { return !strings.Contains(a, "/") }):
+		for _, a := range args {
+			out = append(out, []string{a})
+		}
+	case len(args) > 2 && !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "/") }):
+		for _, name := range args[1:] {
+			out = append(out, []string{args[0], name})
+		}
+	default:
+		out = append(out, args)
+	}
+	return out
 }
 
 // pickFiles reads the workloads the files name: from the API server, or as the files have them

@@ -157,7 +157,7 @@ func newSetServiceAccountCommand(env *Env) *cobra.Command {
 		Aliases: []string{"sa"},
 		Short:   "Set the service account of a workload's pod template (the controller recreates the pods)",
 		Long:    "Set the service account of the pod template of a workload, of workloads selected (--all, -l) or named by files (-f, -k).\n\n" + selectionHelp,
-		Args:    cobra.RangeArgs(1, 3),
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sa := args[len(args)-1]
 			return env.setTemplate(cmd.Context(), args[:len(args)-1], o, "serviceaccount updated", func(w workload) error {
@@ -171,7 +171,7 @@ func newSetServiceAccountCommand(env *Env) *cobra.Command {
 }
 
 // selectionHelp says how the set commands name their workloads and print them.
-const selectionHelp = "The workload is TYPE/NAME or TYPE NAME; --all takes every workload of the TYPE in the namespace, -l those " +
+const selectionHelp = "The workload is TYPE/NAME or TYPE NAME (several: TYPE/NAME TYPE/NAME ..., TYPE NAME NAME ...); --all takes every workload of the TYPE in the namespace, -l those " +
 	"whose labels match (TYPE may list kinds, comma separated: clone,asts); -f, -k and -R take the workloads manifest files " +
 	"name (objects of other kinds are refused, each named, the others changed), read from the server, or with --local as the " +
 	"files have them, changed and printed, no server contacted. -o prints the changed objects (yaml, json, name, " +

@@ -243,3 +243,34 @@ func TestSetLocal(t *testing.T) {
 	asts := writeFile(t, dir, "asts.yaml", "apiVersion: apps.kruise.io/v1alpha1\nkind: StatefulSet\nmetadata:\n  name: db\n")
 	wantError(t, env, "--local reads apps.kruise.io/v1beta1 StatefulSets only", "set", "image", "-f", asts, "--local", "app=x")
 }
+
+// Several workloads are TYPE/NAME TYPE/NAME ... or TYPE NAME NAME ..., as in kubectl.
+func TestSetSeveralNames(t *testing.T) {
+	web, api, other := cloneSet("ns", "web", "app:v1", nil), cloneSet("ns", "api", "app:v1", nil), cloneSet("ns", "other", "app:v1", nil)
+	f := fixtures(t)[0] // asts/db, app:v2
+	env, c, _ := fakeEnv(t, append(f.objs, web, api, other)...)
+	out, err := kubectlKruise(env, "set", "image", "clone/web", "asts/db", "app=app:v9")
+	if got := imagesOf(t, c, web, f.obj, api); err != nil || strings.Join(got, ",") != "app:v9,app:v9,app:v1" {
+		t.Errorf("set image clone/web asts/db: %v, images %v\n%s", err, got, out)
+	}
+	out, err = kubectlKruise(env, "set", "sa", "clone", "api", "other", "robot")
+	for _, o := range []*appsv1alpha1.CloneSet{web, api, other} {
+		if sa := cloneSetSpec(t, c, o).Template.Spec.ServiceAccountName; (sa == "robot") != (o != web) {
+			t.Errorf("set sa clone api other robot: %v; %s has %q\n%s", err, o.Name, sa, out)
+		}
+	}
+	wantError(t, env, `clonesets.apps.kruise.io "gone" not found`, "set", "env", "clone", "web", "gone", "A=1")
+	if env := envOf(&cloneSetSpec(t, c, web).Template); len(env) != 0 {
+		t.Errorf("a missing workload among the names: web was changed anyway: %v", env)
+	}
+}
+
+// cloneSetSpec reads CloneSet cs's spec back from c.
+func cloneSetSpec(t *testing.T, c client.Client, cs *appsv1alpha1.CloneSet) *appsv1alpha1.CloneSetSpec {
+	t.Helper()
+	got := &appsv1alpha1.CloneSet{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(cs), got); err != nil {
+		t.Fatal(err)
+	}
+	return &got.Spec
+}
