@@ -54,6 +54,9 @@ func newHistoryCommand(env *Env) *cobra.Command {
 			}
 			out := env.Streams.Out
 			if number == 0 {
+				if printer == nil && env.named != nil { // -f: the files may name several
+					fmt.Fprintf(out, "%s\n", ref(w))
+				}
 				if printer == nil {
 					return writeHistory(out, w, revs)
 				}

@@ -75,7 +75,8 @@ func TestRolloutFromFiles(t *testing.T) {
 	if docs := strings.Split(out, "---\n"); err != nil || len(docs) != 4 || !strings.HasPrefix(docs[3], "apiVersion: apps/v1\n") {
 		t.Errorf("history -f both -o yaml: %v, want 4 documents, --- between them:\n%s", err, out)
 	}
-	run("app=app:v1", "rollout", "history", "-f", db)
+	run("cloneset.apps.kruise.io/web\nREVISION", "rollout", "history", "-f", both)
+	run("statefulset.apps.kruise.io/db\nREVISION", "rollout", "history", "-f", db)
 	run("statefulset.apps.kruise.io/db rolled back to revision 1", "rollout", "undo", "-f", db)
 	if img := fs[0].tpl(get(fs[0])).Spec.Containers[0].Image; img != "app:v1" {
 		t.Errorf("undo -f db.yaml: db runs %s", img)
