@@ -61,6 +61,9 @@ func (e *Env) readManifests(f fileFlags) (ms []manifest, refused []error, err er
 		}
 		gvk := u.GroupVersionKind()
 		k, err := workloadKind(gvk.Kind, gvk)
+		if gvk.GroupKind() == sidecarSetKind.gk {
+			err = fmt.Errorf("a SidecarSet is named, not read from a file: kubectl kruise set image sidecarset/%s C=IMAGE", u.GetName())
+		}
 		if err != nil {
 			refused = append(refused, fmt.Errorf("%s %q in %s: %w", gvk.Kind, u.GetName(), info.Source, err))
 			continue

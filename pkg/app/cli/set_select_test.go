@@ -194,6 +194,8 @@ func TestSetFromFiles(t *testing.T) {
 		got.Spec.Template.Spec.Containers[0].Resources.Limits.Cpu().String() != "1" {
 		t.Errorf("after set resources and sa -f: %v %+v", err, got.Spec.Template.Spec)
 	}
+	wantError(t, env, "kubectl kruise set image sidecarset/mesh C=IMAGE", "set", "image", "-f",
+		writeFile(t, dir, "mesh.yaml", "apiVersion: apps.kruise.io/v1beta1\nkind: SidecarSet\nmetadata:\n  name: mesh\n"), "app=x")
 	wantError(t, env, "give no TYPE/NAME", "set", "image", "clone/web", "-f", webFile, "app=x")
 	wantError(t, env, "give -f (with -R) or -k", "set", "image", "-f", webFile, "-k", kust, "app=x")
 	wantError(t, env, "not found", "set", "image", "-f", writeFile(t, dir, "gone.yaml", strings.ReplaceAll(webManifest, "web", "gone")), "app=x")
