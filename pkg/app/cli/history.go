@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/pkg/core/revision"
@@ -29,41 +31,83 @@ func (e *Env) loadHistory(ctx context.Context, args []string) (client.Client, wo
 
 func newHistoryCommand(env *Env) *cobra.Command {
 	var number int64
-	var output string
+	output := newOutputFlags("")
 	cmd := &cobra.Command{
-		Use:   "history " + workloadUse + " [--revision=N [-o yaml|json]]",
+		Use:   "history " + workloadUse + " [--revision=N] [-o yaml|json|name|jsonpath=...|go-template=...]",
 		Short: "List the workload's revisions and their images; with --revision=N, show that revision's pod template",
+		Long: "List the workload's revisions: number, name, whether it is the current or the update revision, images. " +
+			"With --revision=N, describe that revision's pod template.\n\n" +
+			"-o (or --template) prints objects instead: without --revision the workload's ControllerRevisions; with " +
+			"--revision, -o yaml and json print the revision's pod template, jsonpath and go-template read that template, " +
+			"and -o name names the ControllerRevision. --show-managed-fields keeps the revisions' managedFields.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case number < 0:
+			if number < 0 {
 				return fmt.Errorf("--revision must be a positive number, got %d", number)
-			case number == 0 && output != "":
-				return errors.New("--output prints one revision's pod template: give --revision=N")
+			}
+			printer, err := output.printer()
+			if err != nil {
+				return err
 			}
 			_, w, revs, err := env.loadHistory(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
+			out := env.Streams.Out
 			if number == 0 {
-				return writeHistory(env.Streams.Out, w, revs)
+				if printer == nil && env.named != nil { // -f: the files may name several
+					fmt.Fprintf(out, "%s\n", ref(w))
+				}
+				if printer == nil {
+					return writeHistory(out, w, revs)
+				}
+				for _, r := range revs {
+					if err := printer.PrintObj(r, out); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 			r, err := revisionNumbered(revs, number)
 			if err != nil {
 				return err
 			}
-			tpl, err := revision.TemplateOf(r)
-			if err != nil {
-				return err
+			if printer == nil {
+				fmt.Fprintf(out, "%s with revision #%d (%s)\n", ref(w), r.Revision, r.Name)
 			}
-			if output == "" {
-				fmt.Fprintf(env.Streams.Out, "%s with revision #%d (%s)\n", ref(w), r.Revision, r.Name)
-			}
-			return printTemplate(env.Streams.Out, tpl, output)
+			return printRevision(out, r, *output.OutputFormat, printer)
 		},
 	}
 	cmd.Flags().Int64Var(&number, "revision", 0, "show the pod template of this revision (0: list every revision)")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "with --revision: print the pod template as yaml or json instead of describing it")
+	output.AddFlags(cmd)
 	return cmd
+}
+
+// printRevision writes r's pod template: described (no printer), as yaml, json or kyaml, read by
+// a jsonpath or go-template printer; -o name names r itself.
+func printRevision(out io.Writer, r *appsv1.ControllerRevision, format string, printer printers.ResourcePrinter) error {
+	tpl, err := revision.TemplateOf(r)
+	if err != nil {
+		return err
+	}
+	switch {
+	case printer == nil:
+		return describeTemplate(out, tpl)
+	case format == "yaml" || format == "json":
+		return printTemplate(out, tpl, format)
+	case format == "name":
+		return printer.PrintObj(r, out)
+	case format == "kyaml":
+		data, err := json.Marshal(tpl)
+		if err != nil {
+			return err
+		}
+		return printer.PrintObj(&runtime.Unknown{Raw: data}, out)
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tpl)
+	if err != nil {
+		return err
+	}
+	return printer.PrintObj(&unstructured.Unstructured{Object: u}, out)
 }
 
 // writeHistory lists revs, one a line: number, name, whether it is the current or the update
@@ -136,78 +180,4 @@ func addDryRunFlag(cmd *cobra.Command, p *string, client string) {
 	cmd.Flags().StringVar(p, "dry-run", string(dryRunNone),
 		`"none", "client" (`+client+`) or "server" (the API server and Kruise's webhooks check it, keep nothing)`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = string(dryRunClient)
-}
-
-func newUndoCommand(env *Env) *cobra.Command {
-	var to int64
-	var dryRunFlag string
-	cmd := &cobra.Command{
-		Use:   "undo " + workloadUse + " [--to-revision=N] [--dry-run=none|client|server]",
-		Short: "Roll the workload back to the previous revision (or --to-revision): in place where possible",
-		Long: "Roll the workload back: its pod template becomes that of the revision before the update revision, or of " +
-			"--to-revision. --dry-run=client prints that template and changes nothing; --dry-run=server has the API server " +
-			"(and Kruise's webhooks) check the change without keeping it.",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			mode, err := parseDryRun(dryRunFlag)
-			if err != nil {
-				return err
-			}
-			return env.undo(cmd.Context(), args, to, mode)
-		},
-	}
-	cmd.Flags().Int64Var(&to, "to-revision", 0, "the revision to roll back to (0: the one before the update revision)")
-	addDryRunFlag(cmd, &dryRunFlag, "print the template it would roll back to, send nothing")
-	return cmd
-}
-
-// undo rolls the workload the arguments name back to revision to (0: the one before the update
-// revision), as mode says; a template that is already the revision's is left alone.
-func (e *Env) undo(ctx context.Context, args []string, to int64, mode dryRun) error {
-	c, w, revs, err := e.loadHistory(ctx, args)
-	if err != nil {
-		return err
-	}
-	_, update := w.revisions()
-	target, err := undoTarget(revs, update, to)
-	if err != nil {
-		return err
-	}
-	tpl, err := revision.TemplateOf(target)
-	if err != nil {
-		return err
-	}
-	out := e.Streams.Out
-	if apiequality.Semantic.DeepEqual(w.template(), tpl) {
-		fmt.Fprintf(out, "%s skipped rollback (the pod template is revision %d's already)\n", ref(w), target.Revision)
-		return nil
-	}
-	if mode == dryRunClient {
-		fmt.Fprintf(out, "%s would roll back to revision %d (%s) (dry run)\n", ref(w), target.Revision, target.Name)
-		return describeTemplate(out, tpl)
-	}
-	before := w.object().DeepCopyObject().(client.Object)
-	*w.template() = *tpl
-	var opts []client.PatchOption
-	suffix := ""
-	if mode == dryRunServer {
-		opts, suffix = append(opts, client.DryRunAll), " (server dry run)"
-	}
-	if err := c.Patch(ctx, w.object(), client.MergeFrom(before), opts...); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "%s rolled back to revision %d (%s)%s\n", ref(w), target.Revision, target.Name, suffix)
-	return nil
-}
-
-// undoTarget picks the revision to roll back to: number to, or the newest one before current.
-func undoTarget(revs []*appsv1.ControllerRevision, current string, to int64) (*appsv1.ControllerRevision, error) {
-	if to > 0 {
-		return revisionNumbered(revs, to)
-	}
-	for i := len(revs) - 1; i >= 0; i-- {
-		if revs[i].Name != current {
-			return revs[i], nil
-		}
-	}
-	return nil, errors.New("no previous revision to roll back to")
 }

@@ -49,7 +49,7 @@ func TestHistoryRevision(t *testing.T) {
 				t.Errorf("-o json: %v\n%s", err, out)
 			}
 			for args, says := range map[string]string{"--revision=9": "no revision 9", "--revision=-1": "positive",
-				"-o=yaml": "give --revision", "--revision=1 -o=wide": "want yaml or json"} {
+				"--revision=1 -o=wide": `unable to match a printer suitable for the output format "wide"`} {
 				if _, err := kubectlKruise(env, append([]string{"rollout", "history", f.ref}, strings.Fields(args)...)...); err == nil ||
 					!strings.Contains(err.Error(), says) {
 					t.Errorf("history %s: %v, want an error saying %q", args, err, says)

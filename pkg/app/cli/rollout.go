@@ -13,8 +13,9 @@ import (
 
 func newRolloutCommand(env *Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "rollout", Short: "Manage the rollout of a CloneSet, an Advanced StatefulSet or an Advanced DaemonSet"}
-	cmd.AddCommand(newStatusCommand(env), newPauseCommand(env, true), newPauseCommand(env, false),
-		newHistoryCommand(env), newUndoCommand(env), newRestartCommand(env), newPlanCommand(env), newApproveCommand(env))
+	cmd.AddCommand(withFiles(env, newStatusCommand(env), true), withFiles(env, newPauseCommand(env, true), false),
+		withFiles(env, newPauseCommand(env, false), false), withFiles(env, newHistoryCommand(env), false),
+		withFiles(env, newUndoCommand(env), false), withFiles(env, newRestartCommand(env), false), newPlanCommand(env), newApproveCommand(env))
 	return cmd
 }
 

@@ -55,6 +55,9 @@ type Env struct {
 	client    client.Client
 	namespace string
 	mapper    meta.RESTMapper
+	// named, when set, is the workload a manifest file names, which target returns whatever the
+	// arguments (withFiles runs a command once for each).
+	named *namedWorkload
 }
 
 // restMapper resolves a TYPE as kubectl does: from the API server's discovery (cached where

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
@@ -24,10 +26,28 @@ func newSetCommand(env *Env) *cobra.Command {
 // setOptions are the flags every set command shares.
 type setOptions struct {
 	dryRun string
+	selection
+	output *outputFlags
+	record bool
 }
 
-func (o *setOptions) addFlags(cmd *cobra.Command) {
+// addFlags adds the shared flags; operation is what -o name's absence prints, "image updated".
+func (o *setOptions) addFlags(cmd *cobra.Command, operation string) {
 	addDryRunFlag(cmd, &o.dryRun, "say what would change, send nothing")
+	o.selection.addFlags(cmd)
+	o.output = newOutputFlags(operation)
+	o.output.AddFlags(cmd)
+	cmd.Flags().BoolVar(&o.record, "record", false, "accepted and ignored, as kubectl's deprecated --record: nothing is recorded "+
+		"(the workload's ControllerRevisions keep its history)")
+}
+
+// mode is the --dry-run strategy, checked against --local, which sends nothing anyway.
+func (o *setOptions) mode() (dryRun, error) {
+	mode, err := parseDryRun(o.dryRun)
+	if err == nil && o.local && mode == dryRunServer {
+		return "", errors.New("--local contacts no server: --dry-run=server cannot be with it (--dry-run=client can)")
+	}
+	return mode, err
 }
 
 // splitChanges splits a set command's arguments into the workload (TYPE/NAME or TYPE NAME) and the
@@ -45,31 +65,57 @@ func splitChanges(args []string, isChange func(string) bool, form string) (targe
 	return target, changes, nil
 }
 
-// setTemplate reads the workload target names, lets change edit its pod template and, when the
-// template changed, patches the difference as o's --dry-run says. It reports "REF WHAT" and how
-// the workload's controller rolls the change out (rolloutNote).
+// setTemplate reads the workloads target and o's selection name, lets change edit each one's pod
+// template and, when the template changed, patches the difference as o's --dry-run says (nothing
+// is sent with --local). It reports "REF WHAT" and how the workload's controller rolls the change
+// out (rolloutNote), or prints the objects as -o asks. A workload that fails does not stop the
+// others; the errors, and the refused objects of the files, are returned together.
 func (e *Env) setTemplate(ctx context.Context, target []string, o setOptions, what string, change func(workload) error) error {
-	mode, err := parseDryRun(o.dryRun)
+	mode, err := o.mode()
 	if err != nil {
 		return err
 	}
-	c, w, err := e.load(ctx, target)
+	printer, err := o.output.printer()
 	if err != nil {
 		return err
 	}
+	p, err := e.pick(ctx, target, o.selection)
+	if err != nil {
+		return err
+	}
+	errs := p.refused
+	for _, w := range p.ws {
+		if err := e.setOne(ctx, p.c, w, mode, printer, what, change); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// setOne changes w's template and sends the difference as mode says (nothing without a client:
+// --local), then reports it or prints w with printer.
+func (e *Env) setOne(ctx context.Context, c client.Client, w workload, mode dryRun, printer printers.ResourcePrinter, what string,
+	change func(workload) error) error {
 	before := w.object().DeepCopyObject().(client.Object)
 	old := w.template().DeepCopy()
 	if err := change(w); err != nil {
 		return fmt.Errorf("%s: %w", ref(w), err)
 	}
 	out := e.Streams.Out
-	if apiequality.Semantic.DeepEqual(old, w.template()) {
+	unchanged := apiequality.Semantic.DeepEqual(old, w.template())
+	suffix := " (local)"
+	if c != nil && !unchanged {
+		var err error
+		if suffix, err = patchAs(ctx, c, w.object(), before, mode); err != nil {
+			return fmt.Errorf("%s: %w", ref(w), err)
+		}
+	}
+	switch {
+	case printer != nil:
+		return printer.PrintObj(w.object(), out)
+	case unchanged:
 		fmt.Fprintf(out, "%s unchanged: the pod template is so already\n", ref(w))
 		return nil
-	}
-	suffix, err := patchAs(ctx, c, w.object(), before, mode)
-	if err != nil {
-		return err
 	}
 	fmt.Fprintf(out, "%s %s%s\n", ref(w), what, suffix)
 	fmt.Fprintln(out, rolloutNote(old, w.template()))
@@ -107,10 +153,11 @@ func rolloutNote(old, updated *corev1.PodTemplateSpec) string {
 func newSetServiceAccountCommand(env *Env) *cobra.Command {
 	var o setOptions
 	cmd := &cobra.Command{
-		Use:     "serviceaccount " + workloadUse + " SERVICE_ACCOUNT",
+		Use:     "serviceaccount (" + workloadUse + " | TYPE --all | TYPE -l SELECTOR | -f FILE) SERVICE_ACCOUNT",
 		Aliases: []string{"sa"},
 		Short:   "Set the service account of a workload's pod template (the controller recreates the pods)",
-		Args:    cobra.RangeArgs(2, 3),
+		Long:    "Set the service account of the pod template of a workload, of workloads selected (--all, -l) or named by files (-f, -k).\n\n" + selectionHelp,
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sa := args[len(args)-1]
 			return env.setTemplate(cmd.Context(), args[:len(args)-1], o, "serviceaccount updated", func(w workload) error {
@@ -119,9 +166,17 @@ func newSetServiceAccountCommand(env *Env) *cobra.Command {
 			})
 		},
 	}
-	o.addFlags(cmd)
+	o.addFlags(cmd, "serviceaccount updated")
 	return cmd
 }
+
+// selectionHelp says how the set commands name their workloads and print them.
+const selectionHelp = "The workload is TYPE/NAME or TYPE NAME (several: TYPE/NAME TYPE/NAME ..., TYPE NAME NAME ...); --all takes every workload of the TYPE in the namespace, -l those " +
+	"whose labels match (TYPE may list kinds, comma separated: clone,asts); -f, -k and -R take the workloads manifest files " +
+	"name (objects of other kinds are refused, each named, the others changed), read from the server, or with --local as the " +
+	"files have them, changed and printed, no server contacted. -o prints the changed objects (yaml, json, name, " +
+	"jsonpath=..., go-template=...) instead of saying what changed. --record is accepted and ignored, as kubectl's deprecated " +
+	"flag is."
 
 // newSetSelectorCommand is kruise-tools' set selector, which sets a Service's selector only: the
 // selector of every kind kubectl-kruise drives is immutable, so it refuses, saying what to do.

@@ -32,12 +32,12 @@ type envOptions struct {
 func newSetEnvCommand(env *Env) *cobra.Command {
 	o := &envOptions{}
 	cmd := &cobra.Command{
-		Use:   "env " + workloadUse + " KEY=VALUE ... KEY-",
+		Use:   "env (" + workloadUse + " | TYPE --all | TYPE -l SELECTOR | -f FILE) KEY=VALUE ... KEY-",
 		Short: "Set or remove environment variables of a workload's containers (the controller recreates the pods)",
 		Long: "Set (KEY=VALUE, -e KEY=VALUE, --from=secret/NAME or configmap/NAME) or remove (KEY-) environment variables of " +
 			"the containers of a workload's pod template that -c matches (* for any run of characters; all of them by " +
 			"default), or list them (--list, with the changes, sending nothing). \"-\" reads KEY=VALUE lines from stdin. " +
-			"An env change cannot be made in place: the controller recreates the pods by its update strategy.",
+			"An env change cannot be made in place: the controller recreates the pods by its update strategy.\n\n" + selectionHelp,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), env, args) },
 	}
 	f := cmd.Flags()
@@ -49,7 +49,7 @@ func newSetEnvCommand(env *Env) *cobra.Command {
 	f.BoolVar(&o.list, "list", false, "print the containers' variables (with the changes) and change nothing")
 	f.BoolVar(&o.resolve, "resolve", false, "with --list, print the values of secret and configmap references")
 	f.BoolVar(&o.overwrite, "overwrite", true, "let a variable's value be replaced; with --overwrite=false that is an error")
-	o.addFlags(cmd)
+	o.addFlags(cmd, "env updated")
 	return cmd
 }
 
@@ -59,8 +59,11 @@ func (o *envOptions) run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(o.keys) > 0 && o.from == "" {
+	switch {
+	case len(o.keys) > 0 && o.from == "":
 		return fmt.Errorf("--keys picks keys of --from: name a secret/NAME or configmap/NAME")
+	case o.local && (o.from != "" || o.resolve):
+		return fmt.Errorf("--from and --resolve read from the server, which --local does not contact")
 	}
 	set, remove, err := parseEnv(append(slices.Clone(o.env), changes...), env.Streams.In)
 	if err != nil {
@@ -83,7 +86,7 @@ func (o *envOptions) run(ctx context.Context, env *Env, args []string) error {
 		return updateEnv(w.template().Spec.Containers, o.containers, set, remove, o.overwrite)
 	}
 	if o.list {
-		return env.listEnv(ctx, target, o.containers, o.resolve, change)
+		return env.listEnv(ctx, target, o.selection, o.containers, o.resolve, change)
 	}
 	return env.setTemplate(ctx, target, o.setOptions, "env updated", change)
 }
@@ -245,87 +248,4 @@ func updateEnv(containers []corev1.Container, pattern string, set []corev1.EnvVa
 		c.Env = out
 	}
 	return nil
-}
-
-// listEnv prints, as kubectl's set env --list does, the variables of the containers pattern
-// matches in the workload target names once change has applied (nothing is sent): KEY=VALUE, or
-// "# KEY from SOURCE" for a reference, which resolve reads when it is a secret's or configmap's key.
-func (e *Env) listEnv(ctx context.Context, target []string, pattern string, resolve bool, change func(workload) error) error {
-	c, w, err := e.load(ctx, target)
-	if err != nil {
-		return err
-	}
-	if err := change(w); err != nil {
-		return fmt.Errorf("%s: %w", ref(w), err)
-	}
-	selected, err := selectContainers(w.template().Spec.Containers, pattern)
-	if err != nil {
-		return fmt.Errorf("%s: %w", ref(w), err)
-	}
-	out, failed := e.Streams.Out, 0
-	for _, ct := range selected {
-		fmt.Fprintf(out, "# %s %s, container %s\n", w.kind().gk.Kind, w.object().GetName(), ct.Name)
-		for _, v := range ct.Env {
-			switch {
-			case v.ValueFrom == nil:
-				fmt.Fprintf(out, "%s=%s\n", v.Name, v.Value)
-			case resolve && (v.ValueFrom.SecretKeyRef != nil || v.ValueFrom.ConfigMapKeyRef != nil):
-				value, err := resolveRef(ctx, c, w.object().GetNamespace(), v.ValueFrom)
-				if err != nil {
-					fmt.Fprintf(out, "# %s from %s: %v\n", v.Name, refString(v.ValueFrom), err)
-					failed++
-					continue
-				}
-				fmt.Fprintf(out, "%s=%s\n", v.Name, value)
-			default:
-				fmt.Fprintf(out, "# %s from %s\n", v.Name, refString(v.ValueFrom))
-			}
-		}
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d references could not be resolved", failed)
-	}
-	return nil
-}
-
-// refString names where a variable's value comes from, in kubectl's words.
-func refString(from *corev1.EnvVarSource) string {
-	switch {
-	case from.ConfigMapKeyRef != nil:
-		return fmt.Sprintf("configmap %s, key %s", from.ConfigMapKeyRef.Name, from.ConfigMapKeyRef.Key)
-	case from.SecretKeyRef != nil:
-		return fmt.Sprintf("secret %s, key %s", from.SecretKeyRef.Name, from.SecretKeyRef.Key)
-	case from.FieldRef != nil:
-		return "field path " + from.FieldRef.FieldPath
-	case from.ResourceFieldRef != nil:
-		prefix := ""
-		if n := from.ResourceFieldRef.ContainerName; n != "" {
-			prefix = n + "/"
-		}
-		return "resource field " + prefix + from.ResourceFieldRef.Resource
-	}
-	return "invalid valueFrom"
-}
-
-// resolveRef reads the value of a secret's or configmap's key in namespace ns.
-func resolveRef(ctx context.Context, c client.Client, ns string, from *corev1.EnvVarSource) (string, error) {
-	if r := from.SecretKeyRef; r != nil {
-		s := &corev1.Secret{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: r.Name}, s); err != nil {
-			return "", err
-		}
-		if v, ok := s.Data[r.Key]; ok {
-			return string(v), nil
-		}
-		return "", fmt.Errorf("secret %s has no key %s", r.Name, r.Key)
-	}
-	r := from.ConfigMapKeyRef
-	cm := &corev1.ConfigMap{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: r.Name}, cm); err != nil {
-		return "", err
-	}
-	if v, ok := cm.Data[r.Key]; ok {
-		return v, nil
-	}
-	return "", fmt.Errorf("configmap %s has no key %s", r.Name, r.Key)
 }

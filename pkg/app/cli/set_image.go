@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -16,13 +17,12 @@ import (
 func newSetImageCommand(env *Env) *cobra.Command {
 	var o setOptions
 	cmd := &cobra.Command{
-		Use:   "image (" + workloadUse + " | sidecarset/NAME) CONTAINER=IMAGE ...",
+		Use:   "image (" + workloadUse + " | TYPE --all | TYPE -l SELECTOR | -f FILE | sidecarset/NAME) CONTAINER=IMAGE ...",
 		Short: "Set container images: a workload's (in place where its update strategy allows), a SidecarSet's (upgraded in place in its pods)",
 		Long: "Set the images of the named containers and init containers (* names them all) of a workload's pod template, " +
 			"which its controller rolls out in place where the update strategy allows, or of a SidecarSet's sidecars, which the " +
-			"SidecarSet controller upgrades in place in the pods it injected (within its updateStrategy). The workload is " +
-			"TYPE/NAME or TYPE NAME.",
-		Args: cobra.MinimumNArgs(2),
+			"SidecarSet controller upgrades in place in the pods it injected (within its updateStrategy).\n\n" + selectionHelp,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, pairs, err := splitChanges(args, isImageArg, "CONTAINER=IMAGE")
 			if err != nil {
@@ -32,7 +32,7 @@ func newSetImageCommand(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if kind, name, ok := splitKindName(target); ok && sidecarSetKind.namedBy(env.restMapper(), kind) {
+			if kind, name, ok := splitKindName(target); ok && !o.picksMany() && sidecarSetKind.namedBy(env.restMapper(), kind) {
 				return env.setSidecarSetImages(cmd.Context(), name, images, o)
 			}
 			return env.setTemplate(cmd.Context(), target, o, "image updated", func(w workload) error {
@@ -41,7 +41,7 @@ func newSetImageCommand(env *Env) *cobra.Command {
 			})
 		},
 	}
-	o.addFlags(cmd)
+	o.addFlags(cmd, "image updated")
 	return cmd
 }
 
@@ -99,7 +99,14 @@ func setImages(containers []*corev1.Container, images []containerImage, in strin
 // setSidecarSetImages sets the images of SidecarSet name's containers and init containers as
 // images names them and patches the difference as o's --dry-run says.
 func (e *Env) setSidecarSetImages(ctx context.Context, name string, images []containerImage, o setOptions) error {
-	mode, err := parseDryRun(o.dryRun)
+	mode, err := o.mode()
+	if err != nil {
+		return err
+	}
+	if o.local {
+		return errors.New("--local changes the objects -f or -k read: name the files")
+	}
+	printer, err := o.output.printer()
 	if err != nil {
 		return err
 	}
@@ -122,13 +129,19 @@ func (e *Env) setSidecarSetImages(ctx context.Context, name string, images []con
 	if err := setImages(containers, images, "sidecarset "+fmt.Sprintf("%q", name)); err != nil {
 		return err
 	}
-	if apiequality.Semantic.DeepEqual(before.Spec, set.Spec) {
+	unchanged := apiequality.Semantic.DeepEqual(before.Spec, set.Spec)
+	suffix := ""
+	if !unchanged {
+		if suffix, err = patchAs(ctx, c, set, before, mode); err != nil {
+			return err
+		}
+	}
+	switch {
+	case printer != nil:
+		return printer.PrintObj(set, out)
+	case unchanged:
 		fmt.Fprintf(out, "%s unchanged: its images are so already\n", ref)
 		return nil
-	}
-	suffix, err := patchAs(ctx, c, set, before, mode)
-	if err != nil {
-		return err
 	}
 	fmt.Fprintf(out, "%s image updated%s\n", ref, suffix)
 	for _, note := range sidecarUpgradeNotes(before, set) {

@@ -13,13 +13,13 @@ func newSetResourcesCommand(env *Env) *cobra.Command {
 	var o setOptions
 	var containers, limits, requests string
 	cmd := &cobra.Command{
-		Use:   "resources " + workloadUse + " [-c CONTAINERS] [--limits=cpu=200m,memory=512Mi] [--requests=cpu=100m,memory=256Mi]",
+		Use:   "resources (" + workloadUse + " | TYPE --all | TYPE -l SELECTOR | -f FILE) [-c CONTAINERS] [--limits=cpu=200m,memory=512Mi] [--requests=cpu=100m,memory=256Mi]",
 		Short: "Set the resource limits and requests of a workload's containers (resized in place where the cluster allows)",
 		Long: "Set the resource limits and requests that --limits and --requests name (RESOURCE=QUANTITY, comma separated; other " +
 			"resources keep theirs, 0 sets zero) of the containers of a workload's pod template that -c matches (* for any run " +
 			"of characters; all of them by default). A change of CPU and memory only is applied in place where the update " +
 			"strategy updates in place, the API server serves pods/resize and Kruise's InPlaceWorkloadVerticalScaling gate is " +
-			"on; otherwise the controller recreates the pods by its update strategy.",
+			"on; otherwise the controller recreates the pods by its update strategy.\n\n" + selectionHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limits == "" && requests == "" {
 				return fmt.Errorf("name the change: --limits and/or --requests (e.g. --limits=cpu=200m,memory=512Mi)")
@@ -40,7 +40,7 @@ func newSetResourcesCommand(env *Env) *cobra.Command {
 	cmd.Flags().StringVarP(&containers, "containers", "c", "*", "the containers to change, by name; * matches any run of characters")
 	cmd.Flags().StringVar(&limits, "limits", "", "the limits to set, RESOURCE=QUANTITY comma separated, e.g. cpu=200m,memory=512Mi")
 	cmd.Flags().StringVar(&requests, "requests", "", "the requests to set, RESOURCE=QUANTITY comma separated, e.g. cpu=100m,memory=256Mi")
-	o.addFlags(cmd)
+	o.addFlags(cmd, "resource requirements updated")
 	return cmd
 }
 

@@ -223,4 +223,8 @@ func TestSetImageSidecarSet(t *testing.T) {
 	if out, err := kubectlKruise(env, "set", "image", "sidecarset/mesh", "log=log:v1"); err != nil || !strings.Contains(out, "unchanged") {
 		t.Errorf("an image the SidecarSet has already: %v\n%s", err, out)
 	}
+	if out, err := kubectlKruise(env, "set", "image", "sidecarset/mesh", "log=log:v3", "-o", "name"); err != nil || out != "sidecarset.apps.kruise.io/mesh\n" {
+		t.Errorf("set image sidecarset -o name: %v\n%q", err, out)
+	}
+	wantError(t, env, "name the files", "set", "image", "sidecarset/mesh", "log=log:v4", "--local")
 }

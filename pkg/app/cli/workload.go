@@ -71,9 +71,13 @@ const kruiseGroup = "apps.kruise.io"
 // ref names w as kubectl prints it: cloneset.apps.kruise.io/web.
 func ref(w workload) string { return w.kind().Resource + "/" + w.object().GetName() }
 
-// target reads the workload the arguments name and the namespace of the flags, and gives a
-// client.
+// target reads the workload the arguments name and the namespace of the flags, or the workload a
+// manifest file names (Env.named), and gives a client.
 func (e *Env) target(args []string) (client.Client, *Kind, client.ObjectKey, error) {
+	if n := e.named; n != nil {
+		c, _, err := e.Client()
+		return c, n.kind, n.key, err
+	}
 	k, name, err := e.parseWorkload(args)
 	if err != nil {
 		return nil, nil, client.ObjectKey{}, err
