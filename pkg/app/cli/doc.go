@@ -3,7 +3,7 @@
 // CloneSets, Advanced StatefulSets and Advanced DaemonSets (one code path, through the workload
 // interface), set image for SidecarSets, scaledown and migrate for CloneSets, subsets for
 // UnitedDeployments and WorkloadSpreads, create ContainerRecreateRequest/broadcastJob/job, and
-// exec -S (which names a sidecar's working container and prints the kubectl exec to run). It
+// exec (streamed as kubectl exec; -S names a sidecar's working container). It
 // takes kubectl's connection flags (--kubeconfig, --context, -n, ...) through cli-runtime,
 // resolves a workload's TYPE from the API server's discovery as kubectl does, and takes the
 // command lines of OpenKruise's kubectl-kruise (kruise-tools) where Kruise has their behaviour,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net/url"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -9,6 +10,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -55,6 +58,10 @@ type Env struct {
 	client    client.Client
 	namespace string
 	mapper    meta.RESTMapper
+	// config and executor, when set, stand for the connection the flags give and the exec
+	// sessions opened over it (tests).
+	config   *rest.Config
+	executor func(*rest.Config, *url.URL) (remotecommand.Executor, error)
 }
 
 // restMapper resolves a TYPE as kubectl does: from the API server's discovery (cached where
