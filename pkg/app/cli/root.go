@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -32,6 +33,7 @@ func newRoot(env *Env) *cobra.Command {
 		SilenceErrors: true,
 	}
 	env.Flags.AddFlags(root.PersistentFlags())
+	env.global.addFlags(root)
 	root.SetOut(env.Streams.Out)
 	root.SetErr(env.Streams.ErrOut)
 	root.AddCommand(
@@ -46,6 +48,7 @@ func newRoot(env *Env) *cobra.Command {
 		newCreateCommand(env),
 		newExecCommand(env),
 	)
+	env.wrapRun(root)
 	return root
 }
 
@@ -62,6 +65,9 @@ type Env struct {
 	// sessions opened over it (tests).
 	config   *rest.Config
 	executor func(*rest.Config, *url.URL) (remotecommand.Executor, error)
+	// serverVersion, when set, stands for the API server's version (tests).
+	serverVersion func() (*apimachineryversion.Info, error)
+	global        globalOptions
 }
 
 // restMapper resolves a TYPE as kubectl does: from the API server's discovery (cached where
