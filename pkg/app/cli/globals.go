@@ -25,7 +25,7 @@ type globalOptions struct {
 	profile, profileOutput               string
 	username, password                   string
 
-	warnings   *warningRecorder
+	warnings    *warningRecorder
 	stopProfile func() error
 }
 
