@@ -47,6 +47,7 @@ func newRoot(env *Env) *cobra.Command {
 		newSubsetsCommand(env),
 		newCreateCommand(env),
 		newExecCommand(env),
+		newExposeCommand(env),
 	)
 	env.wrapRun(root)
 	return root
