@@ -108,27 +108,53 @@ func (e *Env) stream(ctx context.Context, s execSession) error {
 }
 
 // rawTerminal puts the terminal in into raw mode, as a remote shell needs, and gives a function
-// that restores it and the terminal's size for the remote TTY.
+// that restores it and the terminal's sizes for the remote TTY: its size now, then each new one
+// as the terminal is resized (on Unix), until restore.
 func rawTerminal(in *os.File) (restore func(), size remotecommand.TerminalSizeQueue, err error) {
 	fd := int(in.Fd())
 	state, err := term.MakeRaw(fd)
 	if err != nil {
 		return nil, nil, fmt.Errorf("put the terminal in raw mode: %w", err)
 	}
-	q := &sizeOnce{}
-	if w, h, err := term.GetSize(fd); err == nil {
-		q.size = &remotecommand.TerminalSize{Width: uint16(w), Height: uint16(h)}
-	}
-	return func() { _ = term.Restore(fd, state) }, q, nil
+	q := &terminalSizes{fd: fd, sizes: make(chan remotecommand.TerminalSize, 1), done: make(chan struct{})}
+	q.send()
+	stopWatching := watchResize(q.send)
+	return func() {
+		stopWatching()
+		close(q.done)
+		_ = term.Restore(fd, state)
+	}, q, nil
 }
 
-// sizeOnce gives the terminal's size when the session starts; a later resize is not forwarded.
-type sizeOnce struct{ size *remotecommand.TerminalSize }
+// terminalSizes gives the terminal's size each time it is sent, the latest only.
+type terminalSizes struct {
+	fd    int
+	sizes chan remotecommand.TerminalSize
+	done  chan struct{}
+}
 
-func (q *sizeOnce) Next() *remotecommand.TerminalSize {
-	s := q.size
-	q.size = nil
-	return s
+// send queues the terminal's size now, replacing one not yet taken.
+func (q *terminalSizes) send() {
+	w, h, err := term.GetSize(q.fd)
+	if err != nil {
+		return
+	}
+	s := remotecommand.TerminalSize{Width: uint16(w), Height: uint16(h)}
+	select {
+	case <-q.sizes:
+	default:
+	}
+	q.sizes <- s
+}
+
+// Next is the next size to give the remote TTY; nil once the session is over.
+func (q *terminalSizes) Next() *remotecommand.TerminalSize {
+	select {
+	case s := <-q.sizes:
+		return &s
+	case <-q.done:
+		return nil
+	}
 }
 
 // ExitCode is the exit code kubectl-kruise exits with after err: the remote command's for exec,

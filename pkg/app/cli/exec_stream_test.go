@@ -93,3 +93,16 @@ func TestExitCode(t *testing.T) {
 		}
 	}
 }
+
+// The remote TTY gets the latest size queued, and nil once the session is over.
+func TestTerminalSizes(t *testing.T) {
+	q := &terminalSizes{sizes: make(chan remotecommand.TerminalSize, 1), done: make(chan struct{})}
+	q.sizes <- remotecommand.TerminalSize{Width: 80, Height: 24}
+	if s := q.Next(); s == nil || s.Width != 80 || s.Height != 24 {
+		t.Errorf("first size %v", s)
+	}
+	close(q.done)
+	if s := q.Next(); s != nil {
+		t.Errorf("after the session: %v", s)
+	}
+}

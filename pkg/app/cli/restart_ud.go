@@ -64,48 +64,9 @@ func restartUnitedDeployment(ctx context.Context, c client.Client, key client.Ob
 // subsetWorkloads are the workloads ud controls, of the kind its template names, in the order
 // of its topology's subsets (those no subset names last, by name).
 func subsetWorkloads(ctx context.Context, c client.Client, ud *appsv1alpha1.UnitedDeployment) ([]subsetWorkload, error) {
-	var list client.ObjectList
-	var items func() []subsetWorkload
-	tpl := ud.Spec.Template
-	switch {
-	case tpl.CloneSetTemplate != nil:
-		l := &appsv1alpha1.CloneSetList{}
-		list, items = l, func() (out []subsetWorkload) {
-			for i := range l.Items {
-				w := cloneSetWorkload{&l.Items[i]}
-				out = append(out, subsetWorkload{obj: w.cs, restart: w.restart})
-			}
-			return out
-		}
-	case tpl.AdvancedStatefulSetTemplate != nil:
-		l := &v1beta1.StatefulSetList{}
-		list, items = l, func() (out []subsetWorkload) {
-			for i := range l.Items {
-				w := statefulSetWorkload{&l.Items[i]}
-				out = append(out, subsetWorkload{obj: w.set, restart: w.restart})
-			}
-			return out
-		}
-	case tpl.StatefulSetTemplate != nil:
-		l := &appsv1.StatefulSetList{}
-		list, items = l, func() (out []subsetWorkload) {
-			for i := range l.Items {
-				s := &l.Items[i]
-				out = append(out, subsetWorkload{obj: s, restart: nativeRestart(s, &s.Spec.Template)})
-			}
-			return out
-		}
-	case tpl.DeploymentTemplate != nil:
-		l := &appsv1.DeploymentList{}
-		list, items = l, func() (out []subsetWorkload) {
-			for i := range l.Items {
-				d := &l.Items[i]
-				out = append(out, subsetWorkload{obj: d, restart: nativeRestart(d, &d.Spec.Template)})
-			}
-			return out
-		}
-	default:
-		return nil, fmt.Errorf("uniteddeployment %q has no workload template", ud.Name)
+	list, items, err := subsetList(ud)
+	if err != nil {
+		return nil, err
 	}
 	if err := c.List(ctx, list, client.InNamespace(ud.Namespace)); err != nil {
 		return nil, err
@@ -138,6 +99,51 @@ func subsetWorkloads(ctx context.Context, c client.Client, ud *appsv1alpha1.Unit
 		return strings.Compare(a.obj.GetName(), b.obj.GetName())
 	})
 	return out, nil
+}
+
+// subsetList is the list to read ud's subset workloads into, by the kind its template names,
+// and the function that gives them once read, each with how it restarts.
+func subsetList(ud *appsv1alpha1.UnitedDeployment) (client.ObjectList, func() []subsetWorkload, error) {
+	tpl := ud.Spec.Template
+	switch {
+	case tpl.CloneSetTemplate != nil:
+		l := &appsv1alpha1.CloneSetList{}
+		return l, func() (out []subsetWorkload) {
+			for i := range l.Items {
+				w := cloneSetWorkload{&l.Items[i]}
+				out = append(out, subsetWorkload{obj: w.cs, restart: w.restart})
+			}
+			return out
+		}, nil
+	case tpl.AdvancedStatefulSetTemplate != nil:
+		l := &v1beta1.StatefulSetList{}
+		return l, func() (out []subsetWorkload) {
+			for i := range l.Items {
+				w := statefulSetWorkload{&l.Items[i]}
+				out = append(out, subsetWorkload{obj: w.set, restart: w.restart})
+			}
+			return out
+		}, nil
+	case tpl.StatefulSetTemplate != nil:
+		l := &appsv1.StatefulSetList{}
+		return l, func() (out []subsetWorkload) {
+			for i := range l.Items {
+				s := &l.Items[i]
+				out = append(out, subsetWorkload{obj: s, restart: nativeRestart(s, &s.Spec.Template)})
+			}
+			return out
+		}, nil
+	case tpl.DeploymentTemplate != nil:
+		l := &appsv1.DeploymentList{}
+		return l, func() (out []subsetWorkload) {
+			for i := range l.Items {
+				d := &l.Items[i]
+				out = append(out, subsetWorkload{obj: d, restart: nativeRestart(d, &d.Spec.Template)})
+			}
+			return out
+		}, nil
+	}
+	return nil, nil, fmt.Errorf("uniteddeployment %q has no workload template", ud.Name)
 }
 
 // nativeRestart restarts a native StatefulSet or Deployment as kubectl rollout restart does: the
