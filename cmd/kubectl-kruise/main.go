@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
@@ -17,9 +16,6 @@ func main() {
 	root := cli.NewRoot(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
-		if errors.Is(err, cli.ErrStuck) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+		os.Exit(cli.ExitCode(err))
 	}
 }

@@ -2,6 +2,7 @@ package e2enode
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -80,5 +82,62 @@ func rolloutRestart(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface, 
 		if !ok || b.UID != p.UID || p.Status.ContainerStatuses[0].RestartCount != 1 {
 			t.Errorf("pod %s after the restart: same pod %v, restarts %d", name, ok && b.UID == p.UID, p.Status.ContainerStatuses[0].RestartCount)
 		}
+	}
+}
+
+// kruiseExec: `kubectl kruise exec` streams a session to a pod's container on the real node
+// (WebSocket, SPDY fallback): the command's output is its stdout, and it exits with the
+// command's exit code.
+func kruiseExec(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Interface) {
+	bin, err := harness.BuildCommand("kubectl-kruise")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := harness.Namespace(t, cs)
+	pod, err := cs.CoreV1().Pods(ns).Create(ctx, realPod("exec", sb.Image("app:v1")), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, ns, pod.Name, 60*time.Second, "Running and Ready on the real node", func(p *corev1.Pod) bool {
+		return p.Spec.NodeName == sandbox.RealNodeName && harness.PodCondition(p, corev1.PodReady) == corev1.ConditionTrue
+	})
+	run := func(command ...string) (stdout, stderr string, code int) {
+		return runKruise(t, bin, append([]string{"--kubeconfig", sb.Kubeconfig(), "-n", ns, "exec", pod.Name, "-c", "app", "--"}, command...)...)
+	}
+	if out, errOut, code := run("echo", "hello"); out != "hello\n" || code != 0 {
+		t.Errorf("exec -- echo hello: stdout %q, exit %d, stderr %q", out, code, errOut)
+	}
+	if out, errOut, code := run("sh", "-c", "echo oops >&2; exit 3"); code != 3 || !strings.Contains(errOut, "oops") || out != "" {
+		t.Errorf("exec -- sh -c 'exit 3': exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// runKruise runs kubectl-kruise (bin) with args and gives its stdout, stderr and exit code.
+func runKruise(t *testing.T, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("kubectl kruise %v: %v", args, err)
+	}
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+}
+
+// kruiseExecSidecar: `kubectl kruise exec POD -S SIDECAR` runs the command in a hot-upgraded
+// sidecar's working copy, which it names on stderr.
+func kruiseExecSidecar(t *testing.T, sb *sandbox.Sandbox, ns, pod, sidecar, working, command, want string) {
+	t.Helper()
+	bin, err := harness.BuildCommand("kubectl-kruise")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runKruise(t, bin, "--kubeconfig", sb.Kubeconfig(), "-n", ns, "exec", pod, "-S", sidecar, "--", "sh", "-c", command)
+	if code != 0 || strings.TrimSpace(out) != want || !strings.Contains(errOut, "its working container is "+working) {
+		t.Errorf("kubectl kruise exec %s -S %s -- sh -c %q: exit %d, stdout %q (want %q), stderr %q (want it to name %s)",
+			pod, sidecar, command, code, out, want, errOut, working)
 	}
 }

@@ -140,6 +140,10 @@ func TestRealNode(t *testing.T) {
 		rolloutRestart(t, sb, cs, harness.KruiseClient(t, cfg))
 	})
 
+	t.Run("kubectl kruise exec streams a session and exits with the command's code", func(t *testing.T) {
+		kruiseExec(t, sb, cs)
+	})
+
 	t.Run("a CPU change resizes the container in place", func(t *testing.T) {
 		resizeInPlace(t, sb, cs, harness.KruiseClient(t, cfg))
 	})

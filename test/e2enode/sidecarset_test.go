@@ -379,6 +379,7 @@ func sidecarSetHotUpgrade(t *testing.T, sb *sandbox.Sandbox, cs kubernetes.Inter
 	if got := execInContainer(t, sb, ns, pod.Name, "sidecar-2", "cat", "/etc/app-version"); got != "v2" {
 		t.Errorf("the working copy sidecar-2 says %q, want v2", got)
 	}
+	kruiseExecSidecar(t, sb, ns, pod.Name, "sidecar", "sidecar-2", "cat /etc/app-version", "v2")
 	// Each copy restarted once: sidecar-2 from the empty image onto v2, sidecar-1 from v1 onto the
 	// empty image.
 	for _, name := range []string{"sidecar-1", "sidecar-2"} {

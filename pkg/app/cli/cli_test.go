@@ -109,6 +109,15 @@ func TestMigrationSteps(t *testing.T) {
 	}
 }
 
+func TestMigrationStepsUpTo(t *testing.T) {
+	if got, want := MigrationStepsUpTo(5, 3, 2, 0), []MigrationStep{{2, 3}, {3, 2}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("3 of 5, 2 a step: %v, want %v", got, want)
+	}
+	if got := MigrationStepsUpTo(5, 2, 1, 3); got != nil {
+		t.Errorf("already past 2: %v", got)
+	}
+}
+
 func TestStepSize(t *testing.T) {
 	for flag, want := range map[string]int32{"2": 2, "25%": 2, "100%": 5, "1%": 1, "150%": 8} {
 		if got, err := stepSize(flag, 5); err != nil || got != want {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -17,10 +16,6 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/sidecarrules"
 )
 
-// ErrExecNotStreamed is exec's answer once it has printed the kubectl exec command to run:
-// kubectl-kruise has no client for exec sessions (kubectl's needs modules Kruise does not ship).
-var ErrExecNotStreamed = errors.New("kubectl-kruise does not run exec sessions itself: run the kubectl exec command above")
-
 // defaultContainerAnnotation names the container kubectl exec picks when none is given.
 const defaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
 
@@ -28,15 +23,19 @@ const defaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
 type execOptions struct {
 	container, sidecar string
 	stdin, tty         bool
+	// print prints the kubectl exec command that runs the session instead of running it.
+	print bool
 }
 
 func newExecCommand(env *Env) *cobra.Command {
 	o := &execOptions{}
 	cmd := &cobra.Command{
 		Use:   "exec (POD | TYPE/NAME) [-c CONTAINER] [-S SIDECAR] [-i] [-t] -- COMMAND [ARG...]",
-		Short: "Find the container to exec into (-S: a SidecarSet sidecar's working container) and print the kubectl exec to run",
-		Long: "Find the container a command should run in and print the kubectl exec command that runs it, then exit 1: " +
-			"kubectl-kruise does not stream exec sessions itself. The pod is POD, pod/NAME, or the first ready pod of a " +
+		Short: "Run a command in a pod's container (-S: a SidecarSet sidecar's working container), as kubectl exec does",
+		Long: "Run a command in a container and stream its session as kubectl exec does (WebSocket, SPDY when the server " +
+			"cannot upgrade to WebSocket): -i passes stdin, -t gives it a TTY (with -i, when stdin is a terminal), and " +
+			"kubectl-kruise exits with the command's exit code. --print prints the kubectl exec command instead of running " +
+			"it. The pod is POD, pod/NAME, or the first ready pod of a " +
 			"workload (clone/NAME, asts/NAME, ads/NAME). -S SIDECAR names a SidecarSet's sidecar: for a HotUpgrade sidecar, " +
 			"its working copy (the pod's annotation " + sidecarrules.WorkingHotUpgradeContainerAnnotation + "), else the " +
 			"container of that name. Without -c or -S, the container is the pod's default (" + defaultContainerAnnotation +
@@ -60,8 +59,11 @@ func newExecCommand(env *Env) *cobra.Command {
 			if note != "" {
 				fmt.Fprintln(env.Streams.ErrOut, note)
 			}
-			fmt.Fprintln(env.Streams.Out, env.kubectlExec(pod, container, o, args[1:]))
-			return ErrExecNotStreamed
+			if o.print {
+				fmt.Fprintln(env.Streams.Out, env.kubectlExec(pod, container, o, args[1:]))
+				return nil
+			}
+			return env.stream(cmd.Context(), execSession{pod: pod, container: container, command: args[1:], stdin: o.stdin, tty: o.tty})
 		},
 	}
 	f := cmd.Flags()
@@ -69,6 +71,7 @@ func newExecCommand(env *Env) *cobra.Command {
 	f.StringVarP(&o.sidecar, "sidecar", "S", "", "a SidecarSet's sidecar: its working copy when it is hot-upgraded")
 	f.BoolVarP(&o.stdin, "stdin", "i", false, "pass stdin to the container")
 	f.BoolVarP(&o.tty, "tty", "t", false, "stdin is a TTY")
+	f.BoolVar(&o.print, "print", false, "print the kubectl exec command that runs the session instead of running it")
 	return cmd
 }
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +12,7 @@ import (
 )
 
 // exec -S names a hot-upgrade sidecar's working copy (or the sidecar itself), and prints the
-// kubectl exec that runs the command there, quoted for a shell, then fails: kubectl-kruise does
-// not stream the session.
+// kubectl exec that runs the command there, quoted for a shell, with --print.
 func TestExecSidecar(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-0",
 		Annotations: map[string]string{sidecarrules.WorkingHotUpgradeContainerAnnotation: `{"proxy":"proxy-2"}`}},
@@ -32,8 +30,8 @@ func TestExecSidecar(t *testing.T) {
 		{[]string{"web-0", "-c", "proxy-1", "--", "date"}, "kubectl exec -n ns web-0 -c proxy-1 -- date"},
 		{[]string{"web-0", "--", "date"}, `Defaulted container "app" out of: app, proxy-1, proxy-2, log` + "\nkubectl exec -n ns web-0 -c app -- date"},
 	} {
-		out, err := kubectlKruise(env, append([]string{"exec"}, tc.args...)...)
-		if !errors.Is(err, ErrExecNotStreamed) || !strings.Contains(out, tc.want) {
+		out, err := kubectlKruise(env, append([]string{"exec", "--print"}, tc.args...)...)
+		if err != nil || !strings.Contains(out, tc.want) {
 			t.Errorf("exec %v: %v\n%s\nwant %q", tc.args, err, out, tc.want)
 		}
 	}
@@ -55,7 +53,7 @@ func TestExecWorkloadPod(t *testing.T) {
 		objs = append(objs, p)
 	}
 	env, _, _ := fakeEnv(t, objs...)
-	if out, err := kubectlKruise(env, "exec", "clone/web", "--", "date"); !errors.Is(err, ErrExecNotStreamed) ||
+	if out, err := kubectlKruise(env, "exec", "--print", "clone/web", "--", "date"); err != nil ||
 		!strings.Contains(out, "kubectl exec -n ns web-b -c app -- date") {
 		t.Errorf("exec clone/web: %v\n%s", err, out)
 	}

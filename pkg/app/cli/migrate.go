@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,10 +34,16 @@ type MigrationStep struct{ CloneSet, Deployment int32 }
 // from cloneSet pods already moved. Each step adds before it removes, so the pods available never
 // drop below total.
 func MigrationSteps(total, step, cloneSet int32) []MigrationStep {
-	step = max(step, 1)
+	return MigrationStepsUpTo(total, total, step, cloneSet)
+}
+
+// MigrationStepsUpTo is MigrationSteps stopping once the CloneSet runs upTo of the total pods
+// (a partial move, --replicas): the Deployment keeps the others.
+func MigrationStepsUpTo(total, upTo, step, cloneSet int32) []MigrationStep {
+	step, upTo = max(step, 1), min(upTo, total)
 	var steps []MigrationStep
-	for c := cloneSet; c < total; {
-		c = min(c+step, total)
+	for c := cloneSet; c < upTo; {
+		c = min(c+step, upTo)
 		steps = append(steps, MigrationStep{CloneSet: c, Deployment: total - c})
 	}
 	return steps
@@ -55,8 +60,9 @@ func newMigrateCommand(env *Env) *cobra.Command {
 			"left with 0 replicas (delete it once you are satisfied). Run it again to resume a stopped migration.\n\n" +
 			"OpenKruise's kubectl-kruise form works too: migrate CloneSet --from Deployment --src-name D --dst-name C, " +
 			"with --create (only create the CloneSet, with 0 replicas; run again without it to move the pods), " +
-			"--max-surge N (the same as --step N; 1 by default in this form, as there), --replicas (only -1 or the " +
-			"Deployment's replicas: Kruise moves every pod) and --timeout-seconds (a deadline for the whole migration). " +
+			"--max-surge N (the same as --step N; 1 by default in this form, as there), --replicas N (a partial move: " +
+			"stop once the CloneSet runs N of the Deployment's pods, the Deployment keeping the rest; run again with a " +
+			"larger N, or -1 for all, to go on) and --timeout-seconds (a deadline for the whole migration). " +
 			"--copy is refused (see --step 100%).",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -134,9 +140,9 @@ func (m *migration) prepare(ctx context.Context, stepFlag string) (*appsv1.Deplo
 		}
 		total = int32(total64)
 	}
-	if m.replicas >= 0 && m.replicas != total {
-		return nil, nil, 0, fmt.Errorf("--replicas %d: Kruise moves every pod of deployment %q (%d), and a partial move, both workloads "+
-			"running side by side, is not supported yet: leave --replicas out (or give -1 or %d)", m.replicas, d.Name, total, total)
+	if m.replicas > total {
+		return nil, nil, 0, fmt.Errorf("--replicas %d: deployment %q has %d pods to move: give at most %d (or -1 for all)",
+			m.replicas, d.Name, total, total)
 	}
 	step, err := stepSize(stepFlag, total)
 	return d, cs, step, err
@@ -171,8 +177,16 @@ func (m *migration) run(ctx context.Context, stepFlag string) error {
 		m.logf("resuming")
 	}
 	total, _ := strconv.Atoi(cs.Annotations[MigrationReplicasAnnotation])
-	steps := MigrationSteps(int32(total), step, ptr.Deref(cs.Spec.Replicas, 0))
-	m.logf("migrating %d pod(s) from deployment/%s to cloneset/%s in %d step(s) of up to %d", total, d.Name, cs.Name, len(steps), step)
+	goal := int32(total)
+	if m.replicas >= 0 {
+		goal = m.replicas
+	}
+	moved := ptr.Deref(cs.Spec.Replicas, 0)
+	steps := MigrationStepsUpTo(int32(total), goal, step, moved)
+	if goal < int32(total) {
+		m.logf("a partial move: %d of the %d pod(s)", goal, total)
+	}
+	m.logf("migrating %d pod(s) from deployment/%s to cloneset/%s in %d step(s) of up to %d", max(goal-moved, 0), d.Name, cs.Name, len(steps), step)
 	for i, s := range steps {
 		t0 := time.Now()
 		if err := m.scaleCloneSet(ctx, s.CloneSet); err != nil {
@@ -182,6 +196,11 @@ func (m *migration) run(ctx context.Context, stepFlag string) error {
 			return fmt.Errorf("step %d: %w", i+1, err)
 		}
 		m.logf("step %d/%d: cloneset/%s %d available, deployment/%s %d (%.1fs)", i+1, len(steps), cs.Name, s.CloneSet, d.Name, s.Deployment, time.Since(t0).Seconds())
+	}
+	if goal < int32(total) {
+		m.logf("moved: cloneset/%s runs %d of the %d pod(s), deployment/%s %d; run migrate again with a larger --replicas, "+
+			"or without it, to move the rest", cs.Name, max(goal, moved), total, d.Name, int32(total)-max(goal, moved))
+		return nil
 	}
 	if len(steps) == 0 { // resumed after the last step: make sure the Deployment is down
 		if err := m.scaleDeployment(ctx, 0); err != nil {
@@ -253,66 +272,4 @@ func CloneSetFromDeployment(d *appsv1.Deployment, name string) *appsv1alpha1.Clo
 		cs.Spec.UpdateStrategy.MaxUnavailable = ptr.To(*ru.MaxUnavailable)
 	}
 	return cs
-}
-
-func (m *migration) scaleCloneSet(ctx context.Context, replicas int32) error {
-	cs := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: m.ns, Name: m.cloneSet}}
-	return m.scale(ctx, cs, "cloneset/"+m.cloneSet, replicas, fmt.Sprintf("%d pods available", replicas), func() (bool, string) {
-		st := cs.Status
-		return st.ObservedGeneration >= cs.Generation && st.AvailableReplicas >= replicas && st.Replicas >= replicas,
-			fmt.Sprintf("%d of %d available", st.AvailableReplicas, replicas)
-	})
-}
-
-func (m *migration) scaleDeployment(ctx context.Context, replicas int32) error {
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: m.ns, Name: m.deployment}}
-	return m.scale(ctx, d, "deployment/"+m.deployment, replicas, fmt.Sprintf("down to %d pods", replicas), func() (bool, string) {
-		st := d.Status
-		return st.ObservedGeneration >= d.Generation && st.Replicas <= replicas, fmt.Sprintf("%d pods", st.Replicas)
-	})
-}
-
-// scale sets obj's spec.replicas and waits until reached, which reads obj as last got, holds.
-func (m *migration) scale(ctx context.Context, obj client.Object, name string, replicas int32, goal string, reached func() (bool, string)) error {
-	if err := m.c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas))); err != nil {
-		return fmt.Errorf("scale %s to %d: %w", name, replicas, err)
-	}
-	return m.wait(ctx, name+": "+goal, func() (bool, string, error) {
-		if err := m.c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return false, "", err
-		}
-		ok, state := reached()
-		return ok, state, nil
-	})
-}
-
-// wait polls cond every 500 ms for up to the step timeout, and the migration's.
-func (m *migration) wait(ctx context.Context, what string, cond func() (bool, string, error)) error {
-	whole := ctx
-	if m.stepTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, m.stepTimeout)
-		defer cancel()
-	}
-	last := ""
-	for {
-		ok, state, err := cond()
-		switch {
-		case whole.Err() != nil:
-			return fmt.Errorf("waiting for %s: %s when the migration's --timeout-seconds (%s) ran out (the migration stops here; "+
-				"run it again to resume)", what, last, m.timeout)
-		case err != nil:
-			return err
-		case ok:
-			return nil
-		}
-		last = state
-		select {
-		case <-ctx.Done():
-			if whole.Err() == nil {
-				return fmt.Errorf("waiting for %s: %s after %s (the migration stops here; run it again to resume)", what, last, m.stepTimeout)
-			}
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }

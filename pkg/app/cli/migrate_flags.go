@@ -55,7 +55,7 @@ func (f *migrateFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dstName, "dst-name", "", "OpenKruise's form: the CloneSet's name (the same as --to cloneset/NAME)")
 	fs.BoolVar(&f.create, "create", false, "only create the CloneSet, with 0 replicas and the Deployment untouched; run migrate again without it to move the pods")
 	fs.BoolVar(&f.copy, "copy", false, "refused: OpenKruise's --create --copy starts the CloneSet with all the Deployment's replicas beside it; use --step 100%")
-	fs.Int32Var(&f.replicas, "replicas", -1, "the pods to move: -1 (or the Deployment's replicas) moves them all, which is all Kruise does")
+	fs.Int32Var(&f.replicas, "replicas", -1, "the pods the CloneSet runs when migrate stops (a partial move; the Deployment keeps the rest): -1 moves them all")
 	fs.Int32Var(&f.maxSurge, "max-surge", 1, "OpenKruise's name for --step, as a count (its default, 1, applies in OpenKruise's form)")
 	fs.Int32Var(&f.timeoutSeconds, "timeout-seconds", -1, "give up when the whole migration takes longer than this many seconds (-1: never)")
 }

@@ -107,7 +107,7 @@ func TestMigrateRefusals(t *testing.T) {
 	for args, says := range map[string]string{
 		base + "--create --copy":        "--step 100%",
 		base + "--copy":                 "--copy goes with --create",
-		base + "--replicas 3":           "partial move",
+		base + "--replicas 6":           "has 5 pods to move: give at most 5",
 		base + "--replicas 0":           "must be positive",
 		base + "--max-surge 0":          "at least 1",
 		base + "--max-surge 2 --step 3": "disagree",
@@ -136,5 +136,32 @@ func TestMigrateTimeoutSeconds(t *testing.T) {
 	_, err := kubectlKruise(env, "migrate", "--from", "deployment/web", "--to", "cloneset/web-cs", "--timeout-seconds", "1")
 	if err == nil || !strings.Contains(err.Error(), "--timeout-seconds (1s) ran out") || !strings.Contains(err.Error(), "run it again to resume") {
 		t.Errorf("err %v, want the migration's deadline named", err)
+	}
+}
+
+// --replicas N moves N pods and stops, the Deployment keeping the rest; run again with a larger N
+// it goes on from there, and without --replicas it moves the rest.
+func TestMigratePartial(t *testing.T) {
+	env, c := migrateEnv(t, true)
+	cs := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Name: "web-cs"}}
+	deploy := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}}
+	base := []string{"migrate", "--from", "deployment/web", "--to", "cloneset/web-cs", "--step", "1"}
+	for _, tc := range []struct {
+		replicas     string
+		says         string
+		cloneSet, dp int32
+	}{
+		{"2", "moved: cloneset/web-cs runs 2 of the 5 pod(s), deployment/web 3", 2, 3},
+		{"4", "in 2 step(s) of up to 1", 4, 1},
+		{"3", "migrating 0 pod(s)", 4, 1},
+		{"-1", "migrated: cloneset/web-cs runs 5 pod(s)", 5, 0},
+	} {
+		out, err := kubectlKruise(env, append(base, "--replicas", tc.replicas)...)
+		if err != nil || !strings.Contains(out, tc.says) {
+			t.Fatalf("--replicas %s: %v\n%s\nwant %q", tc.replicas, err, out, tc.says)
+		}
+		if n, d := replicasOf(t, c, cs), replicasOf(t, c, deploy); n != tc.cloneSet || d != tc.dp {
+			t.Errorf("--replicas %s: cloneset %d, deployment %d replicas; want %d and %d", tc.replicas, n, d, tc.cloneSet, tc.dp)
+		}
 	}
 }

@@ -46,7 +46,7 @@ func newRestartCommand(env *Env) *cobra.Command {
 	var timeout time.Duration
 	var o restartOptions
 	cmd := &cobra.Command{
-		Use:   "restart " + workloadUse + " [--recreate]",
+		Use:   "restart (" + workloadUse + "|ud/NAME) [--recreate]",
 		Short: "Restart the workload's pods: a CloneSet's containers in place (--recreate: new pods), the others' pods by a rolling update",
 		Long: "A CloneSet's pods restart in place by default: a ContainerRecreateRequest per pod restarts all its containers " +
 			"(the pod out of its Services for 1 s first), maxUnavailable pods at a time (at least 1), each batch once the " +
@@ -58,14 +58,24 @@ func newRestartCommand(env *Env) *cobra.Command {
 			"partition, paused). It returns at once; refused for an InPlaceOnly CloneSet.\n\n" +
 			"An Advanced StatefulSet or Advanced DaemonSet always restarts by a rolling update: its template gets the " +
 			"annotation " + inplace.RestartedAtAnnotation + ", as kubectl sets it, and its controller recreates the pods " +
-			"(--recreate changes nothing for them).",
+			"(--recreate changes nothing for them).\n\n" +
+			"A UnitedDeployment (ud/NAME) restarts each subset's workload, in its topology's order, as its kind restarts: " +
+			"a CloneSet or Advanced StatefulSet as above, a native StatefulSet or Deployment by the annotation " +
+			inplace.RestartedAtAnnotation + ", as kubectl restarts them.",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			if name, ok := namesUnitedDeployment(args); ok {
+				c, ns, err := env.Client()
+				if err != nil {
+					return err
+				}
+				return restartUnitedDeployment(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, env.Streams.Out, o)
+			}
 			c, w, err := env.load(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
 			return w.restart(ctx, c, env.Streams.Out, o)
 		},
 	}

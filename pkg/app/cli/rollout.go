@@ -23,11 +23,14 @@ func newRolloutCommand(env *Env) *cobra.Command {
 var ErrStuck = errors.New("rollout exceeded its progress deadline")
 
 func newStatusCommand(env *Env) *cobra.Command {
-	var watch bool
 	var timeout time.Duration
+	o := &statusOptions{}
 	cmd := &cobra.Command{
 		Use:   "status " + workloadUse,
 		Short: "Show the rollout's progress until it is done (exit 2 when it is stuck)",
+		Long: "Show the rollout's progress until it is done (exit 2 when it is stuck). --revision=N fails unless the " +
+			"update revision is revision N (as rollout history numbers them); -d/--detail prints, under each progress " +
+			"line, the pods not yet done: those not at the update revision, then those at it not ready.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, k, key, err := env.target(args)
 			if err != nil {
@@ -45,12 +48,12 @@ func newStatusCommand(env *Env) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				msg, done, err := w.status()
-				if msg != last {
+				msg, done, err := o.once(ctx, c, w)
+				if msg != last && msg != "" {
 					fmt.Fprintln(env.Streams.Out, msg)
 					last = msg
 				}
-				if err != nil || done || !watch {
+				if err != nil || done || !o.watch {
 					return err
 				}
 				select {
@@ -61,8 +64,10 @@ func newStatusCommand(env *Env) *cobra.Command {
 			}
 		},
 	}
-	cmd.Flags().BoolVarP(&watch, "watch", "w", true, "watch the rollout until it is done; --watch=false prints its state once")
+	cmd.Flags().BoolVarP(&o.watch, "watch", "w", true, "watch the rollout until it is done; --watch=false prints its state once")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long (0: never)")
+	cmd.Flags().Int64Var(&o.revision, "revision", 0, "fail unless the update revision is this one (0: whichever it is)")
+	cmd.Flags().BoolVarP(&o.detail, "detail", "d", false, "print the pods not yet done under each progress line")
 	return cmd
 }
 

@@ -2,13 +2,17 @@ package cli
 
 import (
 	"fmt"
+	"net/url"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -29,6 +33,7 @@ func newRoot(env *Env) *cobra.Command {
 		SilenceErrors: true,
 	}
 	env.Flags.AddFlags(root.PersistentFlags())
+	env.global.addFlags(root)
 	root.SetOut(env.Streams.Out)
 	root.SetErr(env.Streams.ErrOut)
 	root.AddCommand(
@@ -42,7 +47,9 @@ func newRoot(env *Env) *cobra.Command {
 		newSubsetsCommand(env),
 		newCreateCommand(env),
 		newExecCommand(env),
+		newExposeCommand(env),
 	)
+	env.wrapRun(root)
 	return root
 }
 
@@ -58,6 +65,13 @@ type Env struct {
 	// named, when set, is the workload a manifest file names, which target returns whatever the
 	// arguments (withFiles runs a command once for each).
 	named *namedWorkload
+	// config and executor, when set, stand for the connection the flags give and the exec
+	// sessions opened over it (tests).
+	config   *rest.Config
+	executor func(*rest.Config, *url.URL) (remotecommand.Executor, error)
+	// serverVersion, when set, stands for the API server's version (tests).
+	serverVersion func() (*apimachineryversion.Info, error)
+	global        globalOptions
 }
 
 // restMapper resolves a TYPE as kubectl does: from the API server's discovery (cached where
