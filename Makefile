@@ -106,7 +106,7 @@ monitoring: check-go ## the chart's alerting rules and dashboard: every expressi
 
 .PHONY: unit
 unit: ## unit tests (no cluster; apis/ is its own module)
-	$(GO) test -count=1 ./cmd/... ./pkg/... ./test/compat/...
+	$(GO) test -count=1 ./cmd/... ./pkg/... ./test/compat/... ./test/soak/...
 	cd apis && $(GO) test -count=1 ./...
 	cd client && $(GO) vet ./... && $(GO) build ./...
 
@@ -181,6 +181,18 @@ bench-scale: check-go ## the CloneSet's bench at N = $(SCALE_NS) (N/200 kwok nod
 bench-floor: check-go ## the machine's floor: the in-place protocol's writes for N pods with no controller
 	@hack/tools.sh $(SANDBOX_TOOLS)
 	$(GO) run ./test/bench -floor -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON))
+
+# The fault campaign (test/soak): a world of workloads changed by a driver while an injector kills,
+# freezes and restarts the control plane's processes, every invariant checked on a watch of the
+# true objects. Its last line: `soak: F faults, O operations, C checks, V violations, converged p99
+# T s`; it exits 1 on a violation, keeping the sandbox's logs. Not part of make test (yet).
+DURATION ?= 30m
+SEED ?= $(shell date +%s)
+
+.PHONY: soak
+soak: check-go ## the fault campaign for DURATION (30m) from SEED: faults, operations, invariant checks, violations, convergence
+	@hack/tools.sh $(SANDBOX_TOOLS)
+	$(GO) run ./test/soak -duration $(DURATION) -seed $(SEED)
 
 .PHONY: lint
 lint: check-go ## gofmt, go vet, staticcheck, the wings' import rules (test/wings), and no committed file over 1 MB that is not text

@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Faults a sandbox can inject into its own processes, for fault campaigns (test/soak): each acts
+// only on a process the sandbox started (by PID and start time), and returns once the component is
+// back (ready as at start), so the caller knows when the fault ended.
+
+// RestartAPIServer kills kube-apiserver (SIGKILL: no graceful drain) and starts it again with the
+// same flags; it returns once it answers /readyz. Its port is in the ephemeral range, so a
+// client's outgoing connection may hold it for a moment: the start is retried then.
+func (s *Sandbox) RestartAPIServer(ctx context.Context) error {
+	ready := func(ctx context.Context) error {
+		cs, err := s.clientset()
+		if err != nil {
+			return err
+		}
+		return s.waitFor(ctx, "kube-apiserver ready", func(ctx context.Context) (bool, error) {
+			body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+			return err == nil && strings.TrimSpace(string(body)) == "ok", nil
+		})
+	}
+	err := s.restartProcess(ctx, "kube-apiserver", "killed", (*Process).Kill, sameArgs, ready)
+	for attempt := 0; err != nil && strings.Contains(err.Error(), "address already in use") && attempt < 20; attempt++ {
+		time.Sleep(500 * time.Millisecond)
+		err = s.restartProcess(ctx, "kube-apiserver", "port taken; starting again", (*Process).Kill, sameArgs, ready)
+	}
+	return err
+}
+
+// ReviveKruiseManager starts kruise-manager again, with the same flags, if it has exited (it
+// exits when it loses its leader election, as every controller-runtime manager does; in a cluster
+// its pod's restart policy brings it back); it returns whether it did, once the manager is ready.
+func (s *Sandbox) ReviveKruiseManager(ctx context.Context) (bool, error) {
+	for _, p := range s.Processes {
+		if p.Name == "kruise-manager" && p.Alive() {
+			return false, nil
+		}
+	}
+	return true, s.restartKruise(ctx, "exited; starting again", func(*Process) error { return nil }, sameArgs)
+}
+
+// RestartKwok kills kwok (the kwok nodes' simulated kubelets) and starts it again; it returns once
+// it serves again (its own /healthz).
+func (s *Sandbox) RestartKwok(ctx context.Context) error {
+	return s.restartProcess(ctx, "kwok", "killed", (*Process).Kill, sameArgs, func(ctx context.Context) error {
+		return s.waitFor(ctx, "kwok healthy", func(ctx context.Context) (bool, error) {
+			return httpOK(ctx, url("http", s.Ports.Kwok)+"/healthz", "ok"), nil
+		})
+	})
+}
+
+// Freeze stops the sandbox's process name (SIGSTOP) for d, as a stalled process or a VM pause
+// would, then lets it go on (SIGCONT). It returns when the process runs again; ctx ending early
+// resumes it at once.
+func (s *Sandbox) Freeze(ctx context.Context, name string, d time.Duration) error {
+	for _, p := range s.Processes {
+		if p.Name != name {
+			continue
+		}
+		if !p.Alive() {
+			return fmt.Errorf("%s (pid %d) is not running", name, p.PID)
+		}
+		if err := syscall.Kill(p.PID, syscall.SIGSTOP); err != nil {
+			return fmt.Errorf("freeze %s (pid %d): %w", name, p.PID, err)
+		}
+		s.logf("froze %s (pid %d) for %s", name, p.PID, d)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		if err := syscall.Kill(p.PID, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("resume %s (pid %d): %w", name, p.PID, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("no %s runs in sandbox %s", name, s.Dir)
+}
+
+func sameArgs(args []string) []string { return args }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
+)
+
+// converge waits, up to bound, for every workload to reach its spec: its image version versions
+// says, every pod ready at the update revision (web's with its sidecar), as many as asked, and its
+// status equal to what the pods show. It returns how long each took.
+func converge(ctx context.Context, c client.Client, cs kubernetes.Interface, versions map[string]int, nodes int,
+	bound time.Duration) (map[string]time.Duration, error) {
+	start := time.Now()
+	took := map[string]time.Duration{}
+	last := map[string]string{}
+	for time.Since(start) < bound {
+		for _, w := range world {
+			if _, ok := took[w.Name]; ok {
+				continue
+			}
+			why, err := notConverged(ctx, c, cs, w, versions[w.Name], nodes)
+			if err != nil {
+				why = err.Error()
+			}
+			if why == "" {
+				took[w.Name] = time.Since(start)
+			}
+			last[w.Name] = why
+		}
+		if len(took) == len(world) {
+			return took, nil
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	var out []string
+	for _, w := range world {
+		if _, ok := took[w.Name]; !ok {
+			out = append(out, fmt.Sprintf("%s %s: %s", w.Kind, w.Name, last[w.Name]))
+		}
+	}
+	return took, fmt.Errorf("not converged within %s: %s", bound, strings.Join(out, "; "))
+}
+
+// counts is what a workload's status says, to hold against its pods.
+type counts struct {
+	generation, observed           int64
+	want, replicas, updated, ready int32
+	updateRevision                 string
+}
+
+// notConverged says why w has not reached its spec ("" when it has).
+func notConverged(ctx context.Context, c client.Client, cs kubernetes.Interface, w workload, version, nodes int) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := statusOf(ctx, c, w, nodes)
+	if err != nil {
+		return "", err
+	}
+	if st.observed != st.generation {
+		return fmt.Sprintf("status of generation %d, spec %d", st.observed, st.generation), nil
+	}
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + w.Name})
+	if err != nil {
+		return "", err
+	}
+	var live, ready, updated int32
+	want := fmt.Sprintf(image, version)
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		live++
+		if available(p) {
+			ready++
+		}
+		if imageOf(p) != want {
+			return fmt.Sprintf("pod %s runs %s, want %s", p.Name, imageOf(p), want), nil
+		}
+		if st.updateRevision != "" && p.Labels["controller-revision-hash"] != st.updateRevision &&
+			!strings.HasSuffix(st.updateRevision, "-"+p.Labels["controller-revision-hash"]) {
+			return fmt.Sprintf("pod %s at revision %s, want %s", p.Name, p.Labels["controller-revision-hash"], st.updateRevision), nil
+		}
+		if w.Name == "web" && !hasContainer(p, sidecarName) {
+			return fmt.Sprintf("pod %s has no sidecar %s", p.Name, sidecarName), nil
+		}
+		updated++
+	}
+	switch {
+	case live != st.want || ready != st.want:
+		return fmt.Sprintf("%d live pods, %d ready, want %d", live, ready, st.want), nil
+	case st.replicas != live || st.ready != ready || st.updated != updated:
+		return fmt.Sprintf("status says %d replicas, %d ready, %d updated; the pods %d, %d, %d", st.replicas, st.ready, st.updated, live, ready, updated), nil
+	}
+	return "", nil
+}
+
+func statusOf(ctx context.Context, c client.Client, w workload, nodes int) (counts, error) {
+	obj := objectOf(w)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return counts{}, err
+	}
+	switch o := obj.(type) {
+	case *appsv1alpha1.CloneSet:
+		return counts{generation: o.Generation, observed: o.Status.ObservedGeneration, want: *o.Spec.Replicas, replicas: o.Status.Replicas,
+			updated: o.Status.UpdatedReplicas, ready: o.Status.ReadyReplicas, updateRevision: o.Status.UpdateRevision}, nil
+	case *appsv1beta1.StatefulSet:
+		return counts{generation: o.Generation, observed: o.Status.ObservedGeneration, want: *o.Spec.Replicas, replicas: o.Status.Replicas,
+			updated: o.Status.UpdatedReplicas, ready: o.Status.ReadyReplicas, updateRevision: o.Status.UpdateRevision}, nil
+	case *appsv1beta1.DaemonSet:
+		return counts{generation: o.Generation, observed: o.Status.ObservedGeneration, want: int32(nodes), replicas: o.Status.CurrentNumberScheduled,
+			updated: o.Status.UpdatedNumberScheduled, ready: o.Status.NumberReady}, nil
+	}
+	return counts{}, fmt.Errorf("unknown kind %T", obj)
+}
+
+func imageOf(pod *corev1.Pod) string {
+	for _, c := range pod.Spec.Containers {
+		if c.Name == "app" {
+			return c.Image
+		}
+	}
+	return ""
+}

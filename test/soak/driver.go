@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
+)
+
+// driver keeps changing the world as its users would: image rollouts and rollbacks, partitions,
+// replicas, pauses, node cordons and drains through the eviction API, pod evictions. Each
+// operation is chosen from its own random stream (the seed's), at 1–4 s intervals.
+type driver struct {
+	c   client.Client
+	cs  kubernetes.Interface
+	rng *rand.Rand
+	// versions are the workloads' current image versions.
+	versions map[string]int
+	nodes    []string
+	cordoned string
+	ops      int
+	// evicted are the pods the driver asked to go (by UID), for the checker.
+	evicted  *sync.Map
+	replicas *replicaHistory
+	log      *eventLog
+}
+
+func newDriver(c client.Client, cs kubernetes.Interface, seed uint64, nodes []string, evicted *sync.Map, replicas *replicaHistory, log *eventLog) *driver {
+	v := map[string]int{}
+	for _, w := range world {
+		v[w.Name] = 1
+	}
+	return &driver{c: c, cs: cs, rng: rand.New(rand.NewPCG(seed, 1)), versions: v, nodes: nodes, evicted: evicted, replicas: replicas, log: log}
+}
+
+// run operates until ctx ends.
+func (d *driver) run(ctx context.Context) {
+	for {
+		wait := time.Duration(1000+d.rng.IntN(3000)) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		what, err := d.step(ctx)
+		if err != nil {
+			d.log.add("op failed: %s: %v", what, err)
+			continue
+		}
+		d.ops++
+		d.log.add("op: %s", what)
+	}
+}
+
+// step does one operation and says what it did.
+func (d *driver) step(ctx context.Context) (string, error) {
+	w := world[d.rng.IntN(len(world))]
+	switch r := d.rng.IntN(100); {
+	case r < 30:
+		d.versions[w.Name]++
+		return fmt.Sprintf("%s %s image v%d", w.Kind, w.Name, d.versions[w.Name]), d.setImage(ctx, w)
+	case r < 40 && d.versions[w.Name] > 1:
+		d.versions[w.Name]--
+		return fmt.Sprintf("%s %s rolled back to v%d", w.Kind, w.Name, d.versions[w.Name]), d.setImage(ctx, w)
+	case r < 52:
+		p := d.rng.IntN(4)
+		return fmt.Sprintf("%s %s partition %d", w.Kind, w.Name, p), d.patch(ctx, w, partitionPatch(w, p))
+	case r < 70 && w.Scalable:
+		n := w.MinReplicas + int32(d.rng.IntN(int(w.MaxReplicas-w.MinReplicas)+1))
+		d.replicas.record(w.Name, n, time.Now())
+		return fmt.Sprintf("%s %s replicas %d", w.Kind, w.Name, n), d.patch(ctx, w, fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
+	case r < 78:
+		paused := d.rng.IntN(2) == 0
+		return fmt.Sprintf("%s %s paused %v", w.Kind, w.Name, paused), d.patch(ctx, w, pausePatch(w, paused))
+	case r < 88:
+		return d.nodeOp(ctx)
+	default:
+		return d.evictOne(ctx)
+	}
+}
+
+func (d *driver) setImage(ctx context.Context, w workload) error {
+	return d.patch(ctx, w, fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`,
+		fmt.Sprintf(image, d.versions[w.Name])))
+}
+
+func partitionPatch(w workload, p int) string {
+	if w.Kind == "CloneSet" {
+		return fmt.Sprintf(`{"spec":{"updateStrategy":{"partition":%d}}}`, p)
+	}
+	return fmt.Sprintf(`{"spec":{"updateStrategy":{"rollingUpdate":{"partition":%d}}}}`, p)
+}
+
+func pausePatch(w workload, paused bool) string {
+	if w.Kind == "CloneSet" {
+		return fmt.Sprintf(`{"spec":{"updateStrategy":{"paused":%v}}}`, paused)
+	}
+	return fmt.Sprintf(`{"spec":{"updateStrategy":{"rollingUpdate":{"paused":%v}}}}`, paused)
+}
+
+func objectOf(w workload) client.Object {
+	meta := metav1.ObjectMeta{Namespace: ns, Name: w.Name}
+	switch w.Kind {
+	case "CloneSet":
+		return &appsv1alpha1.CloneSet{ObjectMeta: meta}
+	case "StatefulSet":
+		return &appsv1beta1.StatefulSet{ObjectMeta: meta}
+	default:
+		return &appsv1beta1.DaemonSet{ObjectMeta: meta}
+	}
+}
+
+func (d *driver) patch(ctx context.Context, w workload, patch string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return d.c.Patch(ctx, objectOf(w), client.RawPatch(types.MergePatchType, []byte(patch)))
+}
+
+// nodeOp uncordons the cordoned node, or cordons one and drains it (evicts the workloads' pods
+// on it but the DaemonSet's, as kubectl drain does); one node at most is cordoned at a time.
+func (d *driver) nodeOp(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if d.cordoned != "" {
+		node := d.cordoned
+		if err := d.cordon(ctx, node, false); err != nil {
+			return "uncordon " + node, err
+		}
+		d.cordoned = ""
+		return "uncordon " + node, nil
+	}
+	node := d.nodes[d.rng.IntN(len(d.nodes))]
+	if err := d.cordon(ctx, node, true); err != nil {
+		return "cordon " + node, err
+	}
+	d.cordoned = node
+	pods, err := d.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return "drain " + node, err
+	}
+	evicted := 0
+	for i := range pods.Items {
+		if pods.Items[i].Labels["app"] != "agent" && d.evict(ctx, &pods.Items[i]) == nil {
+			evicted++
+		}
+	}
+	return fmt.Sprintf("drain %s (%d of %d pods evicted)", node, evicted, len(pods.Items)), nil
+}
+
+func (d *driver) cordon(ctx context.Context, node string, on bool) error {
+	_, err := d.cs.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, fmt.Appendf(nil, `{"spec":{"unschedulable":%v}}`, on), metav1.PatchOptions{})
+	return err
+}
+
+// evictOne evicts a random pod of the workloads (not the DaemonSet's).
+func (d *driver) evictOne(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	pods, err := d.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app in (web,api,db)"})
+	if err != nil || len(pods.Items) == 0 {
+		return "evict a pod", err
+	}
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	pod := &pods.Items[d.rng.IntN(len(pods.Items))]
+	if err := d.evict(ctx, pod); err != nil {
+		return "evict " + pod.Name + " (refused)", nil // a budget may refuse it: that is its job
+	}
+	return "evict " + pod.Name, nil
+}
+
+// evict asks the eviction API to evict pod, noting it first for the checker. The note stays
+// unless the eviction was refused (a budget's 429, a webhook's 403, a gone pod): an eviction
+// whose answer was lost (a timeout, the API server restarting) may have been carried out.
+func (d *driver) evict(ctx context.Context, pod *corev1.Pod) error {
+	d.evicted.Store(pod.UID, true)
+	err := d.cs.CoreV1().Pods(ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}}})
+	if apierrors.IsTooManyRequests(err) || apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		d.evicted.Delete(pod.UID)
+	}
+	return err
+}
+
+// settle gives every workload its final spec: no partition, not paused, every node schedulable.
+// Each change is retried for up to a minute (the webhooks answer again once a fault has passed).
+func (d *driver) settle(ctx context.Context) error {
+	retry := func(what string, do func() error) error {
+		var last error
+		if err := waitFor(ctx, time.Minute, func() (bool, error) { last = do(); return last == nil, nil }); err != nil {
+			return fmt.Errorf("settle: %s: %w", what, last)
+		}
+		return nil
+	}
+	for _, w := range world {
+		for _, p := range []string{partitionPatch(w, 0), pausePatch(w, false)} {
+			if err := retry(w.Kind+" "+w.Name+" "+p, func() error { return d.patch(ctx, w, p) }); err != nil {
+				return err
+			}
+		}
+	}
+	if d.cordoned != "" {
+		if err := retry("uncordon "+d.cordoned, func() error { return d.cordon(ctx, d.cordoned, false) }); err != nil {
+			return err
+		}
+		d.cordoned = ""
+	}
+	return nil
+}

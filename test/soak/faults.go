@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+)
+
+// A fault the injector can cause, by name (the report counts them by these names).
+const (
+	killManager      = "kill kruise-manager"
+	freezeManager    = "freeze kruise-manager"
+	restartAPIServer = "restart kube-apiserver"
+	freezeEtcd       = "freeze etcd"
+	restartKwok      = "restart kwok"
+)
+
+var faultKinds = []string{killManager, freezeManager, restartAPIServer, freezeEtcd, restartKwok}
+
+// injector causes a fault at random times (every 10–30 s, from the seed's own stream): it kills
+// (SIGKILL) or freezes (SIGSTOP) kruise-manager, restarts the API server, freezes etcd, restarts
+// kwok. Each fault ends before the next starts; lastEnd is when the last one ended.
+type injector struct {
+	sb      *sandbox.Sandbox
+	rng     *rand.Rand
+	counts  map[string]int
+	lastEnd time.Time
+	log     *eventLog
+	// failures are faults that could not be caused or whose component did not come back.
+	failures []string
+	// revived counts kruise-manager's exits on its own (it was started again).
+	revived int
+}
+
+// revive starts kruise-manager again if it has exited.
+func (in *injector) revive(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	did, err := in.sb.ReviveKruiseManager(ctx)
+	if did {
+		in.revived++
+		in.log.add("kruise-manager exited on its own: started again")
+	}
+	if err != nil {
+		in.failures = append(in.failures, "start kruise-manager again: "+err.Error())
+	}
+}
+
+func newInjector(sb *sandbox.Sandbox, seed uint64, log *eventLog) *injector {
+	return &injector{sb: sb, rng: rand.New(rand.NewPCG(seed, 2)), counts: map[string]int{}, log: log}
+}
+
+// run causes faults until ctx ends; between them it brings kruise-manager back when it has exited
+// on its own, as a pod's restart policy would (counted in revived).
+func (in *injector) run(ctx context.Context) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		next := time.Now().Add(time.Duration(10_000+in.rng.IntN(20_000)) * time.Millisecond)
+		for time.Now().Before(next) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			in.revive(ctx)
+		}
+		kind := faultKinds[in.rng.IntN(len(faultKinds))]
+		in.log.add("fault: %s", kind)
+		// A fault is carried through even when the run ends meanwhile: its component must be back.
+		err := in.cause(context.WithoutCancel(ctx), kind)
+		in.lastEnd = time.Now()
+		in.counts[kind]++
+		if err != nil {
+			in.failures = append(in.failures, kind+": "+err.Error())
+			in.log.add("fault %s failed: %v", kind, err)
+		}
+	}
+}
+
+func (in *injector) cause(ctx context.Context, kind string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	switch kind {
+	case killManager:
+		return in.sb.CrashKruiseManager(ctx)
+	case freezeManager:
+		return in.sb.Freeze(ctx, "kruise-manager", time.Duration(2000+in.rng.IntN(6000))*time.Millisecond)
+	case restartAPIServer:
+		return in.sb.RestartAPIServer(ctx)
+	case freezeEtcd:
+		return in.sb.Freeze(ctx, "etcd", time.Duration(1000+in.rng.IntN(2000))*time.Millisecond)
+	default:
+		return in.sb.RestartKwok(ctx)
+	}
+}
+
+func (in *injector) total() int {
+	n := 0
+	for _, c := range in.counts {
+		n += c
+	}
+	return n
+}
