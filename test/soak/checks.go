@@ -56,10 +56,10 @@ type checker struct {
 	replicas *replicaHistory
 	evicted  *sync.Map
 	// events are the namespace's events as they come, for the report.
-	events   eventLog
-	checks   atomic.Int64
-	mu       sync.Mutex
-	found    []violation
+	events eventLog
+	checks atomic.Int64
+	mu     sync.Mutex
+	found  []violation
 }
 
 func newChecker(ctx context.Context, cs kubernetes.Interface, replicas *replicaHistory, evicted *sync.Map) (*checker, error) {
@@ -110,7 +110,9 @@ func newChecker(ctx context.Context, cs kubernetes.Interface, replicas *replicaH
 	return ch, nil
 }
 
-func (ch *checker) violate(check, format string, args ...any) { ch.violateOn(check, nil, format, args...) }
+func (ch *checker) violate(check, format string, args ...any) {
+	ch.violateOn(check, nil, format, args...)
+}
 
 func (ch *checker) violateOn(check string, pods []string, format string, args ...any) {
 	ch.mu.Lock()
