@@ -64,7 +64,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bo
 		return nil, err
 	}
 	in := revision.Input{Template: &cs.Spec.Template, VolumeClaimTemplates: cs.Spec.VolumeClaimTemplates, RecordClaimTemplates: true}
-	revs, err := r.Revisions(ctx, cs, gvk, sel, in, cs.Status.CollisionCount)
+	revs, err := r.Revisions(ctx, cs, gvk, sel, in, cs.Status.CollisionCount, read.Matching)
 	if err != nil {
 		return nil, err
 	}

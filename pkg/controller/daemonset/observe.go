@@ -50,8 +50,12 @@ func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, live bo
 	if err != nil {
 		return nil, reconcile.TerminalError(fmt.Errorf("spec.selector: %w", err)) // only a spec change mends it
 	}
+	read, err := r.ReadPods(ctx, live, ds, sel)
+	if err != nil {
+		return nil, err
+	}
 	revs, err := r.Revisions(ctx, ds, gvk, sel,
-		revision.Input{Template: &ds.Spec.Template, HashLabel: revision.DaemonHashLabel}, ds.Status.CollisionCount)
+		revision.Input{Template: &ds.Spec.Template, HashLabel: revision.DaemonHashLabel}, ds.Status.CollisionCount, read.Matching)
 	if err != nil {
 		return nil, err
 	}
@@ -65,10 +69,6 @@ func (r *Reconciler) observe(ctx context.Context, ds *v1beta1.DaemonSet, live bo
 	var nodes corev1.NodeList
 	if err := r.Client.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	read, err := r.ReadPods(ctx, live, ds, sel)
-	if err != nil {
-		return nil, err
 	}
 	onNode := map[string][]PodFacts{}
 	for _, pod := range read.Matching {

@@ -65,7 +65,7 @@ func (r *Reconciler) observe(ctx context.Context, set *v1beta1.StatefulSet, live
 	if err != nil {
 		return nil, err
 	}
-	revs, err := r.Revisions(ctx, set, gvk, sel, revision.Input{Template: &set.Spec.Template}, set.Status.CollisionCount)
+	revs, err := r.Revisions(ctx, set, gvk, sel, revision.Input{Template: &set.Spec.Template}, set.Status.CollisionCount, read.Matching)
 	if err != nil {
 		return nil, err
 	}

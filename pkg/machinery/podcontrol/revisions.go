@@ -107,6 +107,29 @@ func ObserveRevisions(ctx context.Context, c client.Reader, indexed bool, owner 
 	return out, nil
 }
 
+// Unknown is a revision one of pods is labelled with (inplace.RevisionLabel: the revision's name
+// or, as Kubernetes' DaemonSets and CloneSetShortHash write it, its hash) that r does not hold;
+// "" when r holds every pod's.
+func (r Revisions) Unknown(pods []*corev1.Pod) string {
+	var hashes map[string]bool
+	for _, p := range pods {
+		v := p.Labels[inplace.RevisionLabel]
+		if v == "" || r.ByName[v] != nil {
+			continue
+		}
+		if hashes == nil {
+			hashes = make(map[string]bool, len(r.ByName))
+			for name := range r.ByName {
+				hashes[revision.ShortHash(name)] = true
+			}
+		}
+		if !hashes[v] {
+			return v
+		}
+	}
+	return ""
+}
+
 // Pending is the decision to write before the update revision can be used (nil when it exists as
 // it should).
 func (r Revisions) Pending() *revision.Decision {

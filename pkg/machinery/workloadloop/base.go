@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
@@ -96,9 +97,23 @@ func (b *Base) ReadPods(ctx context.Context, live bool, owner client.Object, sel
 
 // Revisions reads owner's revisions and decides its update revision from in
 // (podcontrol.ObserveRevisions).
+//
+// pods are the workload's pods as read: when one names a revision the cache does not hold (one
+// this manager wrote a moment ago while the cache's watch was broken, after an API server
+// restart), the revisions are read from the API server instead. A pod of a revision the planner
+// does not know is recreated, so it must never see one only because the cache lags.
 func (b *Base) Revisions(ctx context.Context, owner client.Object, gvk schema.GroupVersionKind, sel labels.Selector, in revision.Input,
-	collisionCount *int32) (podcontrol.Revisions, error) {
-	return podcontrol.ObserveRevisions(ctx, b.Client, b.OwnerIndexed, owner, gvk, sel, in, collisionCount)
+	collisionCount *int32, pods []*corev1.Pod) (podcontrol.Revisions, error) {
+	revs, err := podcontrol.ObserveRevisions(ctx, b.Client, b.OwnerIndexed, owner, gvk, sel, in, collisionCount)
+	if err != nil || b.APIReader == nil {
+		return revs, err
+	}
+	unknown := revs.Unknown(pods)
+	if unknown == "" {
+		return revs, nil
+	}
+	ctrl.LoggerFrom(ctx).Info("a pod names a revision the cache does not hold; reading the revisions from the API server", "revision", unknown)
+	return podcontrol.ObserveRevisions(ctx, b.APIReader, false, owner, gvk, sel, in, collisionCount)
 }
 
 // WriteStatus writes next as obj's status outside the loop (a kind's refusal of its spec), paced
