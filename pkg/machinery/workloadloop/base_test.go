@@ -73,4 +73,3 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
-
