@@ -45,20 +45,24 @@ func (e *Env) create(ctx context.Context, c client.Client, obj client.Object, re
 	if err != nil {
 		return err
 	}
-	suffix := ""
-	switch mode {
-	case dryRunClient:
-		suffix = " (dry run)"
-	case dryRunServer:
-		suffix, err = " (server dry run)", c.Create(ctx, obj, client.DryRunAll)
-	default:
-		err = c.Create(ctx, obj)
-	}
+	suffix, err := createAs(ctx, c, obj, mode)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.Streams.Out, "%s/%s created%s\n", resource, obj.GetName(), suffix)
 	return nil
+}
+
+// createAs creates obj as mode says (client: nothing sent; server: the API server checks it) and
+// returns what to add to the line reporting it.
+func createAs(ctx context.Context, c client.Client, obj client.Object, mode dryRun) (suffix string, err error) {
+	switch mode {
+	case dryRunClient:
+		return " (dry run)", nil
+	case dryRunServer:
+		return " (server dry run)", c.Create(ctx, obj, client.DryRunAll)
+	}
+	return "", c.Create(ctx, obj)
 }
 
 // crrOptions are create ContainerRecreateRequest's flags, named as kruise-tools names them.

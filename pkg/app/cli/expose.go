@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"strconv"
@@ -13,19 +12,19 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 )
 
 // exposeOptions are expose's flags, named as kubectl expose names them.
 type exposeOptions struct {
 	port, targetPort, protocol, name, serviceType string
 	selector, labels, clusterIP, sessionAffinity  string
-	loadBalancerIP, dryRun, output                string
+	loadBalancerIP, dryRun                        string
+	output                                        *outputFlags
 	externalIPs                                   []string
 }
 
 func newExposeCommand(env *Env) *cobra.Command {
-	o := &exposeOptions{}
+	o := &exposeOptions{output: newOutputFlags("exposed")}
 	cmd := &cobra.Command{
 		Use:   "expose " + workloadUse + " [--port=PORT] [--target-port=PORT] [--name=NAME] [--type=TYPE] [--dry-run] [-o yaml|json|name]",
 		Short: "Create a Service for a workload's pods, as kubectl expose does for a Deployment",
@@ -57,7 +56,7 @@ func newExposeCommand(env *Env) *cobra.Command {
 	f.StringVar(&o.clusterIP, "cluster-ip", "", `the Service's cluster IP; "None" for a headless Service`)
 	f.StringVar(&o.sessionAffinity, "session-affinity", "", "None or ClientIP")
 	f.StringVar(&o.loadBalancerIP, "load-balancer-ip", "", "the IP a LoadBalancer Service asks for")
-	f.StringVarP(&o.output, "output", "o", "", "print the Service: yaml, json or name")
+	o.output.AddFlags(cmd)
 	addDryRunFlag(cmd, &o.dryRun, "print the Service, send nothing")
 	return cmd
 }
@@ -173,44 +172,17 @@ func (o *exposeOptions) create(ctx context.Context, env *Env, c client.Client, s
 	if err != nil {
 		return err
 	}
-	switch o.output {
-	case "", "yaml", "json", "name":
-	default:
-		return fmt.Errorf("--output %q: want yaml, json or name", o.output)
-	}
-	suffix := ""
-	switch mode {
-	case dryRunClient:
-		suffix = " (dry run)"
-	case dryRunServer:
-		suffix, err = " (server dry run)", c.Create(ctx, svc, client.DryRunAll)
-	default:
-		err = c.Create(ctx, svc)
-	}
+	printer, err := o.output.printer()
 	if err != nil {
 		return err
 	}
-	svc.APIVersion, svc.Kind = "v1", "Service"
-	out := env.Streams.Out
-	switch o.output {
-	case "yaml":
-		data, err := yaml.Marshal(svc)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(data)
-		return err
-	case "json":
-		data, err := json.MarshalIndent(svc, "", "    ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(out, "%s\n", data)
-		return err
-	case "name":
-		_, err = fmt.Fprintf(out, "service/%s\n", svc.Name)
+	suffix, err := createAs(ctx, c, svc, mode)
+	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(out, "service/%s exposed%s\n", svc.Name, suffix)
+	if printer != nil {
+		return printer.PrintObj(svc, env.Streams.Out)
+	}
+	_, err = fmt.Fprintf(env.Streams.Out, "service/%s exposed%s\n", svc.Name, suffix)
 	return err
 }

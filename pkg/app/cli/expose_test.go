@@ -82,7 +82,7 @@ func TestExposeFlagsAndRefusals(t *testing.T) {
 		t.Errorf("headless service %+v", svc.Spec)
 	}
 	for args, says := range map[string]string{"--type=Foo": "--type", "--session-affinity=x": "--session-affinity",
-		"--protocol=icmp": "--protocol", "--port=0": "--port", "-o=wide": "--output"} {
+		"--protocol=icmp": "--protocol", "--port=0": "--port", "-o=wide": "output format"} {
 		wantError(t, env, says, "expose", "ads/"+ds.Name, "--port=80", "--name=x", args)
 	}
 }
