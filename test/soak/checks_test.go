@@ -87,12 +87,12 @@ func TestTakeOut(t *testing.T) {
 func TestDeletion(t *testing.T) {
 	pods := []*corev1.Pod{testPod("api", "api-a", true, ""), testPod("api", "api-b", true, ""), testPod("api", "api-c", true, ""),
 		testPod("api", "api-d", true, "")} // api starts at 4 replicas
-	ch, h := testChecker(t, pods...)
+	ch, _ := testChecker(t, pods...)
 	ch.podGoes(pods[0])
 	if v := checksFound(ch); len(v) != 1 || !strings.HasPrefix(v[0], checkDeletion) {
 		t.Fatalf("an unasked deletion: %q", v)
 	}
-	ch, h = testChecker(t, pods...)
+	ch, h := testChecker(t, pods...)
 	h.record("api", 3, time.Now())
 	ch.podGoes(pods[0])
 	ch.evicted.Store(pods[1].UID, true)

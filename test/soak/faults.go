@@ -96,11 +96,3 @@ func (in *injector) cause(ctx context.Context, kind string) error {
 		return in.sb.RestartKwok(ctx)
 	}
 }
-
-func (in *injector) total() int {
-	n := 0
-	for _, c := range in.counts {
-		n += c
-	}
-	return n
-}

@@ -21,7 +21,7 @@ func withManagedFields(f fixture) ([]client.Object, []string) {
 	for _, o := range f.objs[1:] {
 		r := o.(*appsv1.ControllerRevision).DeepCopy()
 		r.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kruise-manager", Operation: metav1.ManagedFieldsOperationUpdate,
-			APIVersion: "apps/v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:revision":{}}`)}}}
+			APIVersion: "apps/v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:revision":{}}`)}}
 		objs, names = append(objs, r), append(names, r.Name)
 	}
 	return objs, names

@@ -52,7 +52,7 @@ func TestSetOutput(t *testing.T) {
 func TestSetOutputManagedFields(t *testing.T) {
 	web := cloneSet("ns", "web", "app:v1", nil)
 	web.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate,
-		APIVersion: "apps.kruise.io/v1alpha1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}
+		APIVersion: "apps.kruise.io/v1alpha1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{}}`)}}
 	env, _, _ := fakeEnv(t)
 	scheme, _ := newScheme()
 	env.client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(web).WithReturnManagedFields().Build()

@@ -50,7 +50,7 @@ func (s *Sandbox) StartKruiseRollouts(ctx context.Context, binary string) (stop 
 	}
 	release, err := filepath.EvalSymlinks(binary)
 	if err != nil {
-		return nil, fmt.Errorf("Kruise Rollouts' binary: %w; run `make tools`", err)
+		return nil, fmt.Errorf("the binary of Kruise Rollouts: %w; run `make tools`", err)
 	}
 	release = filepath.Dir(release)
 	cfg, err := s.RESTConfig()
@@ -232,7 +232,7 @@ func rolloutsCRDs(release string) ([]*apiextensionsv1.CustomResourceDefinition, 
 func rolloutsWebhooks(release string) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration, error) {
 	data, err := os.ReadFile(filepath.Join(release, "webhook", "manifests.yaml"))
 	if err != nil {
-		return nil, nil, fmt.Errorf("Kruise Rollouts' webhooks: %w; run `make tools`", err)
+		return nil, nil, fmt.Errorf("the webhooks of Kruise Rollouts: %w; run `make tools`", err)
 	}
 	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
