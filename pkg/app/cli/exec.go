@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
@@ -94,17 +93,13 @@ func (e *Env) execPod(ctx context.Context, arg string) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel, err := metav1.LabelSelectorAsSelector(w.selector())
+	own, err := ownPods(ctx, c, w.object(), w.selector())
 	if err != nil {
 		return nil, err
 	}
-	list := &corev1.PodList{}
-	if err := c.List(ctx, list, client.InNamespace(w.object().GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, err
-	}
 	var pods []*corev1.Pod
-	for i := range list.Items {
-		if p := &list.Items[i]; metav1.IsControlledBy(p, w.object()) && p.DeletionTimestamp == nil {
+	for _, p := range own {
+		if p.DeletionTimestamp == nil {
 			pods = append(pods, p)
 		}
 	}

@@ -132,17 +132,13 @@ func restartByTemplateEnv(ctx context.Context, c client.Client, cs *appsv1alpha1
 // restartInPlace restarts the containers of cs's pods in place, RestartBatches at a time, each
 // batch once the previous one is restarted and Ready.
 func restartInPlace(ctx context.Context, c client.Client, cs *appsv1alpha1.CloneSet, out io.Writer) error {
-	sel, err := metav1.LabelSelectorAsSelector(cs.Spec.Selector)
+	own, err := ownPods(ctx, c, cs, cs.Spec.Selector)
 	if err != nil {
 		return err
 	}
-	list := &corev1.PodList{}
-	if err := c.List(ctx, list, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return err
-	}
 	pods := map[string]*corev1.Pod{}
-	for i := range list.Items {
-		if p := &list.Items[i]; metav1.IsControlledBy(p, cs) && p.DeletionTimestamp == nil {
+	for _, p := range own {
+		if p.DeletionTimestamp == nil {
 			pods[p.Name] = p
 		}
 	}

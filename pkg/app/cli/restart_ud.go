@@ -10,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -62,13 +61,10 @@ func restartUnitedDeployment(ctx context.Context, c client.Client, key client.Ob
 }
 
 // subsetWorkloads are the workloads ud controls, of the kind its template names, in the order
-// of its topology's subsets (those no subset names last, by name).
+// of its topology's subsets (those no subset names last, by name), each with how it restarts.
 func subsetWorkloads(ctx context.Context, c client.Client, ud *appsv1alpha1.UnitedDeployment) ([]subsetWorkload, error) {
-	list, items, err := subsetList(ud)
+	objs, err := uniteddeployment.SubsetWorkloads(ctx, c, ud)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.List(ctx, list, client.InNamespace(ud.Namespace)); err != nil {
 		return nil, err
 	}
 	order := map[string]int{}
@@ -76,15 +72,10 @@ func subsetWorkloads(ctx context.Context, c client.Client, ud *appsv1alpha1.Unit
 		order[s.Name] = i
 	}
 	var out []subsetWorkload
-	for _, s := range items() {
-		if !metav1.IsControlledBy(s.obj, ud) || s.obj.GetDeletionTimestamp() != nil {
-			continue
+	for _, o := range objs {
+		if o.GetDeletionTimestamp() == nil {
+			out = append(out, subsetWorkload{subset: o.GetLabels()[uniteddeployment.SubsetNameLabel], obj: o, restart: restartOf(o)})
 		}
-		s.subset = s.obj.GetLabels()[uniteddeployment.SubsetNameLabel]
-		if gvks, _, err := c.Scheme().ObjectKinds(s.obj); err == nil {
-			s.obj.GetObjectKind().SetGroupVersionKind(gvks[0])
-		}
-		out = append(out, s)
 	}
 	rank := func(s subsetWorkload) int {
 		if i, ok := order[s.subset]; ok {
@@ -101,49 +92,21 @@ func subsetWorkloads(ctx context.Context, c client.Client, ud *appsv1alpha1.Unit
 	return out, nil
 }
 
-// subsetList is the list to read ud's subset workloads into, by the kind its template names,
-// and the function that gives them once read, each with how it restarts.
-func subsetList(ud *appsv1alpha1.UnitedDeployment) (client.ObjectList, func() []subsetWorkload, error) {
-	tpl := ud.Spec.Template
-	switch {
-	case tpl.CloneSetTemplate != nil:
-		l := &appsv1alpha1.CloneSetList{}
-		return l, func() (out []subsetWorkload) {
-			for i := range l.Items {
-				w := cloneSetWorkload{&l.Items[i]}
-				out = append(out, subsetWorkload{obj: w.cs, restart: w.restart})
-			}
-			return out
-		}, nil
-	case tpl.AdvancedStatefulSetTemplate != nil:
-		l := &v1beta1.StatefulSetList{}
-		return l, func() (out []subsetWorkload) {
-			for i := range l.Items {
-				w := statefulSetWorkload{&l.Items[i]}
-				out = append(out, subsetWorkload{obj: w.set, restart: w.restart})
-			}
-			return out
-		}, nil
-	case tpl.StatefulSetTemplate != nil:
-		l := &appsv1.StatefulSetList{}
-		return l, func() (out []subsetWorkload) {
-			for i := range l.Items {
-				s := &l.Items[i]
-				out = append(out, subsetWorkload{obj: s, restart: nativeRestart(s, &s.Spec.Template)})
-			}
-			return out
-		}, nil
-	case tpl.DeploymentTemplate != nil:
-		l := &appsv1.DeploymentList{}
-		return l, func() (out []subsetWorkload) {
-			for i := range l.Items {
-				d := &l.Items[i]
-				out = append(out, subsetWorkload{obj: d, restart: nativeRestart(d, &d.Spec.Template)})
-			}
-			return out
-		}, nil
+// restartOf is how a subset workload restarts, as rollout restart restarts its kind.
+func restartOf(o client.Object) func(context.Context, client.Client, io.Writer, restartOptions) error {
+	switch w := o.(type) {
+	case *appsv1alpha1.CloneSet:
+		return cloneSetWorkload{w}.restart
+	case *v1beta1.StatefulSet:
+		return statefulSetWorkload{w}.restart
+	case *appsv1.StatefulSet:
+		return nativeRestart(w, &w.Spec.Template)
+	case *appsv1.Deployment:
+		return nativeRestart(w, &w.Spec.Template)
 	}
-	return nil, nil, fmt.Errorf("uniteddeployment %q has no workload template", ud.Name)
+	return func(context.Context, client.Client, io.Writer, restartOptions) error {
+		return fmt.Errorf("%T cannot be restarted", o)
+	}
 }
 
 // nativeRestart restarts a native StatefulSet or Deployment as kubectl rollout restart does: the

@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
@@ -47,20 +46,12 @@ func atRevision(pod *corev1.Pod, owner client.Object, revision string) bool {
 // not at the update revision, then those at it that are not ready, by name.
 func podProgress(ctx context.Context, c client.Client, w workload) ([]string, error) {
 	_, update := w.revisions()
-	sel, err := metav1.LabelSelectorAsSelector(w.selector())
+	pods, err := ownPods(ctx, c, w.object(), w.selector())
 	if err != nil {
 		return nil, err
 	}
-	list := &corev1.PodList{}
-	if err := c.List(ctx, list, client.InNamespace(w.object().GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, err
-	}
 	var old, unready []string
-	for i := range list.Items {
-		p := &list.Items[i]
-		if !metav1.IsControlledBy(p, w.object()) {
-			continue
-		}
+	for _, p := range pods {
 		switch {
 		case p.DeletionTimestamp != nil:
 			old = append(old, fmt.Sprintf("  pod %s: terminating", p.Name))

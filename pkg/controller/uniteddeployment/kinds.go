@@ -1,6 +1,9 @@
 package uniteddeployment
 
 import (
+	"context"
+	"fmt"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -232,4 +235,25 @@ func (deploymentKind) Read(obj client.Object) workload {
 	d := obj.(*appsv1.Deployment)
 	return workload{Obj: obj, Replicas: ptr.Deref(d.Spec.Replicas, 1), Template: &d.Spec.Template,
 		StatusReplicas: d.Status.Replicas, StatusReady: d.Status.ReadyReplicas}
+}
+
+// SubsetWorkloads are the workloads of the kind ud's template names that ud controls, their kind
+// set, read through r (kubectl-kruise's rollout restart reads them so).
+func SubsetWorkloads(ctx context.Context, r client.Reader, ud *appsv1alpha1.UnitedDeployment) ([]client.Object, error) {
+	k := kindOf(ud)
+	if k == nil {
+		return nil, fmt.Errorf("uniteddeployment %q has no workload template", ud.Name)
+	}
+	list := k.NewList()
+	if err := r.List(ctx, list, client.InNamespace(ud.Namespace)); err != nil {
+		return nil, fmt.Errorf("list %ss: %w", k.Name(), err)
+	}
+	var out []client.Object
+	for _, o := range k.Items(list) {
+		if metav1.IsControlledBy(o, ud) {
+			o.GetObjectKind().SetGroupVersionKind(k.GVK())
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }
