@@ -17,16 +17,7 @@ import (
 // same flags; it returns once it answers /readyz. Its port is in the ephemeral range, so a
 // client's outgoing connection may hold it for a moment: the start is retried then.
 func (s *Sandbox) RestartAPIServer(ctx context.Context) error {
-	ready := func(ctx context.Context) error {
-		cs, err := s.clientset()
-		if err != nil {
-			return err
-		}
-		return s.waitFor(ctx, "kube-apiserver ready", func(ctx context.Context) (bool, error) {
-			body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-			return err == nil && strings.TrimSpace(string(body)) == "ok", nil
-		})
-	}
+	ready := s.waitAPIServerReady
 	err := s.restartProcess(ctx, "kube-apiserver", "killed", (*Process).Kill, sameArgs, ready)
 	for attempt := 0; err != nil && strings.Contains(err.Error(), "address already in use") && attempt < 20; attempt++ {
 		time.Sleep(500 * time.Millisecond)

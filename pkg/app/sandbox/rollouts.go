@@ -53,11 +53,11 @@ func (s *Sandbox) StartKruiseRollouts(ctx context.Context, binary string) (stop 
 		return nil, fmt.Errorf("the binary of Kruise Rollouts: %w; run `make tools`", err)
 	}
 	release = filepath.Dir(release)
-	cfg, err := s.RESTConfig()
+	cs, err := s.clientset()
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cfg, err := s.RESTConfig()
 	if err != nil {
 		return nil, err
 	}

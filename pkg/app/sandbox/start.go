@@ -128,14 +128,11 @@ func (s *Sandbox) startControlPlane(ctx context.Context, b Binaries, audit bool)
 	if _, err := s.run("kube-apiserver", b.KubeAPIServer, apiServerArgs(s.Dir, s.Ports, audit), nil); err != nil {
 		return err
 	}
-	cs, err := s.clientset()
-	if err != nil {
+	if err := s.waitAPIServerReady(ctx); err != nil {
 		return err
 	}
-	if err := s.waitFor(ctx, "kube-apiserver ready", func(ctx context.Context) (bool, error) {
-		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err == nil && strings.TrimSpace(string(body)) == "ok", nil
-	}); err != nil {
+	cs, err := s.clientset()
+	if err != nil {
 		return err
 	}
 	if _, err := s.run("kube-controller-manager", b.KubeControllerManager, controllerManagerArgs(s.Dir, s.Ports), nil); err != nil {
@@ -181,6 +178,18 @@ func (s *Sandbox) startNodes(ctx context.Context, b Binaries) error {
 			}
 		}
 		return ready >= s.Nodes, nil
+	})
+}
+
+// waitAPIServerReady waits until kube-apiserver answers /readyz with ok.
+func (s *Sandbox) waitAPIServerReady(ctx context.Context) error {
+	cs, err := s.clientset()
+	if err != nil {
+		return err
+	}
+	return s.waitFor(ctx, "kube-apiserver ready", func(ctx context.Context) (bool, error) {
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil && strings.TrimSpace(string(body)) == "ok", nil
 	})
 }
 
