@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/app/manager"
 	"github.com/kruise-ng/kruise/pkg/app/sandbox"
+	"github.com/kruise-ng/kruise/test/harness"
 )
 
 // image is the fake image of version v (kwok reports a fake imageID per image).
@@ -154,11 +154,7 @@ func benchClient(sb *sandbox.Sandbox) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme})
+	return harness.NewKruiseClient(cfg)
 }
 
 // managerBench is the bench's client and kruise-manager's PID (the measured writer).

@@ -25,7 +25,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
-	"github.com/kruise-ng/kruise/pkg/app/manager"
 	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
 )
@@ -95,11 +94,7 @@ func runWebhookLatency(ctx context.Context, sb *sandbox.Sandbox, nodes int, prof
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := harness.NewKruiseClient(cfg)
 	if err != nil {
 		return nil, err
 	}

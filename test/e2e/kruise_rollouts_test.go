@@ -245,16 +245,15 @@ func rolloutStep(u *unstructured.Unstructured) string {
 // checkStepHolds watches a paused step for 3 s: it stays paused and check keeps holding.
 func checkStepHolds(t *testing.T, c client.Client, r *unstructured.Unstructured, step int64, check func()) {
 	t.Helper()
-	for range 3 {
-		time.Sleep(time.Second)
+	want := fmt.Sprintf("%d StepPaused", step)
+	harness.Consistently(t, 3*time.Second, "the paused step holds", func() (bool, string) {
 		if err := c.Get(context.Background(), client.ObjectKeyFromObject(r), r); err != nil {
-			t.Fatal(err)
-		}
-		if got, want := rolloutStep(r), fmt.Sprintf("%d StepPaused", step); got != want {
-			t.Fatalf("paused step did not hold: at %q, want %q", got, want)
+			return false, err.Error()
 		}
 		check()
-	}
+		got := rolloutStep(r)
+		return got == want, fmt.Sprintf("at %q, want %q", got, want)
+	})
 }
 
 // approve moves a paused Rollout on with kubectl-kruise, as kruise-tools does.

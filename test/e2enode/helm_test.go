@@ -1,7 +1,6 @@
 package e2enode
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -76,7 +75,7 @@ daemon:
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	helm(t, sb, "install", "kruise", "charts/kruise", "--namespace", "kruise-system", "--create-namespace",
+	harness.Helm(t, sb, "install", "kruise", "charts/kruise", "--namespace", "kruise-system", "--create-namespace",
 		"-f", valuesFile, "--wait", "--timeout", "3m")
 	t.Logf("helm install: manager and daemon ready in %.1fs", time.Since(t0).Seconds())
 
@@ -139,7 +138,7 @@ daemon:
 		})
 	}
 
-	helm(t, sb, "uninstall", "kruise", "--namespace", "kruise-system", "--wait", "--timeout", "2m")
+	harness.Helm(t, sb, "uninstall", "kruise", "--namespace", "kruise-system", "--wait", "--timeout", "2m")
 	harness.Eventually(t, 60*time.Second, "manager and daemon pods gone", func() (bool, string) {
 		pods, err := cs.CoreV1().Pods("kruise-system").List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -180,18 +179,6 @@ func pushKruiseImage(t *testing.T, sb *sandbox.Sandbox) string {
 	}
 	t.Logf("pushed %s (%.1fs)", ref, time.Since(t0).Seconds())
 	return ref
-}
-
-// helm runs bin/helm against the sandbox from the repository root.
-func helm(t *testing.T, sb *sandbox.Sandbox, args ...string) {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(harness.RepoRoot(), "bin", "helm"), append(args, "--kubeconfig", sb.Kubeconfig())...)
-	cmd.Dir = harness.RepoRoot()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out.String())
-	}
 }
 
 func describePods(pods []corev1.Pod) string {

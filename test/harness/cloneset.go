@@ -20,15 +20,20 @@ import (
 // KruiseClient is a controller-runtime client for cfg that knows Kruise's kinds.
 func KruiseClient(t testing.TB, cfg *rest.Config) client.Client {
 	t.Helper()
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := NewKruiseClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// NewKruiseClient is KruiseClient for programs (bench, soak) and TestMain, which have no test.
+func NewKruiseClient(cfg *rest.Config) (client.Client, error) {
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
 // NewCloneSet is a CloneSet of replicas pods labelled app=NAME running pod, with the update type

@@ -21,9 +21,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kruise-ng/kruise/pkg/app/manager"
 	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/test/harness"
 )
@@ -66,11 +64,7 @@ func run(sb *sandbox.Sandbox, seed uint64, duration, bound time.Duration) (*repo
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := harness.NewKruiseClient(cfg)
 	if err != nil {
 		return nil, err
 	}

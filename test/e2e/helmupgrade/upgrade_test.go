@@ -4,12 +4,10 @@
 package helmupgrade
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/app/manager"
 	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/test/compat"
 	"github.com/kruise-ng/kruise/test/harness"
@@ -34,6 +31,7 @@ import (
 var (
 	sb *sandbox.Sandbox
 	cs kubernetes.Interface
+	kc client.Client
 )
 
 func TestMain(m *testing.M) {
@@ -48,6 +46,9 @@ func TestMain(m *testing.M) {
 			return nil, err
 		}
 		cs = kubernetes.NewForConfigOrDie(cfg)
+		if kc, err = harness.NewKruiseClient(cfg); err != nil {
+			return nil, err
+		}
 		return func() error { return harness.Down(sb) }, nil
 	})
 }
@@ -66,12 +67,12 @@ func TestHelmUpgradeFromOpenKruiseAndBack(t *testing.T) {
 	values := filepath.Join(harness.RepoRoot(), "test", "chart", "values-openkruise.yaml")
 	openkruise := standInChart(t)
 
-	helm(t, "install", "kruise", openkruise, "-n", "default", "-f", values)
+	harness.Helm(t, sb, "install", "kruise", openkruise, "-n", "default", "-f", values)
 	checkManager(t, "kruise-controller-manager", "registry.corp.example/mirror/kruise:v0.1.0")
 	workload(t)
-	before := snapshot(t)
+	before := settled(t)
 
-	helm(t, "upgrade", "kruise", "charts/kruise", "-n", "default", "-f", values)
+	harness.Helm(t, sb, "upgrade", "kruise", "charts/kruise", "-n", "default", "-f", values)
 	checkHeld(t, "upgrade to Kruise's chart", before)
 	checkManager(t, "kruise-manager", "registry.corp.example/mirror/kruise:v0.1.0")
 	gone(t, "OpenKruise's manager", "kruise-controller-manager")
@@ -80,7 +81,7 @@ func TestHelmUpgradeFromOpenKruiseAndBack(t *testing.T) {
 		t.Errorf("kruise-manager's ServiceAccount lost serviceAccount.annotations (err %v): %v", err, sa)
 	}
 
-	helm(t, "rollback", "kruise", "1", "-n", "default")
+	harness.Helm(t, sb, "rollback", "kruise", "1", "-n", "default")
 	checkHeld(t, "rollback to OpenKruise's release", before)
 	checkManager(t, "kruise-controller-manager", "registry.corp.example/mirror/kruise:v0.1.0")
 	gone(t, "Kruise's manager", "kruise-manager")
@@ -123,7 +124,6 @@ func standInChart(t *testing.T) string {
 func workload(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	c := kruiseClient(t)
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func workload(t *testing.T) {
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:v1"}}}}}}
 	harness.Eventually(t, 30*time.Second, "the CloneSet created (its CRD established)", func() (bool, string) {
-		err := c.Create(ctx, clone)
+		err := kc.Create(ctx, clone)
 		return err == nil, fmt.Sprintf("create: %v", err)
 	})
 	for i := range 3 {
@@ -160,7 +160,21 @@ func workload(t *testing.T) {
 		}
 		return ready == 3, fmt.Sprintf("%d of %d ready", ready, len(pods.Items))
 	})
-	time.Sleep(2 * time.Second) // let the node simulator's last status writes land before the snapshot
+}
+
+// settled is the snapshot once the node simulator has written the pods' last status: unchanged
+// for a second.
+func settled(t *testing.T) held {
+	t.Helper()
+	var last held
+	var since time.Time
+	harness.Eventually(t, 30*time.Second, "the held objects unchanged for 1 s", func() (bool, string) {
+		if cur := snapshot(t); !maps.Equal(cur, last) {
+			last, since = cur, time.Now()
+		}
+		return time.Since(since) >= time.Second, fmt.Sprint(last)
+	})
+	return last
 }
 
 // snapshot is UID/resourceVersion of each held object.
@@ -189,7 +203,7 @@ func snapshot(t *testing.T) held {
 		}
 	}
 	clone := &appsv1alpha1.CloneSet{}
-	if err := kruiseClient(t).Get(ctx, types.NamespacedName{Namespace: "apps", Name: "web"}, clone); err != nil {
+	if err := kc.Get(ctx, types.NamespacedName{Namespace: "apps", Name: "web"}, clone); err != nil {
 		t.Fatal(err)
 	}
 	out["cloneset/web"] = string(clone.UID) + "@" + clone.ResourceVersion
@@ -241,38 +255,5 @@ func gone(t *testing.T, what, name string) {
 	_, err := cs.AppsV1().Deployments("kruise-system").Get(context.Background(), name, metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("%s (Deployment %s) still there (err %v)", what, name, err)
-	}
-}
-
-func kruiseClient(t *testing.T) client.Client {
-	t.Helper()
-	cfg, err := sb.RESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// helm runs bin/helm from the checkout against the sandbox.
-func helm(t *testing.T, args ...string) {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(harness.RepoRoot(), "bin", "helm"), append(args, "--kubeconfig", sb.Kubeconfig())...)
-	cmd.Dir = harness.RepoRoot()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			t.Fatalf("run helm: %v", err)
-		}
-		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out.String())
 	}
 }

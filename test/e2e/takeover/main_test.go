@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kruise-ng/kruise/pkg/app/manager"
 	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/test/compat"
 	"github.com/kruise-ng/kruise/test/harness"
@@ -68,11 +67,7 @@ func setup(managerBin string) error {
 	}
 	cfg.QPS, cfg.Burst = 100, 200
 	cs = kubernetes.NewForConfigOrDie(cfg)
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return err
-	}
-	if kc, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+	if kc, err = harness.NewKruiseClient(cfg); err != nil {
 		return err
 	}
 	if err := sb.InstallCRDs(ctx); err != nil {
