@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -14,16 +13,9 @@ import (
 // back (ready as at start), so the caller knows when the fault ended.
 
 // RestartAPIServer kills kube-apiserver (SIGKILL: no graceful drain) and starts it again with the
-// same flags; it returns once it answers /readyz. Its port is in the ephemeral range, so a
-// client's outgoing connection may hold it for a moment: the start is retried then.
+// same flags; it returns once it answers /readyz.
 func (s *Sandbox) RestartAPIServer(ctx context.Context) error {
-	ready := s.waitAPIServerReady
-	err := s.restartProcess(ctx, "kube-apiserver", "killed", (*Process).Kill, sameArgs, ready)
-	for attempt := 0; err != nil && strings.Contains(err.Error(), "address already in use") && attempt < 20; attempt++ {
-		time.Sleep(500 * time.Millisecond)
-		err = s.restartProcess(ctx, "kube-apiserver", "port taken; starting again", (*Process).Kill, sameArgs, ready)
-	}
-	return err
+	return s.restartProcess(ctx, "kube-apiserver", "killed", (*Process).Kill, sameArgs, s.waitAPIServerReady)
 }
 
 // ReviveKruiseManager starts kruise-manager again, with the same flags, if it has exited (it

@@ -255,7 +255,9 @@ func (s *Sandbox) restartKruise(ctx context.Context, how string, stop func(*Proc
 }
 
 // restartProcess stops the sandbox's process name with stop, starts it again with args of its
-// old arguments, and waits for it with ready.
+// old arguments, and waits for it with ready. The sandbox's ports come from the ephemeral range,
+// so a client's outgoing connection may hold one for a moment after its process went: a process
+// that exits at once because its port is taken is started again, up to 20 times in 10 s.
 func (s *Sandbox) restartProcess(ctx context.Context, name, how string, stop func(*Process) error, args func([]string) []string,
 	ready func(context.Context) error) error {
 	for i, p := range s.Processes {
@@ -266,16 +268,24 @@ func (s *Sandbox) restartProcess(ctx context.Context, name, how string, stop fun
 			return err
 		}
 		s.logf("%s %s (pid %d)", how, name, p.PID)
-		np, err := startProcess(Process{Name: p.Name, Binary: p.Binary, Args: args(p.Args), Env: p.Env, Dir: p.Dir, Log: p.Log})
-		if err != nil {
-			return err
+		spec := Process{Name: p.Name, Binary: p.Binary, Args: args(p.Args), Env: p.Env, Dir: p.Dir, Log: p.Log}
+		for attempt := 0; ; attempt++ {
+			logStart := fileSize(spec.Log) // what this start writes follows
+			np, err := startProcess(spec)
+			if err != nil {
+				return err
+			}
+			s.Processes[i] = np
+			s.logf("restarted %s (pid %d)", name, np.PID)
+			if err := s.saveState(); err != nil {
+				return err
+			}
+			err = ready(ctx)
+			if err == nil || np.Alive() || attempt == 19 || !strings.Contains(logFrom(np.Log, logStart), "address already in use") {
+				return err
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
-		s.Processes[i] = np
-		s.logf("restarted %s (pid %d)", name, np.PID)
-		if err := s.saveState(); err != nil {
-			return err
-		}
-		return ready(ctx)
 	}
 	return fmt.Errorf("no %s runs in sandbox %s", name, s.Dir)
 }

@@ -145,6 +145,27 @@ func waitGone(p *Process, timeout time.Duration) bool {
 	return !p.Alive()
 }
 
+// fileSize is file's size, 0 when it cannot be read.
+func fileSize(file string) int64 {
+	st, err := os.Stat(file)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// logFrom is what a log file holds from offset on (at most 64 KiB of it).
+func logFrom(file string, offset int64) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := f.ReadAt(buf, offset)
+	return string(buf[:n])
+}
+
 // tail returns the last n lines of a log file, for error messages.
 func tail(file string, n int) string {
 	data, err := os.ReadFile(file)

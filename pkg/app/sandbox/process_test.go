@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,3 +95,50 @@ func TestMissingBinariesSayMakeTools(t *testing.T) {
 		t.Fatalf("error = %v; want it to say `make tools`", err)
 	}
 }
+
+// A restarted process that exits at once because its port is taken (a client's connection held
+// it for a moment) is started again; one that fails otherwise is not, even when an earlier start
+// in the same log found its port taken.
+func TestRestartRetriesATakenPort(t *testing.T) {
+	dir := t.TempDir()
+	tried, running := filepath.Join(dir, "tried"), filepath.Join(dir, "running")
+	// The first start fails as a listener on a taken port does; the next one runs.
+	script := `if [ ! -e ` + tried + ` ]; then touch ` + tried + `; echo "listen tcp 127.0.0.1:1: bind: address already in use"; exit 1; fi; ` +
+		`touch ` + running + `; exec sleep 60`
+	old, err := startProcess(Process{Name: "server", Binary: "/bin/sh", Args: []string{"-c", "exec sleep 60"}, Log: filepath.Join(dir, "server.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sandbox{State: State{Dir: dir, Processes: []*Process{old}}, log: io.Discard}
+	t.Cleanup(func() {
+		for _, p := range s.Processes {
+			_ = p.Kill()
+		}
+	})
+	ready := func(ctx context.Context) error {
+		return s.waitFor(ctx, "server up", func(context.Context) (bool, error) { return fileExists(running), nil })
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	args := func([]string) []string { return []string{"-c", script} }
+	if err := s.restartProcess(ctx, "server", "killed", (*Process).Kill, args, ready); err != nil {
+		t.Fatalf("a start that found its port taken was not retried: %v", err)
+	}
+	if !s.Processes[0].Alive() {
+		t.Fatal("the retried process does not run")
+	}
+	if err := os.Remove(running); err != nil {
+		t.Fatal(err)
+	}
+	// Any other failure is returned at once.
+	t0 := time.Now()
+	fail := func([]string) []string { return []string{"-c", "echo boom; exit 1"} }
+	if err := s.restartProcess(ctx, "server", "killed", (*Process).Kill, fail, ready); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("a process that exits for another reason: %v, want its failure", err)
+	}
+	if d := time.Since(t0); d > 3*time.Second {
+		t.Errorf("a failure that is no taken port was retried (%s)", d)
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
