@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
@@ -66,14 +64,7 @@ func TestUndoDryRun(t *testing.T) {
 	for _, f := range fixtures(t) {
 		t.Run(f.ref, func(t *testing.T) {
 			env, c, _ := fakeEnv(t, f.objs...)
-			image := func() string {
-				t.Helper()
-				obj := f.obj.DeepCopyObject().(client.Object)
-				if err := c.Get(context.Background(), client.ObjectKeyFromObject(f.obj), obj); err != nil {
-					t.Fatal(err)
-				}
-				return f.tpl(obj).Spec.Containers[0].Image
-			}
+			image := func() string { return f.liveImage(t, c) }
 			for _, dry := range []string{"--dry-run=client", "--dry-run", "--dry-run=true"} {
 				out, err := kubectlKruise(env, "rollout", "undo", f.ref, dry)
 				if err != nil || !strings.Contains(out, "would roll back to revision 1") || !strings.Contains(out, "Image:") ||

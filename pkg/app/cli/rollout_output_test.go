@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -90,14 +89,7 @@ func TestUndoOutput(t *testing.T) {
 	for _, f := range fixtures(t) {
 		t.Run(f.ref, func(t *testing.T) {
 			env, c, _ := fakeEnv(t, f.objs...)
-			image := func() string {
-				t.Helper()
-				obj := f.obj.DeepCopyObject().(client.Object)
-				if err := c.Get(context.Background(), client.ObjectKeyFromObject(f.obj), obj); err != nil {
-					t.Fatal(err)
-				}
-				return f.tpl(obj).Spec.Containers[0].Image
-			}
+			image := func() string { return f.liveImage(t, c) }
 			out, err := kubectlKruise(env, "rollout", "undo", f.ref, "--dry-run=client", "-o", "yaml")
 			obj := f.obj.DeepCopyObject().(client.Object)
 			if err != nil || yaml.Unmarshal([]byte(out), obj) != nil || f.tpl(obj).Spec.Containers[0].Image != "app:v1" ||

@@ -201,6 +201,16 @@ type fixture struct {
 	objs []client.Object
 }
 
+// liveImage is the first container's image of f's workload as c holds it now.
+func (f fixture) liveImage(t *testing.T, c client.Client) string {
+	t.Helper()
+	obj := f.obj.DeepCopyObject().(client.Object)
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(f.obj), obj); err != nil {
+		t.Fatal(err)
+	}
+	return f.tpl(obj).Spec.Containers[0].Image
+}
+
 func fixtures(t *testing.T) []fixture {
 	tpl := func(image string) corev1.PodTemplateSpec {
 		return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
