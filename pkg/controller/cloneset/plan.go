@@ -206,7 +206,7 @@ func newPlanner(snap *Snapshot, now time.Time, opts Options) *planner {
 			continue
 		}
 		pl.active = append(pl.active, p)
-		if p.Available(now, pl.minReady) {
+		if p.Available(now, pl.minReady) || p.servingBeforeNormal(now, pl.minReady) {
 			pl.avail[p.Name] = true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 )
 
@@ -28,5 +29,22 @@ func TestCreationsAreBoundedPerPlan(t *testing.T) {
 	want := "at most 500 pods are created per reconcile: 2147483144 more wait"
 	if !slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, want) }) {
 		t.Errorf("notes %q, want %q", p.Notes, want)
+	}
+}
+
+// A pod Ready but still in PreparingNormal (no hook holds it; the manager was down when it became
+// Ready) serves traffic: updating it costs the maxUnavailable budget (soak seed 3).
+func TestReadyPodsStillPreparingNormalCostTheBudget(t *testing.T) {
+	preparingNormal := func(p *PodFacts) {
+		p.Lifecycle, p.PreNormalReleased = appspub.LifecycleStatePreparingNormal, true
+	}
+	plan := Compute(cs(3, maxUnavailable("1"), pods("p", "v1", 3, preparingNormal)), t0, Options{})
+	if len(plan.Updates) != 1 {
+		t.Fatalf("updates = %d (%v), want 1: the three pods are Ready and serving", len(plan.Updates), plan.Updates)
+	}
+	held := func(p *PodFacts) { p.Lifecycle = appspub.LifecycleStatePreparingNormal }
+	plan = Compute(cs(3, maxUnavailable("1"), pods("p", "v1", 3, held)), t0, Options{})
+	if len(plan.Updates) != 3 {
+		t.Fatalf("updates = %d, want 3: pods a preNormal hook holds are not available, their updates cost nothing", len(plan.Updates))
 	}
 }

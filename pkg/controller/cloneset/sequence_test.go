@@ -474,8 +474,10 @@ func (s *sim) checkPods(snap *Snapshot, p Plan) (oldLost, preparedLost int) {
 // available are the names of the pods of snap available now.
 func (s *sim) available(snap *Snapshot) map[string]bool {
 	out := map[string]bool{}
+	minReady := time.Duration(snap.Spec.MinReadySeconds) * time.Second
 	for _, pod := range snap.Pods {
-		if pod.Available(s.h.Now(), time.Duration(snap.Spec.MinReadySeconds)*time.Second) {
+		// Serving: a Ready pod still in PreparingNormal that no hook holds is in its endpoints.
+		if pod.Available(s.h.Now(), minReady) || pod.servingBeforeNormal(s.h.Now(), minReady) {
 			out[pod.Name] = true
 		}
 	}

@@ -110,6 +110,21 @@ func (p *PodFacts) Available(now time.Time, minReady time.Duration) bool {
 	return ok && !at.After(now)
 }
 
+// servingBeforeNormal reports whether the pod serves although its lifecycle state is still
+// PreparingNormal: Ready (for minReady), with no preNormal hook holding it -- only this controller's
+// move to Normal is missing (a manager down or behind when the pod became Ready). Such a pod is in
+// its Services' endpoints: the maxUnavailable budget counts it as available, so that updating it
+// is paid for (the soak's seed 3 saw three such pods updated at once with maxUnavailable 1).
+// Status does not count it (availableReplicas stays as OpenKruise counts it).
+func (p *PodFacts) servingBeforeNormal(now time.Time, minReady time.Duration) bool {
+	if p.Lifecycle != appspub.LifecycleStatePreparingNormal || !p.PreNormalReleased {
+		return false
+	}
+	s := p.state()
+	s.Lifecycle = appspub.LifecycleStateNormal
+	return s.Available(now, minReady)
+}
+
 // PodsToDelete reports whether name is listed in spec.scaleStrategy.podsToDelete. Observe uses it
 // (together with the specified-delete label) to fill PodFacts.SpecifiedDelete.
 func PodsToDelete(spec *v1alpha1.CloneSetSpec, name string) bool {
