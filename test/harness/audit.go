@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // AuditWrite is one write answered by the API server, from its audit log (ResponseComplete).
@@ -13,6 +14,8 @@ type AuditWrite struct {
 	User, Verb, Resource, Subresource, Namespace, Name, RequestURI string
 	// Code is the HTTP status of the answer.
 	Code int
+	// At is when the API server received the request.
+	At time.Time
 }
 
 // OK reports whether the write succeeded (2xx).
@@ -20,7 +23,8 @@ func (w AuditWrite) OK() bool { return w.Code >= 200 && w.Code < 300 }
 
 // auditEvent is the part of an audit event (audit.k8s.io/v1) the tests read.
 type auditEvent struct {
-	Stage      string `json:"stage"`
+	Stage      string    `json:"stage"`
+	Received   time.Time `json:"requestReceivedTimestamp"`
 	RequestURI string `json:"requestURI"`
 	Verb       string `json:"verb"`
 	User       struct {
@@ -71,7 +75,7 @@ func AuditWrites(path string, offset int64, user func(string) bool) ([]AuditWrit
 		}
 		out = append(out, AuditWrite{User: e.User.Username, Verb: e.Verb, Resource: e.ObjectRef.Resource,
 			Subresource: e.ObjectRef.Subresource, Namespace: e.ObjectRef.Namespace, Name: e.ObjectRef.Name,
-			RequestURI: e.RequestURI, Code: e.ResponseStatus.Code})
+			RequestURI: e.RequestURI, Code: e.ResponseStatus.Code, At: e.Received})
 	}
 	return out, sc.Err()
 }

@@ -67,15 +67,21 @@ type report struct {
 	events        *eventLog
 	// writers are, per violation, the writes to its pods in the audit log.
 	writers map[string][]string
+	// foreign are the pod deletions the checker saw that others than Kruise made (not violations).
+	foreign []string
 }
 
+// managerUser is kruise-manager's user name in the sandbox's audit log.
+const managerUser = "kruise-manager"
+
 // addWriters looks up who wrote to each violation's pods (deletions, evictions, status and
-// metadata changes) in the sandbox's audit log.
+// metadata changes) in the sandbox's audit log, and sets apart the deletions Kruise did not make.
 func (r *report) addWriters(auditLog string) {
 	writes, err := harness.AuditWrites(auditLog, 0, func(string) bool { return true })
 	if err != nil {
 		return
 	}
+	r.setApartForeignDeletions(writes)
 	r.writers = map[string][]string{}
 	for _, v := range r.violations {
 		for _, wr := range writes {
@@ -85,6 +91,36 @@ func (r *report) addWriters(auditLog string) {
 			}
 		}
 	}
+}
+
+// setApartForeignDeletions moves the no-unasked-pod-deletion violations whose pod no one but
+// others deleted (kwok, say: after a restart it may delete by name a pod recreated under the name of
+// the one it was removing; a real kubelet deletes by UID) from the violations to r.foreign: the
+// check is about what Kruise deletes. A deletion by kruise-manager, or one the log does not show,
+// stays a violation.
+func (r *report) setApartForeignDeletions(writes []harness.AuditWrite) {
+	kept := r.violations[:0]
+	for _, v := range r.violations {
+		var others []string
+		kruise := false
+		for _, wr := range writes {
+			if v.Check != checkDeletion || wr.Resource != "pods" || wr.Namespace != ns || wr.Verb != "delete" || !wr.OK() ||
+				!slices.Contains(v.Pods, wr.Name) || wr.At.Before(v.At.Add(-10*time.Second)) || wr.At.After(v.At.Add(2*time.Second)) {
+				continue
+			}
+			if wr.User == managerUser {
+				kruise = true
+			} else if !slices.Contains(others, wr.User) {
+				others = append(others, wr.User)
+			}
+		}
+		if kruise || len(others) == 0 {
+			kept = append(kept, v)
+			continue
+		}
+		r.foreign = append(r.foreign, fmt.Sprintf("%s (deleted by %s, not Kruise)", v.Message, strings.Join(others, ", ")))
+	}
+	r.violations = kept
 }
 
 func (r *report) failed() bool { return len(r.violations) > 0 || len(r.faultFailures) > 0 }
@@ -101,6 +137,9 @@ func (r *report) print(w io.Writer) {
 		r.faults[killManager]+r.revived, r.faults[killManager], r.revived)
 	for _, f := range r.faultFailures {
 		fmt.Fprintf(w, "FAULT NOT CARRIED OUT: %s\n", f)
+	}
+	for _, f := range r.foreign {
+		fmt.Fprintf(w, "not Kruise's: %s\n", f)
 	}
 	for _, v := range r.violations {
 		fmt.Fprintf(w, "VIOLATION %s at %s (seed %d): %s\n", v.Check, v.At.Format("15:04:05.000"), r.seed, v.Message)

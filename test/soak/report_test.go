@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kruise-ng/kruise/test/harness"
 )
 
 // The report shows the operations and faults around a violation: 30 s before it to 5 s after.
@@ -31,5 +33,32 @@ func TestPercentile(t *testing.T) {
 	}
 	if p := percentile(nil, 99); p != 0 {
 		t.Errorf("p99 of none = %s", p)
+	}
+}
+
+// A pod deletion only others made (kwok deleting by name the pod recreated under a name it was
+// removing) is set apart; one kruise-manager made, or one the audit log does not show, stays.
+func TestForeignDeletionsSetApart(t *testing.T) {
+	at := time.Now()
+	r := &report{violations: []violation{
+		{Check: checkDeletion, Message: "db-2 gone", At: at, Pods: []string{"db-2"}},
+		{Check: checkDeletion, Message: "api-x gone", At: at, Pods: []string{"api-x"}},
+		{Check: checkDeletion, Message: "web-y gone", At: at, Pods: []string{"web-y"}},
+		{Check: checkTakeOut, Message: "took db-2 out", At: at, Pods: []string{"db-2"}},
+	}}
+	del := func(user, name string, d time.Duration) harness.AuditWrite {
+		return harness.AuditWrite{User: user, Verb: "delete", Resource: "pods", Namespace: ns, Name: name, Code: 200, At: at.Add(d)}
+	}
+	r.setApartForeignDeletions([]harness.AuditWrite{
+		del("kwok-controller", "db-2", -time.Second),
+		del("kwok-controller", "api-x", 0), del(managerUser, "api-x", -time.Second),
+		del("kwok-controller", "web-y", -time.Minute), // too early: another pod of that name
+	})
+	var kept []string
+	for _, v := range r.violations {
+		kept = append(kept, v.Message)
+	}
+	if strings.Join(kept, ",") != "api-x gone,web-y gone,took db-2 out" || len(r.foreign) != 1 || !strings.Contains(r.foreign[0], "kwok-controller") {
+		t.Fatalf("violations %q, foreign %q", kept, r.foreign)
 	}
 }
