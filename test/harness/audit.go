@@ -25,8 +25,8 @@ func (w AuditWrite) OK() bool { return w.Code >= 200 && w.Code < 300 }
 type auditEvent struct {
 	Stage      string    `json:"stage"`
 	Received   time.Time `json:"requestReceivedTimestamp"`
-	RequestURI string `json:"requestURI"`
-	Verb       string `json:"verb"`
+	RequestURI string    `json:"requestURI"`
+	Verb       string    `json:"verb"`
 	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
