@@ -3,6 +3,7 @@ package inplace
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -154,8 +155,10 @@ func GateFalse(pod *corev1.Pod) bool {
 // image ID differs from the one recorded before the update, or, when kruise-daemon reported the
 // container's spec hash before and reports now on the running container, that hash changed (an
 // image of the same digest under another tag keeps the image ID). Resized containers are not
-// recorded (see resized). Status image names are not compared: a real kubelet reports them
-// resolved, e.g. docker.io/library/app:v2 for app:v2.
+// recorded (see resized). A container whose image ID did not change counts too when it runs the
+// image its spec names already (sameImage, as OpenKruise checks): an update that undid one the
+// kubelet had not acted on yet (a rollback right behind a rollout) restarts nothing, and without
+// this it would wait for a restart forever.
 func restarted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
 	meta := RuntimeMeta(pod)
 	for name, before := range state.LastContainerStatuses {
@@ -171,6 +174,9 @@ func restarted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
 			if cs.ImageID != "" && cs.ImageID != before.ImageID {
 				ok = true
 			}
+			if cs.ImageID != "" && cs.ImageID == before.ImageID && sameImage(specImage(pod, name), cs.Image) {
+				ok = true
+			}
 			if m, reported := meta[name]; reported && before.PlainHash != 0 && m.ContainerID == cs.ContainerID &&
 				m.Hashes.PlainHash != before.PlainHash {
 				ok = true
@@ -181,6 +187,36 @@ func restarted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
 		}
 	}
 	return true
+}
+
+// specImage is the image the spec gives the named container or init container ("" for none).
+func specImage(pod *corev1.Pod, name string) string {
+	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for _, c := range list {
+			if c.Name == name {
+				return c.Image
+			}
+		}
+	}
+	return ""
+}
+
+// sameImage reports whether a container status's image (status) is the spec's image (spec): equal,
+// or equal once the registry prefix a real kubelet resolves short names to is taken off both
+// (docker.io/library/app:v2 for app:v2).
+func sameImage(spec, status string) bool {
+	if spec == "" || status == "" {
+		return false
+	}
+	short := func(s string) string {
+		for _, prefix := range []string{"docker.io/library/", "docker.io/"} {
+			if rest, ok := strings.CutPrefix(s, prefix); ok {
+				return rest
+			}
+		}
+		return s
+	}
+	return spec == status || short(spec) == short(status)
 }
 
 // ContainerID is the ID of the named container in pod's status ("" when it has none).

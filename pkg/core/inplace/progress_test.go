@@ -151,3 +151,30 @@ func TestObserveEnvFromMetadataRestart(t *testing.T) {
 		t.Errorf("NeedsRecreate after the restart = %v", names)
 	}
 }
+
+// A rollback right behind a rollout the kubelet had not acted on: the spec names again the image
+// the container still runs, its image ID never changes, and nothing restarts -- the update is
+// complete. A rollout to another tag of the same digest still waits for the restart.
+func TestObserveUndoneBeforeTheKubeletActed(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	pod := func(specImage, statusImage string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{appspub.InPlaceUpdateStateKey: `{"revision":"r1",` +
+			`"updateTimestamp":"2026-11-29T12:00:00Z","lastContainerStatuses":{"app":{"imageID":"app@sha256:1"}}}`}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: specImage}}},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}},
+				ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: statusImage, ImageID: "app@sha256:1", State: running}}}}
+	}
+	for _, tc := range []struct {
+		name, spec, status string
+		want               Progress
+	}{
+		{"the spec names the running image", "app:v1", "app:v1", Completed},
+		{"as a real kubelet resolves it", "app:v1", "docker.io/library/app:v1", Completed},
+		{"another tag, same digest, not restarted yet", "app:v2", "app:v1", Updating},
+		{"another registry", "registry.local/app:v1", "docker.io/library/app:v1", Updating},
+	} {
+		if got := Observe(pod(tc.spec, tc.status)); got != tc.want {
+			t.Errorf("%s: Observe = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
