@@ -185,14 +185,23 @@ bench-floor: check-go ## the machine's floor: the in-place protocol's writes for
 # The fault campaign (test/soak): a world of workloads changed by a driver while an injector kills,
 # freezes and restarts the control plane's processes, every invariant checked on a watch of the
 # true objects. Its last line: `soak: F faults, O operations, C checks, V violations, converged p99
-# T s`; it exits 1 on a violation, keeping the sandbox's logs. Not part of make test (yet).
+# T s`; it exits 1 on a violation, keeping the sandbox's logs. make test runs the seeds that found
+# violations (SOAK_SEEDS, fixed since) for SOAK_SHORT each: regressions, a few minutes.
 DURATION ?= 30m
 SEED ?= $(shell date +%s)
+SOAK_SEEDS ?= 3
+SOAK_SHORT ?= 4m
 
 .PHONY: soak
 soak: check-go ## the fault campaign for DURATION (30m) from SEED: faults, operations, invariant checks, violations, convergence
 	@hack/tools.sh $(SANDBOX_TOOLS)
 	$(GO) run ./test/soak -duration $(DURATION) -seed $(SEED)
+
+.PHONY: soak-short
+soak-short: check-go ## the fault campaign's regression seeds (SOAK_SEEDS), SOAK_SHORT (4m) each
+	@hack/tools.sh $(SANDBOX_TOOLS)
+	$(GO) build -o bin/soak ./test/soak
+	@for seed in $(SOAK_SEEDS); do bin/soak -duration $(SOAK_SHORT) -seed $$seed || exit 1; done
 
 .PHONY: lint
 lint: check-go ## gofmt, go vet, staticcheck, the wings' import rules (test/wings), and no committed file over 1 MB that is not text
@@ -208,8 +217,8 @@ lint: check-go ## gofmt, go vet, staticcheck, the wings' import rules (test/wing
 	$(GO) test -count=1 ./test/wings/
 
 .PHONY: test
-test: tools verify-generated lint chart monitoring unit fuzz integration e2e e2e-node ## everything: the whole toolchain if missing, lint, unit, fuzz, integration, e2e and real-node tests
+test: tools verify-generated lint chart monitoring unit fuzz integration e2e e2e-node soak-short ## everything: the whole toolchain if missing, lint, unit, fuzz, integration, e2e, real-node tests and the soak's regression seeds
 
 .PHONY: clean
 clean: ## remove built Kruise binaries (keeps the toolchain in bin/tools)
-	rm -f $(addprefix bin/,$(BINARIES))
+	rm -f $(addprefix bin/,$(BINARIES)) bin/soak
