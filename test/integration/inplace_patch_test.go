@@ -28,7 +28,8 @@ func inplacePod(t *testing.T, cs kubernetes.Interface) *corev1.Pod {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns.Name, Labels: map[string]string{inplace.RevisionLabel: "rev-1", "tier": "web", "drop": "me"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v1"}, {Name: "side", Image: "side:v1"}},
-			ReadinessGates: []corev1.PodReadinessGate{{ConditionType: appspub.InPlaceUpdateReady}}, TerminationGracePeriodSeconds: ptr.To[int64](1)},
+			ReadinessGates: []corev1.PodReadinessGate{{ConditionType: appspub.InPlaceUpdateReady}}, TerminationGracePeriodSeconds: ptr.To[int64](1),
+			NodeName: "node-of-this-test"}, // the test plays its kubelet
 	}
 	pod, err = cs.CoreV1().Pods(ns.Name).Create(context.Background(), pod, metav1.CreateOptions{})
 	if err != nil {

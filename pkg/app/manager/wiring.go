@@ -324,13 +324,16 @@ func setupPodMutation(w *wiring) error {
 }
 
 // setupEngineOptions: in-place updates ask the budgets before they take a pod out of service (B2
-// of issue 18), and the engine's pod writes skip decoding the API server's answers.
+// of issue 18), the engine's pod writes skip decoding the API server's answers, and what is learned
+// of each node's kubelet (how long to wait for it to report a pod not Ready) is shared by the
+// engines of every workload.
 func setupEngineOptions(w *wiring) error {
 	core, err := kubernetes.NewForConfigAndClient(w.mgr.GetConfig(), w.mgr.GetHTTPClient())
 	if err != nil {
 		return err
 	}
-	w.engineOptions = []engine.Option{engine.WithBudget(w.guard), engine.WithPodWriter(core.CoreV1().RESTClient())}
+	kubelets := engine.NewKubelets(w.mgr.GetClient(), w.recorder("inplace-update"), inplace.DefaultKubeletPolicy())
+	w.engineOptions = []engine.Option{engine.WithBudget(w.guard), engine.WithPodWriter(core.CoreV1().RESTClient()), engine.WithKubelets(kubelets)}
 	return nil
 }
 

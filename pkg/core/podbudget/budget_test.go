@@ -98,6 +98,13 @@ func inPlaceUpdating(t *testing.T, p *corev1.Pod, before string, mutate func(*ap
 		mutate(&state)
 	}
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse})
+	// The update's spec write names the new image (a container that runs the image its spec names
+	// has nothing to restart).
+	for i, c := range p.Spec.Containers {
+		if c.Name == "app" && c.Image == "app:v1" {
+			p.Spec.Containers[i].Image = "app:v2"
+		}
+	}
 	return annotate(p, appspub.InPlaceUpdateStateKey, mustJSON(t, state))
 }
 

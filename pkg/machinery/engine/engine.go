@@ -6,23 +6,19 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
-	"github.com/kruise-ng/kruise/pkg/core/podgate"
 )
 
 // Engine is the in-place update protocol for one pod at a time. Implementations are safe for
@@ -31,8 +27,15 @@ type Engine interface {
 	// CanUpdateInPlace decides whether a pod of oldTemplate's revision can move to newTemplate
 	// (revision newRevision) in place, and if so with which changes.
 	CanUpdateInPlace(oldTemplate, newTemplate *corev1.PodTemplateSpec, newRevision string) inplace.Decision
-	// Update starts the in-place update of pod to spec.
+	// Update starts the in-place update of pod to spec: UpdateAll of one.
 	Update(ctx context.Context, pod *corev1.Pod, spec *inplace.UpdateSpec, opts UpdateOptions) error
+	// UpdateAll starts the in-place updates ups, at most parallelism writes at a time, and calls
+	// done(i, err) for each once its spec write is made (or failed). Pods whose containers change
+	// are taken out of service first (Unready; no write for a pod held already) and their kubelets
+	// waited for together (each pod's spec is written the moment its own kubelet has reported it not
+	// Ready, or its node's learned wait ran out, or its node is not waited for: Kubelets). done may be
+	// called concurrently. It returns when every done has been called.
+	UpdateAll(ctx context.Context, ups []BatchUpdate, parallelism int, done func(i int, err error))
 	// RevisionLabels returns the labels that mark a pod as running revision rev (a created pod
 	// carries them too).
 	RevisionLabels(rev string) map[string]string
@@ -44,9 +47,11 @@ type Engine interface {
 	// Unready sets pod's InPlaceUpdateReady (and Ready) False, as Update does first when containers
 	// change, and returns the pod as it now stands, for Update: a workload updating many pods
 	// unreadies them all before it updates any, so each kubelet sees its gate while the others are
-	// written and Update's wait for it is short. A pod held already is returned as it is. With a
-	// Budget (WithBudget), the budget is asked first; a refusal is a *BudgetError. The pod returned
-	// shares everything but its conditions with pod: like pods read from the cache, it is read-only.
+	// written and Update's wait for it is short. A pod held already by an update still running is
+	// returned as it is (one whose update completed is taken out again: the reconcile opened it
+	// first). With a Budget (WithBudget), the budget is asked first; a refusal is a *BudgetError.
+	// The pod returned shares everything but its conditions with pod: like pods read from the
+	// cache, it is read-only.
 	Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error)
 	// UpdateContainers sets the images of containers the pod's workload does not own (a
 	// SidecarSet's sidecars) and the caller's annotations in one JSON patch that checks each
@@ -79,15 +84,19 @@ func New(c client.Client, clk clock.PassiveClock, opts inplace.Options, options 
 	for _, o := range options {
 		o(e)
 	}
+	if e.kubelets == nil {
+		e.kubelets = NewKubelets(nil, nil, inplace.DefaultKubeletPolicy())
+	}
 	return e
 }
 
 type engine struct {
-	client client.Client
-	clock  clock.PassiveClock
-	opts   inplace.Options
-	budget Budget
-	pods   rest.Interface // WithPodWriter; nil: client writes
+	client   client.Client
+	clock    clock.PassiveClock
+	opts     inplace.Options
+	budget   Budget
+	pods     rest.Interface // WithPodWriter; nil: client writes
+	kubelets *Kubelets      // WithKubelets; by default the engine's own
 }
 
 func (e *engine) CanUpdateInPlace(oldTemplate, newTemplate *corev1.PodTemplateSpec, newRevision string) inplace.Decision {
@@ -97,13 +106,81 @@ func (e *engine) CanUpdateInPlace(oldTemplate, newTemplate *corev1.PodTemplateSp
 func (e *engine) RevisionLabels(rev string) map[string]string { return e.opts.RevisionLabels(rev) }
 
 func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.UpdateSpec, opts UpdateOptions) error {
+	var err error
+	e.UpdateAll(ctx, []BatchUpdate{{Pod: pod, Spec: spec, Opts: opts}}, 1, func(_ int, e error) { err = e })
+	return err
+}
+
+// BatchUpdate is one pod's in-place update in UpdateAll.
+type BatchUpdate struct {
+	Pod  *corev1.Pod
+	Spec *inplace.UpdateSpec
+	Opts UpdateOptions
+}
+
+func (e *engine) UpdateAll(ctx context.Context, ups []BatchUpdate, parallelism int, done func(i int, err error)) {
+	preps := make([]*prepared, len(ups))
+	writes := make(chan int)
+	var writers sync.WaitGroup
+	for range max(parallelism, 1) {
+		writers.Go(func() {
+			for i := range writes {
+				done(i, e.write(ctx, preps[i]))
+			}
+		})
+	}
+	// Each pod is prepared and, when its containers change, taken out of service (held already
+	// when the caller did it first: no write); those that wait for their kubelet wait together.
+	var mu sync.Mutex
+	var waitIdx []int
+	var waitPods []*corev1.Pod
+	each(len(ups), max(parallelism, 1), func(i int) {
+		p, err := e.prepare(ctx, ups[i])
+		if err != nil {
+			done(i, err)
+			return
+		}
+		preps[i] = p
+		if !p.changes || p.opts.GraceSeconds > 0 {
+			writes <- i
+			return
+		}
+		mu.Lock()
+		waitIdx, waitPods = append(waitIdx, i), append(waitPods, p.pod)
+		mu.Unlock()
+	})
+	e.awaitKubelets(ctx, waitPods, func(j int, err error) {
+		if err != nil {
+			done(waitIdx[j], err)
+			return
+		}
+		writes <- waitIdx[j]
+	})
+	close(writes)
+	writers.Wait()
+}
+
+// prepared is one in-place update ready to write: the pod as held, the spec (merged with a deferred
+// one), the update state to record and the first launch-priority batch of images.
+type prepared struct {
+	pod     *corev1.Pod
+	spec    *inplace.UpdateSpec
+	opts    UpdateOptions
+	state   *appspub.InPlaceUpdateState
+	batch   map[string]string
+	changes bool // containers change (the pod is taken out of service first)
+}
+
+// prepare decides what u writes and, when its containers change, takes its pod out of service.
+func (e *engine) prepare(ctx context.Context, u BatchUpdate) (*prepared, error) {
+	pod, spec, opts := u.Pod, u.Spec, u.Opts
 	if spec == nil {
-		return fmt.Errorf("update pod %s in place: no update spec", pod.Name)
+		return nil, fmt.Errorf("update pod %s in place: no update spec", pod.Name)
 	}
 	start := e.clock.Now()
 	pending, err := inplace.DeferredOf(pod)
 	if err != nil {
-		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
+		return nil, fmt.Errorf("update pod %s in place: %w", pod.Name, err)
 	}
 	if pending != nil {
 		// The pod still runs the containers of the update before: go there straight from them,
@@ -138,16 +215,20 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 		state.UpdateEnvFromMetadata = true
 		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ContainerID: inplace.ContainerID(pod, name)}
 	}
-	changes := spec.RestartsContainers()
-	if changes {
-		if pod, err = e.Unready(ctx, pod, opts.Reason); err != nil {
-			return err
+	p := &prepared{pod: pod, spec: spec, opts: opts, state: state, batch: batch, changes: spec.RestartsContainers()}
+	if p.changes {
+		if p.pod, err = e.Unready(ctx, pod, opts.Reason); err != nil {
+			return nil, err
 		}
 	}
-	if changes && opts.GraceSeconds <= 0 {
-		if err := e.awaitNotReady(ctx, pod); err != nil {
-			return err
-		}
+	return p, nil
+}
+
+// write makes p's spec write (after a resize when resources change and the update is not
+// deferred): the pod's kubelet has been waited for.
+func (e *engine) write(ctx context.Context, p *prepared) error {
+	pod, spec, opts := p.pod, p.spec, p.opts
+	if p.changes && opts.GraceSeconds <= 0 {
 		// The resize first: the spec write that follows moves the revision, and a pod must not be
 		// at the new revision with the old resources.
 		if err := e.resize(ctx, pod, spec.ContainerResources); err != nil {
@@ -155,15 +236,16 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 		}
 	}
 	var patch []byte
-	if changes && opts.GraceSeconds > 0 {
+	var err error
+	if p.changes && opts.GraceSeconds > 0 {
 		labels := e.opts.RevisionLabels(spec.Revision)
 		maps.Copy(labels, opts.Labels)
-		patch, err = inplace.DeferPatch(pod, &inplace.Deferred{UpdateSpec: *spec, GraceSeconds: opts.GraceSeconds}, state,
+		patch, err = inplace.DeferPatch(pod, &inplace.Deferred{UpdateSpec: *spec, GraceSeconds: opts.GraceSeconds}, p.state,
 			labels, opts.Annotations)
 	} else {
 		now := *spec.WithMetadata(opts.Labels, opts.Annotations)
-		now.ContainerImages = batch
-		patch, err = inplace.SpecPatch(pod, &now, state, e.opts.RevisionLabels(spec.Revision))
+		now.ContainerImages = p.batch
+		patch, err = inplace.SpecPatch(pod, &now, p.state, e.opts.RevisionLabels(spec.Revision))
 	}
 	if err != nil {
 		return err
@@ -172,6 +254,20 @@ func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.Upda
 		return fmt.Errorf("update pod %s in place: %w", pod.Name, err)
 	}
 	return nil
+}
+
+// each runs f(0..n-1), at most parallelism at a time.
+func each(n, parallelism int, f func(i int)) {
+	sem := make(chan struct{}, parallelism)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f(i)
+		})
+	}
+	wg.Wait()
 }
 
 func (e *engine) UpdateContainers(ctx context.Context, pod *corev1.Pod, images, annotations map[string]string, disrupts bool) error {
@@ -218,7 +314,10 @@ func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod, done Metadata) (i
 }
 
 func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error) {
-	if inplace.GateFalse(pod) {
+	// A gate False holds the pod only while the update that wrote it runs: one whose containers all
+	// run again is opened by the reconcile's Progress before its updates (or was, and the cache is
+	// behind), so a new update of it takes it out again.
+	if inplace.GateFalse(pod) && inplace.Observe(pod) != inplace.Completed {
 		return pod, nil
 	}
 	if err := e.admit(ctx, pod); err != nil {
@@ -253,8 +352,10 @@ func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
 	if pod, err = e.Unready(ctx, pod, "grace period over"); err != nil {
 		return err
 	}
-	if err := e.awaitNotReady(ctx, pod); err != nil {
-		return err
+	var waitErr error
+	e.awaitKubelets(ctx, []*corev1.Pod{pod}, func(_ int, err error) { waitErr = err })
+	if waitErr != nil {
+		return waitErr
 	}
 	if err := e.resize(ctx, pod, d.ContainerResources); err != nil {
 		return err
@@ -305,59 +406,6 @@ func (e *engine) resize(ctx context.Context, pod *corev1.Pod, resources map[stri
 		return fmt.Errorf("resize pod %s: %w", pod.Name, err)
 	}
 	return nil
-}
-
-// NotReadyWait bounds how long Update waits for the kubelet to report a pod not Ready after its
-// InPlaceUpdateReady gate went False; past it the containers change anyway (a kubelet that is down
-// serves no traffic either) and kruise_inplace_not_ready_wait_timeouts_total counts it.
-const NotReadyWait = 10 * time.Second
-
-// notReadyPoll is how often the wait looks at the pod (in the informer cache, for a manager).
-const notReadyPoll = 20 * time.Millisecond
-
-var notReadyTimeouts = prometheus.NewCounter(prometheus.CounterOpts{Name: "kruise_inplace_not_ready_wait_timeouts_total",
-	Help: "In-place updates whose containers changed before the kubelet reported the pod not Ready, NotReadyWait after the gate went False."})
-
-func init() { metrics.Registry.MustRegister(notReadyTimeouts) }
-
-// awaitNotReady returns once the kubelet has written the pod's Ready condition False itself, read
-// through the engine's client (the manager's cache): Ready False with a reason other than the one
-// setGate writes it with. The kubelet reconciles Ready when it sees the gate's change (the message
-// differs from its own); until then its cached status still says Ready, and a status write of it
-// — seen on a real kubelet while the containers were already restarting — would put the pod back
-// in its Services. A pod without the InPlaceUpdateReady readiness gate does not wait.
-func (e *engine) awaitNotReady(ctx context.Context, pod *corev1.Pod) error {
-	if !podgate.Has(pod, appspub.InPlaceUpdateReady) || kubeletNotReady(pod) {
-		return nil
-	}
-	err := wait.PollUntilContextTimeout(ctx, notReadyPoll, NotReadyWait, false, func(ctx context.Context) (bool, error) {
-		// The cache's own pod, not a copy per poll: only its conditions are read.
-		cur := &corev1.Pod{}
-		if err := e.client.Get(ctx, client.ObjectKeyFromObject(pod), cur, client.UnsafeDisableDeepCopy); err != nil {
-			// Gone: the spec patch says so. Any other failed read (a client rate limiter that
-			// would outlast the wait, a blip) is no answer: ask again until the wait ends.
-			return apierrors.IsNotFound(err), nil
-		}
-		if cur.UID != pod.UID {
-			return false, fmt.Errorf("update pod %s in place: the pod was replaced", pod.Name)
-		}
-		return kubeletNotReady(cur), nil
-	})
-	if wait.Interrupted(err) && ctx.Err() == nil {
-		notReadyTimeouts.Inc()
-		return nil
-	}
-	return err
-}
-
-// kubeletNotReady reports whether the pod's Ready condition is not True, and not as setGate wrote it.
-func kubeletNotReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status != corev1.ConditionTrue && c.Reason != StartReason
-		}
-	}
-	return true
 }
 
 // StartReason is the reason of the InPlaceUpdateReady (and Ready) False the engine writes.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 )
 
@@ -86,5 +87,36 @@ func TestUnreadyLeavesThePodAlone(t *testing.T) {
 	}
 	if held == pod || held.Labels["a"] != "b" {
 		t.Errorf("held is the pod itself or lost its metadata: %+v", held.ObjectMeta)
+	}
+}
+
+// A pod whose gate is False from an update that has completed (its containers run again) is opened
+// by the reconcile's Progress before the next update: Unready takes it out again. One held by an
+// update still running is left as it is.
+func TestUnreadyAgainAfterACompletedUpdate(t *testing.T) {
+	var writes int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writes++
+		_, _ = io.WriteString(w, `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}`)
+	}))
+	defer srv.Close()
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := New(nil, nil, inplace.Options{}, WithPodWriter(cs.CoreV1().RESTClient()))
+	pod := func(image, imageID string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Annotations: map[string]string{
+			appspub.InPlaceUpdateStateKey: `{"revision":"r2","updateTimestamp":"2026-12-06T10:00:00Z","lastContainerStatuses":{"app":{"imageID":"app@1"}}}`}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:2"}}},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}},
+				ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: image, ImageID: imageID,
+					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	}
+	if _, err := e.Unready(context.Background(), pod("app:1", "app@1"), "rollout"); err != nil || writes != 0 {
+		t.Fatalf("held by a running update: %d writes (%v), want none", writes, err)
+	}
+	if _, err := e.Unready(context.Background(), pod("app:2", "app@2"), "rollout"); err != nil || writes != 1 {
+		t.Fatalf("held by a completed update: %d writes (%v), want the gate written again", writes, err)
 	}
 }

@@ -3,8 +3,10 @@ package podcontrol
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -159,26 +161,46 @@ func (c *Control) Delete(ctx context.Context, o Owner, pod *corev1.Pod, ev Delet
 	return nil
 }
 
-// UpdateInPlace starts the engine's in-place update of pod to spec (gate False, then the spec
-// patch that checks the pod still has the revision and images it was planned against), with the
-// lifecycle state Updating when the workload has hooks or o.Updating.
+// UpdateInPlace starts the engine's in-place update of pod to spec: UpdateInPlaceAll of one.
 func (c *Control) UpdateInPlace(ctx context.Context, o Owner, pod *corev1.Pod, spec *inplace.UpdateSpec, reason string, done *Batch) error {
-	if pod == nil || spec == nil {
-		return nil
+	return c.UpdateInPlaceAll(ctx, o, []Change{{Pod: pod, Spec: spec, Reason: reason}}, done)
+}
+
+// UpdateInPlaceAll starts the engine's in-place updates of changes (those with a pod and a Spec)
+// together (engine.UpdateAll): gate False, one wait for all their kubelets, then each pod's spec
+// patch that checks the pod still has the revision and images it was planned against -- with the
+// lifecycle state Updating when the workload has hooks or o.Updating.
+func (c *Control) UpdateInPlaceAll(ctx context.Context, o Owner, changes []Change, done *Batch) error {
+	key, now := o.Key(), c.Clock.Now()
+	var ups []engine.BatchUpdate
+	var planned []Change
+	for _, ch := range changes {
+		if ch.Pod == nil || ch.Spec == nil {
+			continue
+		}
+		c.Expectations.ExpectUpdate(key, ch.Pod.Name, ch.Spec.Revision, now)
+		opts := engine.UpdateOptions{Reason: ch.Reason, GraceSeconds: o.GraceSeconds}
+		if o.Lifecycle != nil || o.Updating {
+			opts.Labels, opts.Annotations = lifecycle.Metadata(appspub.LifecycleStateUpdating, now)
+		}
+		ups = append(ups, engine.BatchUpdate{Pod: ch.Pod, Spec: ch.Spec, Opts: opts})
+		planned = append(planned, ch)
 	}
-	key := o.Key()
-	c.Expectations.ExpectUpdate(key, pod.Name, spec.Revision, c.Clock.Now())
-	opts := engine.UpdateOptions{Reason: reason, GraceSeconds: o.GraceSeconds}
-	if o.Lifecycle != nil || o.Updating {
-		opts.Labels, opts.Annotations = lifecycle.Metadata(appspub.LifecycleStateUpdating, c.Clock.Now())
-	}
-	if err := c.Engine.Update(ctx, pod, spec, opts); err != nil {
-		c.Expectations.Drop(key, pod.Name)
-		c.Event(o, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", pod.Name, err)
-		o.Metrics.InPlaceFailed()
-		return err
-	}
-	o.Metrics.PodUpdated(rolloutmetrics.InPlace)
-	done.Add("SuccessfulUpdatePodInPlace", "updated in place", pod.Name, fmt.Sprintf("to revision %s: %s", spec.Revision, reason))
-	return nil
+	var mu sync.Mutex
+	var errs []error
+	c.Engine.UpdateAll(ctx, ups, WriteParallelism, func(i int, err error) {
+		ch := planned[i]
+		if err != nil {
+			c.Expectations.Drop(key, ch.Pod.Name)
+			c.Event(o, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", ch.Pod.Name, err)
+			o.Metrics.InPlaceFailed()
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			return
+		}
+		o.Metrics.PodUpdated(rolloutmetrics.InPlace)
+		done.Add("SuccessfulUpdatePodInPlace", "updated in place", ch.Pod.Name, fmt.Sprintf("to revision %s: %s", ch.Spec.Revision, ch.Reason))
+	})
+	return errors.Join(errs...)
 }

@@ -193,7 +193,8 @@ type Change struct {
 }
 
 // ApplyUpdates carries out changes: first every in-place change's pod is taken out of service
-// (Unready), then each change is made, in parallel; recreate deletes a pod to recreate (the
+// (Unready), then the in-place changes are made together (UpdateInPlaceAll: one wait for their
+// kubelets) beside the recreates, in parallel; recreate deletes a pod to recreate (the
 // workload's own deletion, which may take its claims along). It returns the pods whose in-place
 // update a PodUnavailableBudget held back (and an event says so): they are left as they were, and
 // the workload tries again after BudgetRetry — a rollout never takes a guarded application below
@@ -210,23 +211,33 @@ func (c *Control) ApplyUpdates(ctx context.Context, o Owner, changes []Change, r
 		c.Event(o, corev1.EventTypeNormal, ReasonWaitingForBudget, "%d pod(s) wait for their PodUnavailableBudget before their in-place update: %s",
 			len(waiting), ListNames(waiting, 5))
 	}
-	return waiting, errors.Join(err, Parallel(changes, func(ch Change) error {
-		if ch.Spec == nil {
+	var inPlace, recreates []Change
+	for _, ch := range changes {
+		switch {
+		case ch.Spec == nil:
+			recreates = append(recreates, ch)
+		case ch.Pod == nil || slices.Contains(waiting, ch.Pod.Name):
+		default:
+			if h := held[ch.Pod.Name]; h != nil {
+				ch.Pod = h
+			}
+			inPlace = append(inPlace, ch)
+		}
+	}
+	var recreated error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		recreated = Parallel(recreates, func(ch Change) error {
 			err := recreate(ch.Pod, ch.Reason)
 			if err == nil {
 				o.Metrics.PodUpdated(rolloutmetrics.Recreate)
 			}
 			return err
-		}
-		pod := ch.Pod
-		if pod != nil && slices.Contains(waiting, pod.Name) {
-			return nil
-		}
-		if ch.Pod != nil && held[ch.Pod.Name] != nil {
-			pod = held[ch.Pod.Name]
-		}
-		return c.UpdateInPlace(ctx, o, pod, ch.Spec, ch.Reason, done)
-	}))
+		})
+	})
+	updated := c.UpdateInPlaceAll(ctx, o, inPlace, done)
+	wg.Wait()
+	return waiting, errors.Join(err, recreated, updated)
 }
 
 // ReasonWaitingForBudget is the event of updates a PodUnavailableBudget holds back.
