@@ -31,17 +31,11 @@ func TestEngineWaitsOnceAndLearnsNodes(t *testing.T) {
 	policy.Probe = 2 * time.Second
 	eng := engine.New(harness.KruiseClient(t, cfg), nil, inplace.Options{},
 		engine.WithKubelets(engine.NewKubelets(nil, nil, policy)))
-	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubelets-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CoreV1().ServiceAccounts(ns.Name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := podNamespace(t, cs, "kubelets-")
 	status := func(name string, st map[string]any) *corev1.Pod {
 		t.Helper()
 		body, _ := json.Marshal(map[string]any{"status": st})
-		p, err := cs.CoreV1().Pods(ns.Name).Patch(ctx, name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+		p, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,10 +43,10 @@ func TestEngineWaitsOnceAndLearnsNodes(t *testing.T) {
 	}
 	newPod := func(name, node string) *corev1.Pod {
 		t.Helper()
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns.Name, Labels: map[string]string{inplace.RevisionLabel: "rev-1"}},
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{inplace.RevisionLabel: "rev-1"}},
 			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "app:v1"}},
 				ReadinessGates: []corev1.PodReadinessGate{{ConditionType: appspub.InPlaceUpdateReady}}, TerminationGracePeriodSeconds: ptr.To[int64](1)}}
-		if _, err := cs.CoreV1().Pods(ns.Name).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return status(name, map[string]any{
@@ -76,7 +70,7 @@ func TestEngineWaitsOnceAndLearnsNodes(t *testing.T) {
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
-			pods, err := cs.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=node-a"})
+			pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=node-a"})
 			if err != nil {
 				continue
 			}
@@ -120,7 +114,7 @@ func TestEngineWaitsOnceAndLearnsNodes(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"a1", "b1"} {
-		p, err := cs.CoreV1().Pods(ns.Name).Get(ctx, n, metav1.GetOptions{})
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, n, metav1.GetOptions{})
 		if err != nil || p.Spec.Containers[0].Image != "app:v2" {
 			t.Errorf("pod %s not updated: %v", n, err)
 		}
@@ -140,7 +134,7 @@ func TestEngineWaitsOnceAndLearnsNodes(t *testing.T) {
 	if err := eng.Update(ctx, a4, d.Spec, engine.UpdateOptions{Reason: "image app:v2"}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := cs.CoreV1().Pods(ns.Name).Get(ctx, "a4", metav1.GetOptions{})
+	p, err := cs.CoreV1().Pods(ns).Get(ctx, "a4", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

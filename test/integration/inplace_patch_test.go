@@ -16,22 +16,30 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 )
 
-func inplacePod(t *testing.T, cs kubernetes.Interface) *corev1.Pod {
+// podNamespace creates a namespace named from prefix, with its default service account (no
+// controller makes it here), for pods the test creates; it returns its name.
+func podNamespace(t *testing.T, cs kubernetes.Interface, prefix string) string {
 	t.Helper()
-	ns, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "inplace-"}}, metav1.CreateOptions{})
+	ns, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cs.CoreV1().ServiceAccounts(ns.Name).Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return ns.Name
+}
+
+func inplacePod(t *testing.T, cs kubernetes.Interface) *corev1.Pod {
+	t.Helper()
+	ns := podNamespace(t, cs, "inplace-")
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns.Name, Labels: map[string]string{inplace.RevisionLabel: "rev-1", "tier": "web", "drop": "me"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns, Labels: map[string]string{inplace.RevisionLabel: "rev-1", "tier": "web", "drop": "me"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v1"}, {Name: "side", Image: "side:v1"}},
 			ReadinessGates: []corev1.PodReadinessGate{{ConditionType: appspub.InPlaceUpdateReady}}, TerminationGracePeriodSeconds: ptr.To[int64](1),
 			NodeName: "node-of-this-test"}, // the test plays its kubelet
 	}
-	pod, err = cs.CoreV1().Pods(ns.Name).Create(context.Background(), pod, metav1.CreateOptions{})
+	pod, err := cs.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,15 +58,7 @@ func TestPodWriter(t *testing.T) {
 // Unready writes the gate and returns the pod as it now stands, with conditions of its own: the pod
 // it was given (the cache's) keeps its conditions, and the rest is shared, not copied.
 func TestUnreadyLeavesThePodAlone(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}`)
-	}))
-	defer srv.Close()
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := New(nil, nil, inplace.Options{}, WithPodWriter(cs.CoreV1().RESTClient()))
+	e := podWriterEngine(t, func() {})
 	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Labels: map[string]string{"a": "b"}},
 		Status: corev1.PodStatus{Conditions: ready}}
@@ -95,16 +87,7 @@ func TestUnreadyLeavesThePodAlone(t *testing.T) {
 // update still running is left as it is.
 func TestUnreadyAgainAfterACompletedUpdate(t *testing.T) {
 	var writes int
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writes++
-		_, _ = io.WriteString(w, `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}`)
-	}))
-	defer srv.Close()
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := New(nil, nil, inplace.Options{}, WithPodWriter(cs.CoreV1().RESTClient()))
+	e := podWriterEngine(t, func() { writes++ })
 	pod := func(image, imageID string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Annotations: map[string]string{
 			appspub.InPlaceUpdateStateKey: `{"revision":"r2","updateTimestamp":"2026-12-06T10:00:00Z","lastContainerStatuses":{"app":{"imageID":"app@1"}}}`}},
@@ -119,4 +102,20 @@ func TestUnreadyAgainAfterACompletedUpdate(t *testing.T) {
 	if _, err := e.Unready(context.Background(), pod("app:2", "app@2"), "rollout"); err != nil || writes != 1 {
 		t.Fatalf("held by a completed update: %d writes (%v), want the gate written again", writes, err)
 	}
+}
+
+// podWriterEngine is an engine whose pod writes go to a server that calls wrote for each and
+// answers with a pod.
+func podWriterEngine(t *testing.T, wrote func()) Engine {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		wrote()
+		_, _ = io.WriteString(w, `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(nil, nil, inplace.Options{}, WithPodWriter(cs.CoreV1().RESTClient()))
 }
