@@ -189,8 +189,8 @@ bench-floor: check-go ## the machine's floor: the in-place protocol's writes for
 # violations (SOAK_SEEDS, fixed since) for SOAK_SHORT each: regressions, a few minutes.
 DURATION ?= 30m
 SEED ?= $(shell date +%s)
-SOAK_SEEDS ?= 3
-SOAK_SHORT ?= 4m
+SOAK_SEEDS ?= 3 5
+SOAK_SHORT ?= 5m
 
 .PHONY: soak
 soak: check-go ## the fault campaign for DURATION (30m) from SEED: faults, operations, invariant checks, violations, convergence
@@ -198,7 +198,7 @@ soak: check-go ## the fault campaign for DURATION (30m) from SEED: faults, opera
 	$(GO) run ./test/soak -duration $(DURATION) -seed $(SEED)
 
 .PHONY: soak-short
-soak-short: check-go ## the fault campaign's regression seeds (SOAK_SEEDS), SOAK_SHORT (4m) each
+soak-short: check-go ## the fault campaign's regression seeds (SOAK_SEEDS), SOAK_SHORT (5m) each
 	@hack/tools.sh $(SANDBOX_TOOLS)
 	$(GO) build -o bin/soak ./test/soak
 	@for seed in $(SOAK_SEEDS); do bin/soak -duration $(SOAK_SHORT) -seed $$seed || exit 1; done
