@@ -21,8 +21,8 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 )
 
-// Engine is the in-place update protocol for one pod at a time. Implementations are safe for
-// concurrent use; a workload controller calls them for many pods in parallel.
+// Engine is the in-place update protocol, for one pod or a batch of them. Implementations are
+// safe for concurrent use; a workload controller calls them for many pods in parallel.
 type Engine interface {
 	// CanUpdateInPlace decides whether a pod of oldTemplate's revision can move to newTemplate
 	// (revision newRevision) in place, and if so with which changes.
@@ -107,7 +107,7 @@ func (e *engine) RevisionLabels(rev string) map[string]string { return e.opts.Re
 
 func (e *engine) Update(ctx context.Context, pod *corev1.Pod, spec *inplace.UpdateSpec, opts UpdateOptions) error {
 	var err error
-	e.UpdateAll(ctx, []BatchUpdate{{Pod: pod, Spec: spec, Opts: opts}}, 1, func(_ int, e error) { err = e })
+	e.UpdateAll(ctx, []BatchUpdate{{Pod: pod, Spec: spec, Opts: opts}}, 1, func(_ int, werr error) { err = werr })
 	return err
 }
 
