@@ -2,8 +2,9 @@
 // another by an in-place update, and if so what that update changes. It is the pure first stage of the
 // in-place update engine shared by CloneSet, Advanced StatefulSet and Advanced DaemonSet: no API calls,
 // no clock, no globals. Plan decides an update, and
-// Observe/Inspect read how far one got from the pod alone; pkg/machinery/engine carries the protocol out on live
-// pods (the Engine interface: CanUpdateInPlace, Update, Refresh).
+// Observe/Inspect read how far one got from the pod alone; DecideWait and KubeletRecord.ObserveWait learn, per
+// node, how long to wait for its kubelet to report a pod not Ready (kubelet.go); pkg/machinery/engine carries
+// the protocol out on live pods (the Engine interface: CanUpdateInPlace, Update, UpdateAll, Refresh).
 //
 // Guarantees of Plan:
 //   - Exactly one outcome: a Decision carries either an UpdateSpec or at least one recreate reason.
