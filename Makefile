@@ -152,35 +152,40 @@ e2e-node: check-go ## tests on the sandbox's real node (kubelet + containerd + r
 
 # Benchmarks print figures (they are not timed tests). N pods per scenario; BENCH_JSON=file appends
 # one JSON object per scenario; BENCH_PROFILE=dir saves the manager's profiles of each rollout
-# (and of each pod creation latency run).
+# (and of each pod creation latency run). BENCH_PROFILES: the kwok nodes' profiles, each on a
+# sandbox of its own (rewrite: every scenario; no-rewrite: a kubelet that does not rewrite a Ready it
+# did not compute, the in-place scenarios again, rows SCENARIO/no-rewrite; docs/sandbox.md).
 N ?= 500
 BENCH_NODES ?= 10
+BENCH_PROFILES ?= rewrite,no-rewrite
 
 .PHONY: bench
-bench: check-go ## CloneSet and Advanced StatefulSet scale-up and in-place rollouts (maxUnavailable 20%, 100%), an Advanced DaemonSet's on N extra kwok nodes (maxUnavailable 20%), a SidecarSet upgrade (maxUnavailable 20%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes; pod creation latency with 0, 1, 20 SidecarSets and under a WorkloadSpread of 3 subsets
+bench: check-go ## CloneSet and Advanced StatefulSet scale-up and in-place rollouts (maxUnavailable 20%, 100%), an Advanced DaemonSet's on N extra kwok nodes (maxUnavailable 20%), a SidecarSet upgrade (maxUnavailable 20%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes; pod creation latency with 0, 1, 20 SidecarSets and under a WorkloadSpread of 3 subsets; the in-place rollouts again on nodes that do not rewrite Ready (BENCH_PROFILES)
 	@hack/tools.sh $(SANDBOX_TOOLS)
-	$(GO) run ./test/bench -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE))
+	$(GO) run ./test/bench -n $(N) -nodes $(BENCH_NODES) -profiles $(BENCH_PROFILES) $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE))
 
 # bench-scale runs the CloneSet's scenarios of make bench (scale-up, in-place at maxUnavailable 20%
 # and 100%) at each N of SCALE_NS, on N/200 kwok nodes (at least BENCH_NODES; a kwok node takes 250
 # pods): the cost per pod from 500 to 10,000 in one command; then SCALE_MANY (COUNTxSIZE) CloneSets
 # rolled in place together against one CloneSet of as many pods. Not part of make test.
+# SCALE_PROFILES: the node profiles of the CloneSet's runs (rewrite: its length stays ~45 minutes).
 SCALE_NS ?= 500 2000 10000
 SCALE_MANY ?= 200x25
+SCALE_PROFILES ?= rewrite
 
 .PHONY: bench-scale
 bench-scale: check-go ## the CloneSet's bench at N = $(SCALE_NS) (N/200 kwok nodes) and $(SCALE_MANY) CloneSets against one; ~30 minutes
 	@hack/tools.sh $(SANDBOX_TOOLS)
 	set -e; for n in $(SCALE_NS); do \
 	  nodes=$$(( n / 200 > $(BENCH_NODES) ? n / 200 : $(BENCH_NODES) )); \
-	  $(GO) run ./test/bench -n $$n -nodes $$nodes -cloneset-only $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/n$$n); \
+	  $(GO) run ./test/bench -n $$n -nodes $$nodes -cloneset-only -profiles $(SCALE_PROFILES) $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/n$$n); \
 	done
 	$(GO) run ./test/bench -many $(SCALE_MANY) -nodes 25 $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/many)
 
 .PHONY: bench-floor
-bench-floor: check-go ## the machine's floor: the in-place protocol's writes for N pods with no controller
+bench-floor: check-go ## the machine's floor: the in-place protocol's writes for N pods with no controller, the kubelet's Ready False awaited, on each of BENCH_PROFILES
 	@hack/tools.sh $(SANDBOX_TOOLS)
-	$(GO) run ./test/bench -floor -n $(N) -nodes $(BENCH_NODES) $(if $(BENCH_JSON),-json $(BENCH_JSON))
+	$(GO) run ./test/bench -floor -n $(N) -nodes $(BENCH_NODES) -profiles $(BENCH_PROFILES) $(if $(BENCH_JSON),-json $(BENCH_JSON))
 
 # The fault campaign (test/soak): a world of workloads changed by a driver while an injector kills,
 # freezes and restarts the control plane's processes, every invariant checked on a watch of the

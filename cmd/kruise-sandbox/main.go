@@ -104,6 +104,7 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
 type upFlags struct {
 	nodes, apiPort     *int
 	audit, realNode    *bool
+	noReadyRewrite     *bool
 	binDir             *string
 	managerBin, daemon *string
 	timeout            *time.Duration
@@ -119,6 +120,8 @@ func addUpFlags(fs *flag.FlagSet, nodes int, timeout time.Duration) *upFlags {
 		daemon:     fs.String("kruise-daemon", "", "kruise-daemon binary run for the real node (default: next to this binary)"),
 		realNode:   fs.Bool("real-node", false, "add a real node: an offline image registry, containerd and a kubelet (root on Linux; installs runc, busybox-static and CNI plugins when missing)"),
 		apiPort:    fs.Int("api-port", 0, "loopback port of the API server (0: a free port)"),
+		noReadyRewrite: fs.Bool("no-ready-rewrite", false,
+			"kwok nodes whose kubelet does not rewrite a Ready it did not compute: an in-place update taking a pod out of service gets no Ready False from it (docs/sandbox.md)"),
 	}
 }
 
@@ -149,7 +152,7 @@ func (f *upFlags) config(dir string, kruise bool, log io.Writer) (sandbox.Config
 	}
 	return sandbox.Config{Dir: dir, Nodes: *f.nodes, AuditLog: *f.audit, BinDir: binDir, Log: log,
 		Timeout: *f.timeout, KruiseManager: manager, KruiseDaemon: daemon, RealNode: *f.realNode,
-		APIServerPort: *f.apiPort}, nil
+		APIServerPort: *f.apiPort, NoReadyRewrite: *f.noReadyRewrite}, nil
 }
 
 func up(args []string, stdout, stderr io.Writer) error {
@@ -181,6 +184,9 @@ func up(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "Sandbox up in %.1fs: %d kwok node(s) Ready, API server %s\n", time.Since(t0).Seconds(), sb.Nodes, sb.Server())
+	if sb.NoReadyRewrite {
+		fmt.Fprintln(stdout, "Node profile: no-rewrite (the kwok nodes' kubelet does not rewrite a Ready it did not compute)")
+	}
 	fmt.Fprintf(stdout, "Storage: StorageClasses %s (default) and %s (volumes can grow), volumes in %s\n",
 		storage.StandardClass, storage.ExpandableClass, sb.VolumesDir())
 	if sb.AuditLog != "" {

@@ -29,8 +29,8 @@ func podSpec(img string) corev1.PodSpec {
 
 // runControllers measures the CloneSet and Advanced StatefulSet scenarios (writer: kruise-manager) and the Deployment
 // reference (writer: kube-controller-manager's deployment and replicaset controllers); cloneSetOnly: the
-// CloneSet's scenarios only.
-func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, cloneSetOnly bool, prof *profiler) ([]result, error) {
+// CloneSet's scenarios only; inPlaceOnly: no Deployment (the caller keeps the in-place rows).
+func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, cloneSetOnly, inPlaceOnly bool, prof *profiler) ([]result, error) {
 	c, mgrPID, err := managerBench(sb)
 	if err != nil {
 		return nil, err
@@ -105,6 +105,9 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, cloneSetOnl
 		return nil, err
 	}
 	out = append(out, sidecars...)
+	if inPlaceOnly {
+		return out, nil
+	}
 
 	dns, err := namespace(ctx, c, "bench-deployment")
 	if err != nil {

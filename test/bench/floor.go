@@ -30,8 +30,11 @@ const floorUser = "kruise-bench-floor"
 const floorWorkers = 64
 
 // runFloor measures the in-place protocol with no controller: for every pod, as fast as the API
-// server allows, InPlaceUpdateReady (and Ready) False, the spec patch the engine writes, and
-// InPlaceUpdateReady True as soon as the fake kubelet reports the restarted container.
+// server allows, InPlaceUpdateReady (and Ready) False, then, once the node's kubelet has written
+// Ready False itself (on nodes whose kubelet rewrites it, as the engine waits on such a node; at
+// once on the no-rewrite profile, as the engine does once it has learned the node is silent), the
+// spec patch the engine writes, and InPlaceUpdateReady True as soon as the fake kubelet reports the
+// restarted container.
 func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) (result, error) {
 	kc, err := sb.KubeconfigFor(floorUser, "system:masters")
 	if err != nil {
@@ -69,9 +72,14 @@ func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) (result, error) {
 		return result{}, err
 	}
 	defer w.Stop()
-	return measure(sb, "floor", floorUser, n, os.Getpid(), isUser(floorUser), func() error {
-		return floorRollout(ctx, cs, ns, pods, w)
+	var wait *kubeletWait
+	r, err := measure(sb, "floor", floorUser, n, os.Getpid(), isUser(floorUser), func() error {
+		var err error
+		wait, err = floorRollout(ctx, cs, ns, pods, w, !sb.NoReadyRewrite)
+		return err
 	})
+	r.KubeletWait = wait // the floor's own wait; the manager has nothing to do with its pods
+	return r, err
 }
 
 // floorPods creates n running pods with the InPlaceUpdateReady gate open (not measured).
@@ -118,12 +126,17 @@ func floorPods(ctx context.Context, cs kubernetes.Interface, ns string, n int) (
 	return pods, err
 }
 
-// floorRollout does the protocol's three writes per pod; the third once the watch shows the
-// container restarted on the new image.
-func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods []*corev1.Pod, w watch.Interface) error {
+// floorRollout does the protocol's writes per pod: InPlaceUpdateReady and Ready False; on nodes
+// whose kubelet rewrites such a Ready (waitAnswer), once the watch shows the kubelet's own Ready
+// False (or floorWaitBound after the hold, as the engine's wait for a node not heard from), the spec
+// patch, else the spec patch at once; and InPlaceUpdateReady True once the watch shows the container
+// restarted on the new image. At most floorWorkers writes are in flight.
+func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods []*corev1.Pod, w watch.Interface, waitAnswer bool) (*kubeletWait, error) {
 	oldImageID := map[string]string{}
+	byName := map[string]*corev1.Pod{}
 	for _, p := range pods {
 		oldImageID[p.Name] = p.Status.ContainerStatuses[0].ImageID
+		byName[p.Name] = p
 	}
 	spec := &inplace.UpdateSpec{Revision: "v2", ContainerImages: map[string]string{"app": image("v2")}}
 	var firstErr atomic.Value
@@ -132,51 +145,95 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 			firstErr.CompareAndSwap(nil, err)
 		}
 	}
-	go func() {
-		fail(parallel(len(pods), func(i int) error {
-			p := pods[i]
-			gate, err := inplace.ConditionPatch(appspub.InPlaceUpdateReady, corev1.ConditionFalse, "StartInPlaceUpdate", "", time.Now())
-			if err != nil {
-				return err
-			}
-			if _, err := cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, gate, metav1.PatchOptions{}, "status"); err != nil {
-				return err
-			}
-			state := &appspub.InPlaceUpdateState{Revision: "v2", UpdateImages: true,
-				LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{"app": {ImageID: oldImageID[p.Name]}}}
-			body, err := inplace.SpecPatch(p, spec, state, inplace.Options{PodTemplateHash: true}.RevisionLabels(spec.Revision))
-			if err != nil {
-				return err
-			}
-			_, err = cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.JSONPatchType, body, metav1.PatchOptions{})
-			return err
-		}))
-	}()
-	// Open each pod's gate as soon as its restart shows, with floorWorkers writes in flight.
-	opened := map[string]bool{}
 	sem := make(chan struct{}, floorWorkers)
 	var wg sync.WaitGroup
+	// write runs one write with floorWorkers in flight at most.
+	write := func(f func() error) {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fail(f())
+		}()
+	}
+	specPatch := func(p *corev1.Pod) error {
+		state := &appspub.InPlaceUpdateState{Revision: "v2", UpdateImages: true,
+			LastContainerStatuses: map[string]appspub.InPlaceUpdateContainerStatus{"app": {ImageID: oldImageID[p.Name]}}}
+		body, err := inplace.SpecPatch(p, spec, state, inplace.Options{PodTemplateHash: true}.RevisionLabels(spec.Revision))
+		if err != nil {
+			return err
+		}
+		_, err = cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.JSONPatchType, body, metav1.PatchOptions{})
+		return err
+	}
+	go func() {
+		for _, p := range pods {
+			write(func() error {
+				gate, err := inplace.ConditionPatch(appspub.InPlaceUpdateReady, corev1.ConditionFalse, floorHoldReason, "", time.Now())
+				if err != nil {
+					return err
+				}
+				if _, err := cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, gate, metav1.PatchOptions{}, "status"); err != nil {
+					return err
+				}
+				if waitAnswer {
+					return nil // the watch starts the spec patch
+				}
+				return specPatch(p)
+			})
+		}
+	}()
+	wait := &kubeletWait{Floor: true}
+	var answers []time.Duration
+	held := map[string]time.Time{} // when the watch first showed the hold, until the spec patch starts
+	patched, opened := map[string]bool{}, map[string]bool{}
+	release := func(name string, answered bool) {
+		if answered {
+			answers = append(answers, time.Since(held[name]))
+		} else {
+			wait.Timeouts++
+		}
+		delete(held, name)
+		patched[name] = true
+		write(func() error { return specPatch(byName[name]) })
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	for len(opened) < len(pods) {
 		if err, _ := firstErr.Load().(error); err != nil {
-			return err
+			return nil, err
 		}
 		var ev watch.Event
 		select {
 		case e, ok := <-w.ResultChan():
 			if !ok {
-				return fmt.Errorf("the pod watch ended with %d of %d pods done", len(opened), len(pods))
+				return nil, fmt.Errorf("the pod watch ended with %d of %d pods done", len(opened), len(pods))
 			}
 			ev = e
-		case <-time.After(time.Second):
-			continue // check for a failed write
+		case <-tick.C:
+			for name, t := range held {
+				if time.Since(t) >= floorWaitBound {
+					release(name, false)
+				}
+			}
+			continue
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		if ev.Type == watch.Error {
-			return fmt.Errorf("the pod watch failed: %v", ev.Object)
+			return nil, fmt.Errorf("the pod watch failed: %v", ev.Object)
 		}
 		p, isPod := ev.Object.(*corev1.Pod)
-		if !isPod || opened[p.Name] || len(p.Status.ContainerStatuses) != 1 {
+		if !isPod || byName[p.Name] == nil || opened[p.Name] || len(p.Status.ContainerStatuses) != 1 {
+			continue
+		}
+		if waitAnswer && !patched[p.Name] {
+			if _, ok := held[p.Name]; !ok && floorHeld(p) {
+				held[p.Name] = time.Now()
+			}
+			if _, ok := held[p.Name]; ok && floorAnswered(p) {
+				release(p.Name, true)
+			}
 			continue
 		}
 		st := p.Status.ContainerStatuses[0]
@@ -184,22 +241,51 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 			continue
 		}
 		opened[p.Name] = true
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(name string) {
-			defer func() { <-sem; wg.Done() }()
+		write(func() error {
 			open, err := inplace.OpenPatch("InPlaceUpdated", time.Now(), appspub.InPlaceUpdateReady)
-			if err == nil {
-				_, err = cs.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, open, metav1.PatchOptions{}, "status")
+			if err != nil {
+				return err
 			}
-			fail(err)
-		}(p.Name)
+			_, err = cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, open, metav1.PatchOptions{}, "status")
+			return err
+		})
 	}
 	wg.Wait()
 	if err, _ := firstErr.Load().(error); err != nil {
-		return err
+		return nil, err
 	}
-	return nil
+	wait.Answers = len(answers)
+	if len(answers) > 0 {
+		wait.AnswerP50Ms, wait.AnswerP99Ms = percentileMs(answers, 0.5), percentileMs(answers, 0.99)
+	}
+	return wait, nil
+}
+
+// floorHoldReason is the reason of the floor's InPlaceUpdateReady and Ready False, the engine's.
+const floorHoldReason = "StartInPlaceUpdate"
+
+// floorWaitBound is the engine's longest wait for a kubelet (a node not heard from yet).
+var floorWaitBound = inplace.DefaultKubeletPolicy().Probe
+
+// floorHeld reports whether the floor's hold shows on p: InPlaceUpdateReady False.
+func floorHeld(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == appspub.InPlaceUpdateReady {
+			return c.Status == corev1.ConditionFalse
+		}
+	}
+	return false
+}
+
+// floorAnswered reports whether p's kubelet has written Ready False itself (as the engine's wait
+// reads it: Ready not True, with a reason other than the hold's).
+func floorAnswered(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status != corev1.ConditionTrue && c.Reason != floorHoldReason
+		}
+	}
+	return false
 }
 
 // parallel runs fn(0..n-1) with floorWorkers at once and returns the first error.

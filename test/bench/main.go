@@ -11,7 +11,12 @@
 // p99) with 0, 1 and 20 SidecarSets. With -many COUNTxSIZE it measures only COUNT CloneSets of
 // SIZE pods rolled in place together against one CloneSet of COUNT×SIZE pods.
 //
-//	go run ./test/bench [-n 500] [-nodes 10] [-floor] [-many 200x25] [-json FILE] [-profile DIR]
+// -profiles rewrite,no-rewrite (the default) runs the scenarios on kwok nodes whose kubelet
+// rewrites a Ready False it did not compute, as a kubelet does (the in-place engine waits for that
+// answer), then the in-place rollouts (and the floor) again on a second sandbox whose nodes do not
+// (profiles.go), with the engine's wait for kubelets of each (kubeletwait.go).
+//
+//	go run ./test/bench [-n 500] [-nodes 10] [-floor] [-profiles rewrite,no-rewrite] [-many 200x25] [-json FILE] [-profile DIR]
 package main
 
 import (
@@ -20,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -51,6 +57,10 @@ type result struct {
 	PeakRSSMB              float64        `json:"peak_rss_mb"`
 	Writes                 map[string]int `json:"writes"`
 	Time                   time.Time      `json:"time"`
+	// Profile is the kwok nodes' profile (profiles.go); KubeletWait the in-place engine's wait
+	// for their kubelets during the scenario (kubeletwait.go).
+	Profile     string       `json:"profile"`
+	KubeletWait *kubeletWait `json:"kubelet_wait,omitempty"`
 }
 
 func main() {
@@ -63,6 +73,7 @@ func main() {
 	cloneSetOnly := flag.Bool("cloneset-only", false, "measure only the CloneSet's scale-up and in-place rollouts (for profiling the core)")
 	flag.DurationVar(&cpuWindow, "cpu-window", cpuWindow, "with -profile: the CPU profile covers this much of each scenario's start")
 	many := flag.String("many", "", "COUNTxSIZE: measure only COUNT CloneSets of SIZE pods rolled in place together against one CloneSet of COUNT×SIZE pods")
+	profileNames := flag.String("profiles", "rewrite,no-rewrite", "kwok node profiles, each on a sandbox of its own: rewrite runs every scenario, no-rewrite the in-place ones (not with -many)")
 	flag.Parse()
 	// The bench's clients log errors only (API server warnings go to warnings).
 	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
@@ -79,26 +90,51 @@ func main() {
 		}
 		return
 	}
+	profiles, err := parseProfiles(*profileNames)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	}
 	scaleTimeout(*n)
-	if err := run(*n, *nodes, *floor, *spreadOnly, *cloneSetOnly, *jsonOut, *profileDir); err != nil {
+	set := scenarioSet{floor: *floor, spreadOnly: *spreadOnly, cloneSetOnly: *cloneSetOnly}
+	if err := run(*n, *nodes, set, profiles, *jsonOut, *profileDir); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, nodes int, floor, spreadOnly, cloneSetOnly bool, jsonOut, profileDir string) error {
+// run runs set on a sandbox of each profile in turn.
+func run(n, nodes int, set scenarioSet, profiles []sandbox.NodeProfile, jsonOut, profileDir string) error {
 	if n <= 0 || nodes <= 0 {
 		return fmt.Errorf("-n and -nodes must be positive")
 	}
-	return withSandbox(nodes, func(sb *sandbox.Sandbox) error {
-		return runIn(sb, n, nodes, floor, spreadOnly, cloneSetOnly, jsonOut, profileDir)
-	})
+	for i, p := range profiles {
+		ps := set.forProfile(p)
+		if ps.nothing() {
+			continue
+		}
+		dir := profileDir
+		if dir != "" && ps.suffix != "" {
+			dir = filepath.Join(dir, p.Name())
+		}
+		if i > 0 {
+			fmt.Println()
+		}
+		fmt.Printf("kwok nodes of profile %s\n", p.Name())
+		if err := withSandbox(nodes, p, func(sb *sandbox.Sandbox) error {
+			return runIn(sb, n, nodes, ps, jsonOut, dir)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// withSandbox runs fn on a sandbox of nodes kwok nodes and kruise-manager, torn down after it.
-func withSandbox(nodes int, fn func(*sandbox.Sandbox) error) error {
-	fmt.Fprintf(os.Stderr, "bench: starting a sandbox with %d kwok nodes and kruise-manager...\n", nodes)
-	sb, err := harness.StartSandbox(nodes, nil)
+// withSandbox runs fn on a sandbox of nodes kwok nodes of profile and kruise-manager, torn down
+// after it.
+func withSandbox(nodes int, profile sandbox.NodeProfile, fn func(*sandbox.Sandbox) error) error {
+	fmt.Fprintf(os.Stderr, "bench: starting a sandbox with %d kwok nodes (profile %s) and kruise-manager...\n", nodes, profile.Name())
+	sb, err := harness.StartSandboxWithProfile(nodes, profile, nil)
 	if err != nil {
 		return err
 	}
@@ -110,14 +146,14 @@ func withSandbox(nodes int, fn func(*sandbox.Sandbox) error) error {
 	return fn(sb)
 }
 
-// runIn runs run's scenarios on sb and prints their figures.
-func runIn(sb *sandbox.Sandbox, n, nodes int, floor, spreadOnly, cloneSetOnly bool, jsonOut, profileDir string) error {
+// runIn runs set's scenarios on sb and prints their figures.
+func runIn(sb *sandbox.Sandbox, n, nodes int, set scenarioSet, jsonOut, profileDir string) error {
 	var err error
 	ctx := context.Background()
 	var results []result
 	var latencies []latency
 	var spread spreadLatency
-	if floor {
+	if set.floor {
 		r, err := runFloor(ctx, sb, n)
 		if err != nil {
 			return err
@@ -125,23 +161,24 @@ func runIn(sb *sandbox.Sandbox, n, nodes int, floor, spreadOnly, cloneSetOnly bo
 		results = append(results, r)
 	} else {
 		prof := newProfiler(profileDir, sb)
-		if !spreadOnly {
-			if results, err = runControllers(ctx, sb, n, cloneSetOnly, prof); err != nil {
+		if !set.spreadOnly {
+			if results, err = runControllers(ctx, sb, n, set.cloneSetOnly, set.inPlaceOnly, prof); err != nil {
 				return err
 			}
 		}
-		if !spreadOnly && !cloneSetOnly {
+		if !set.spreadOnly && !set.cloneSetOnly && !set.inPlaceOnly {
 			if latencies, err = runWebhookLatency(ctx, sb, nodes, prof); err != nil {
 				return err
 			}
 		}
-		if !cloneSetOnly {
+		if !set.cloneSetOnly && !set.inPlaceOnly {
 			if spread, err = runSpreadLatencyIn(ctx, sb, n, prof); err != nil {
 				return err
 			}
 			spread.Nodes, spread.Time = nodes, time.Now().UTC()
 		}
 	}
+	results = set.label(results)
 	for i := range results {
 		results[i].Nodes, results[i].Time = nodes, time.Now().UTC()
 	}
@@ -150,6 +187,8 @@ func runIn(sb *sandbox.Sandbox, n, nodes int, floor, spreadOnly, cloneSetOnly bo
 	}
 	if len(results) > 0 {
 		printTable(results)
+		fmt.Println()
+		printKubeletWaits(results)
 	}
 	if len(latencies) > 0 {
 		fmt.Println()
@@ -175,7 +214,7 @@ func runIn(sb *sandbox.Sandbox, n, nodes int, floor, spreadOnly, cloneSetOnly bo
 
 // runManyIn runs runMany on a sandbox of its own and prints its figures.
 func runManyIn(count, size, nodes int, jsonOut, profileDir string) error {
-	return withSandbox(nodes, func(sb *sandbox.Sandbox) error {
+	return withSandbox(nodes, sandbox.NodeProfile{}, func(sb *sandbox.Sandbox) error {
 		results, err := runMany(context.Background(), sb, count, size, newProfiler(profileDir, sb))
 		if err != nil {
 			return err
@@ -196,6 +235,11 @@ func runManyIn(count, size, nodes int, jsonOut, profileDir string) error {
 // fn, the CPU and peak RSS of the process pid, and the control plane's CPU.
 func measure(sb *sandbox.Sandbox, scenario, writer string, n, pid int, users func(string) bool, fn func() error) (result, error) {
 	offset := harness.AuditSize(sb.AuditLog)
+	// The manager's metrics are read outside its CPU's measurement.
+	wait0, err := readWaitCounters(context.Background(), sb)
+	if err != nil {
+		return result{}, err
+	}
 	cpu0, err := cpuSeconds(pid)
 	if err != nil {
 		return result{}, err
@@ -224,13 +268,18 @@ func measure(sb *sandbox.Sandbox, scenario, writer string, n, pid int, users fun
 	if err != nil {
 		return result{}, err
 	}
+	wait1, err := readWaitCounters(context.Background(), sb)
+	if err != nil {
+		return result{}, err
+	}
 	counts, err := countWrites(sb.AuditLog, offset, users)
 	if err != nil {
 		return result{}, err
 	}
 	return result{Scenario: scenario, N: n, Writer: writer, WallSeconds: wall,
 		PodWritesPerPod: float64(counts.PodWrites) / float64(n), OtherWritesPerPod: float64(counts.OtherWrites) / float64(n),
-		Conflicts: counts.Conflicts, CPUSeconds: cpu1 - cpu0, ControlPlaneCPUSeconds: cp1 - cp0, PeakRSSMB: rss, Writes: counts.ByResource}, nil
+		Conflicts: counts.Conflicts, CPUSeconds: cpu1 - cpu0, ControlPlaneCPUSeconds: cp1 - cp0, PeakRSSMB: rss, Writes: counts.ByResource,
+		Profile: sb.NodeProfile().Name(), KubeletWait: wait1.since(wait0)}, nil
 }
 
 // controlPlaneCPU is the CPU seconds the sandbox's kube-apiserver and etcd have used so far.

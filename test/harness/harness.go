@@ -117,22 +117,29 @@ func BuildCommand(name string) (string, error) {
 // this checkout, in a fresh temporary folder; progress goes to log (nil discards it). Stop it with
 // Down.
 func StartSandbox(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
+	return StartSandboxWithProfile(nodes, sandbox.NodeProfile{}, log)
+}
+
+// StartSandboxWithProfile is StartSandbox whose kwok nodes behave as profile says (a kubelet that
+// does not rewrite a Ready it did not compute: NodeProfile.NoReadyRewrite).
+func StartSandboxWithProfile(nodes int, profile sandbox.NodeProfile, log io.Writer) (*sandbox.Sandbox, error) {
 	managerBin, err := BuildManager()
 	if err != nil {
 		return nil, err
 	}
-	return startKwokSandbox(nodes, log, managerBin)
+	return startKwokSandbox(nodes, profile, log, managerBin)
 }
 
 // StartSandboxWithoutKruise is StartSandbox without Kruise: objects of any kind (Kruise's CRDs
 // installed with Sandbox.InstallCRDs) can be loaded before kruise-manager starts
 // (Sandbox.StartKruise), as on a cluster taken over from OpenKruise.
 func StartSandboxWithoutKruise(nodes int, log io.Writer) (*sandbox.Sandbox, error) {
-	return startKwokSandbox(nodes, log, "")
+	return startKwokSandbox(nodes, sandbox.NodeProfile{}, log, "")
 }
 
-// startKwokSandbox starts a sandbox of kwok nodes, with kruise-manager when managerBin is set.
-func startKwokSandbox(nodes int, log io.Writer, managerBin string) (*sandbox.Sandbox, error) {
+// startKwokSandbox starts a sandbox of kwok nodes of profile, with kruise-manager when managerBin
+// is set.
+func startKwokSandbox(nodes int, profile sandbox.NodeProfile, log io.Writer, managerBin string) (*sandbox.Sandbox, error) {
 	if err := requireBinaries("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"); err != nil {
 		return nil, err
 	}
@@ -142,6 +149,7 @@ func startKwokSandbox(nodes int, log io.Writer, managerBin string) (*sandbox.San
 	}
 	sb, err := sandbox.Up(context.Background(), sandbox.Config{
 		Dir: filepath.Join(dir, "sandbox"), Nodes: nodes, BinDir: BinDir(), Log: log, AuditLog: true, KruiseManager: managerBin,
+		NoReadyRewrite: profile.NoReadyRewrite,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)

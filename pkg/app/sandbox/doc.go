@@ -10,6 +10,10 @@
 // annotation sandbox.kruise.io/exit-code: "N" sets the exit code of every container of a pod (any
 // pod): a Never pod (or an OnFailure one with N = 0) ends Succeeded, or Failed (reason Error) for
 // N != 0; an OnFailure pod with N != 0, or an Always pod, restarts its containers in a crash loop.
+// Like a kubelet, a node writes again a Ready False someone else wrote while a readiness gate holds
+// the pod (its own reason and message: the answer an in-place update waits for), except on the
+// no-rewrite profile (Config.NoReadyRewrite, NodeProfile), whose kubelet never rewrites a Ready it
+// did not compute.
 //
 // Storage: StorageClasses "standard" (the default; volumes cannot grow) and "expandable", both of
 // provisioner sandbox.kruise.io/hostpath, whose volumes are folders under DIR/volumes.

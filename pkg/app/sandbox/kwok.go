@@ -18,9 +18,32 @@ import (
 //go:embed stages/*.yaml
 var stageFiles embed.FS
 
-// Stages returns the kwok Stage documents the sandbox installs (node and pod lifecycle), joined
-// into one multi-document YAML.
-func Stages() (string, error) {
+// readyRewriteStages is the stage file of the kubelet's answer to a Ready it did not compute,
+// which the no-rewrite node profile leaves out.
+const readyRewriteStages = "stages/pod-ready-rewrite.yaml"
+
+// NodeProfile says how the kwok nodes' simulated kubelet behaves where kubelets differ.
+type NodeProfile struct {
+	// NoReadyRewrite: the kubelet does not rewrite a Ready it did not compute. When someone else
+	// wrote a pod's Ready False while a readiness gate holds it (an in-place update taking the pod
+	// out of service), a kubelet writes Ready False again with its own reason; a node of this
+	// profile leaves it as it is (as some virtual kubelets and simulated nodes do), so an in-place
+	// update waiting for that answer gets none. Ready still follows the containers and gates when
+	// they change.
+	NoReadyRewrite bool
+}
+
+// Name is the profile's name in figures and logs: "rewrite" or "no-rewrite".
+func (p NodeProfile) Name() string {
+	if p.NoReadyRewrite {
+		return "no-rewrite"
+	}
+	return "rewrite"
+}
+
+// Stages returns the kwok Stage documents the sandbox installs (node and pod lifecycle) for nodes
+// of profile p, joined into one multi-document YAML.
+func Stages(p NodeProfile) (string, error) {
 	names, err := fs.Glob(stageFiles, "stages/*.yaml")
 	if err != nil {
 		return "", err
@@ -28,6 +51,9 @@ func Stages() (string, error) {
 	sort.Strings(names)
 	docs := make([]string, 0, len(names))
 	for _, n := range names {
+		if p.NoReadyRewrite && n == readyRewriteStages {
+			continue
+		}
 		data, err := stageFiles.ReadFile(n)
 		if err != nil {
 			return "", err

@@ -42,6 +42,9 @@ type Config struct {
 	// APIServerPort, when not zero, is the loopback port the API server listens on (a stable
 	// kubeconfig); a taken port fails the start. Zero picks a free port.
 	APIServerPort int
+	// NoReadyRewrite gives the kwok nodes a kubelet that does not rewrite a Ready it did not
+	// compute (NodeProfile): an in-place update waiting for the kubelet's Ready False gets none.
+	NoReadyRewrite bool
 }
 
 // State is what a running sandbox records in DIR/sandbox.json.
@@ -57,7 +60,13 @@ type State struct {
 	Kruise bool `json:"kruise,omitempty"`
 	// RealNode is set when the sandbox runs a real node (kubelet + containerd).
 	RealNode *RealNodeState `json:"realNode,omitempty"`
+	// NoReadyRewrite is set when the kwok nodes' kubelet does not rewrite a Ready it did not
+	// compute (Config.NoReadyRewrite).
+	NoReadyRewrite bool `json:"noReadyRewrite,omitempty"`
 }
+
+// NodeProfile is the profile of the sandbox's kwok nodes.
+func (s *Sandbox) NodeProfile() NodeProfile { return NodeProfile{NoReadyRewrite: s.NoReadyRewrite} }
 
 // Sandbox is a started (or loaded) sandbox.
 type Sandbox struct {
@@ -93,7 +102,8 @@ func Up(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sandbox{State: State{Dir: dir, CreatedDir: created, Started: time.Now(), Nodes: cfg.Nodes}, log: cfg.Log, start: time.Now()}
+	s := &Sandbox{State: State{Dir: dir, CreatedDir: created, Started: time.Now(), Nodes: cfg.Nodes,
+		NoReadyRewrite: cfg.NoReadyRewrite}, log: cfg.Log, start: time.Now()}
 	defer func() {
 		if err != nil {
 			s.logf("start failed; stopping what was started")

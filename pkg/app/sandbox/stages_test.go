@@ -49,10 +49,16 @@ type stage struct {
 	} `json:"spec"`
 }
 
-// loadStages parses the sandbox's stages by name.
+// loadStages parses the sandbox's stages (the default, rewriting profile) by name.
 func loadStages(t *testing.T) map[string]stage {
 	t.Helper()
-	all, err := Stages()
+	return loadProfileStages(t, NodeProfile{})
+}
+
+// loadProfileStages parses the stages of nodes of profile p by name.
+func loadProfileStages(t *testing.T, p NodeProfile) map[string]stage {
+	t.Helper()
+	all, err := Stages(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +80,12 @@ func loadStages(t *testing.T) map[string]stage {
 }
 
 func TestStagesModelTheKubelet(t *testing.T) {
-	byName := loadStages(t)
+	for _, p := range []NodeProfile{{}, {NoReadyRewrite: true}} {
+		t.Run(p.Name(), func(t *testing.T) { checkStagesModelTheKubelet(t, loadProfileStages(t, p)) })
+	}
+}
+
+func checkStagesModelTheKubelet(t *testing.T, byName map[string]stage) {
 	for _, want := range []string{"kruise-node-initialize", "kruise-node-heartbeat", "kruise-pod-create", "kruise-pod-start",
 		"kruise-pod-gates", "kruise-pod-image-changed", "kruise-pod-restarted", "kruise-pod-image-pull-backoff",
 		"kruise-pod-complete", "kruise-pod-crashed", "kruise-pod-delete"} {

@@ -78,7 +78,7 @@ func (s *Sandbox) writeFiles(audit bool) error {
 			return err
 		}
 	}
-	stages, err := Stages()
+	stages, err := Stages(s.NodeProfile())
 	if err != nil {
 		return err
 	}
