@@ -30,6 +30,10 @@ type Kubelets struct {
 
 	mu      sync.Mutex
 	records map[string]*kubeletEntry // by node name
+	// classProbes is when a silent node of each kind of kubelet was last probed again: one node of
+	// a kind at a time, so that nodes that fell silent together do not all hold a rollout again
+	// together.
+	classProbes map[string]time.Time
 }
 
 type kubeletEntry struct {
@@ -40,7 +44,7 @@ type kubeletEntry struct {
 
 // NewKubelets returns an empty registry with policy; nodes and recorder may be nil.
 func NewKubelets(nodes client.Reader, recorder events.EventRecorder, policy inplace.KubeletPolicy) *Kubelets {
-	return &Kubelets{policy: policy, nodes: nodes, recorder: recorder, records: map[string]*kubeletEntry{}}
+	return &Kubelets{policy: policy, nodes: nodes, recorder: recorder, records: map[string]*kubeletEntry{}, classProbes: map[string]time.Time{}}
 }
 
 // WithKubelets makes the engine learn into k (by default each engine has its own).
@@ -79,7 +83,11 @@ func (k *Kubelets) Decide(ctx context.Context, node string, now time.Time) inpla
 	}
 	d := inplace.DecideWait(rec, k.classSilent(class), now, k.policy)
 	if d.Probe && e != nil && e.rec.Silent {
-		e.rec.LastProbe = now // one probe at a time
+		e.rec.LastProbe = now // one probe of the node at a time
+		if class != "" && now.Sub(k.classProbes[class]) < k.policy.Reprobe {
+			return inplace.WaitDecision{Why: "its kubelet does not report Ready False (a node of its kind was probed again lately)"}
+		}
+		k.classProbes[class] = now
 	}
 	return d
 }
