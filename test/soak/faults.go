@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -15,15 +16,21 @@ const (
 	restartAPIServer = "restart kube-apiserver"
 	freezeEtcd       = "freeze etcd"
 	restartKwok      = "restart kwok"
+	slowWebhooks     = "slow kruise webhooks"
+	dropWebhooks     = "drop kruise webhooks"
+	lagManagerCache  = "lag kruise-manager's cache"
 )
 
-var faultKinds = []string{killManager, freezeManager, restartAPIServer, freezeEtcd, restartKwok}
+var faultKinds = []string{killManager, freezeManager, restartAPIServer, freezeEtcd, restartKwok, slowWebhooks, dropWebhooks, lagManagerCache}
 
 // injector causes a fault at random times (every 10–30 s, from the seed's own stream): it kills
 // (SIGKILL) or freezes (SIGSTOP) kruise-manager, restarts the API server, freezes etcd, restarts
-// kwok. Each fault ends before the next starts; lastEnd is when the last one ended.
+// kwok, makes the API server's calls of Kruise's webhooks slow or dropped, or makes the manager's
+// cache lag (the manager's fronts, sandbox.ManagerFronts). Each fault ends before the next starts;
+// lastEnd is when the last one ended.
 type injector struct {
 	sb      *sandbox.Sandbox
+	fronts  *sandbox.ManagerFronts
 	rng     *rand.Rand
 	counts  map[string]int
 	lastEnd time.Time
@@ -48,8 +55,8 @@ func (in *injector) revive(ctx context.Context) {
 	}
 }
 
-func newInjector(sb *sandbox.Sandbox, seed uint64, log *eventLog) *injector {
-	return &injector{sb: sb, rng: rand.New(rand.NewPCG(seed, 2)), counts: map[string]int{}, log: log}
+func newInjector(sb *sandbox.Sandbox, fronts *sandbox.ManagerFronts, seed uint64, log *eventLog) *injector {
+	return &injector{sb: sb, fronts: fronts, rng: rand.New(rand.NewPCG(seed, 2)), counts: map[string]int{}, log: log}
 }
 
 // run causes faults until ctx ends; between them it brings kruise-manager back when it has exited
@@ -92,7 +99,38 @@ func (in *injector) cause(ctx context.Context, kind string) error {
 		return in.sb.RestartAPIServer(ctx)
 	case freezeEtcd:
 		return in.sb.Freeze(ctx, "etcd", time.Duration(1000+in.rng.IntN(2000))*time.Millisecond)
+	case slowWebhooks:
+		// 1–8 s on each byte the API server sends: a call on an open connection waits the delay, a
+		// new one's TLS handshake twice; Kruise's webhooks time out at 10 s (its registration
+		// probe at 5 s), so some calls answer late and some time out.
+		delay := time.Duration(1000+in.rng.IntN(7000)) * time.Millisecond
+		return in.impair(ctx, in.fronts.Webhooks, sandbox.FrontSlow, delay, time.Duration(5000+in.rng.IntN(10_000))*time.Millisecond)
+	case dropWebhooks:
+		return in.impair(ctx, in.fronts.Webhooks, sandbox.FrontDrop, 0, time.Duration(2000+in.rng.IntN(6000))*time.Millisecond)
+	case lagManagerCache:
+		// 1–5 s on each byte the API server sends the manager: within its leader election's renew
+		// deadline (10 s), so it lags rather than loses its Lease.
+		delay := time.Duration(1000+in.rng.IntN(4000)) * time.Millisecond
+		return in.impair(ctx, in.fronts.API, sandbox.FrontLag, delay, time.Duration(5000+in.rng.IntN(10_000))*time.Millisecond)
 	default:
 		return in.sb.RestartKwok(ctx)
 	}
+}
+
+// impair puts fault (with delay) on front for d, then heals it: the bytes it held are delivered at
+// once. ctx ending early heals it at once.
+func (in *injector) impair(ctx context.Context, front *sandbox.Front, fault sandbox.FrontFault, delay, d time.Duration) error {
+	if front == nil {
+		return errors.New("kruise-manager runs behind no front")
+	}
+	in.log.add("front %s: %s (delay %s) for %s", front.Addr, fault, delay, d)
+	front.Impair(fault, delay)
+	defer front.Heal()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil
 }

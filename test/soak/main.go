@@ -1,9 +1,10 @@
 // Command soak is Kruise's fault campaign: on a sandbox with kwok nodes it runs a world of
 // workloads (world.go) that a driver keeps changing (driver.go) while an injector kills, freezes
-// and restarts the control plane's processes (faults.go), and a checker holds every invariant
-// (checks.go) on the true objects as a watch delivers them. After DURATION the driver gives every
-// workload its final spec, and each must converge to it within a bound. Everything random comes
-// from SEED: a failing seed is kept and run again.
+// and restarts the control plane's processes and slows, drops or lags kruise-manager's links
+// (faults.go), and a checker holds every invariant (checks.go) on the true objects as a watch
+// delivers them. After DURATION the driver gives every workload its final spec, and each must
+// converge to it within a bound. Everything random comes from SEED: a failing seed is kept and run
+// again.
 //
 //	go run ./test/soak [-duration 30m] [-seed N] [-nodes 4]
 //
@@ -62,6 +63,11 @@ func run(sb *sandbox.Sandbox, seed uint64, duration, bound time.Duration) (*repo
 	if err != nil {
 		return nil, err
 	}
+	// The webhook and cache faults act on the manager's fronts.
+	fronts, err := sb.FrontKruiseManager(ctx)
+	if err != nil {
+		return nil, err
+	}
 	cfg.QPS, cfg.Burst = 50, 100
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	c, err := harness.NewKruiseClient(cfg)
@@ -92,7 +98,7 @@ func run(sb *sandbox.Sandbox, seed uint64, duration, bound time.Duration) (*repo
 		return nil, err
 	}
 	d := newDriver(c, cs, seed, nodeNames, evicted, history, log)
-	in := newInjector(sb, seed, log)
+	in := newInjector(sb, fronts, seed, log)
 	campaign, stop := context.WithTimeout(ctx, duration)
 	defer stop()
 	var wg sync.WaitGroup

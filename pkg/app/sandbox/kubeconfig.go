@@ -39,6 +39,12 @@ func writeKubeconfigAs(file, server string, caPEM []byte, auth *clientcmdapi.Aut
 // for it under DIR/kubeconfigs. Giving each client its own identity lets an audit log attribute
 // every request to the component that made it.
 func (s *Sandbox) KubeconfigFor(user string, groups ...string) (string, error) {
+	return s.kubeconfigAt(safeName(user), s.Server(), user, groups...)
+}
+
+// kubeconfigAt is KubeconfigFor with the server the kubeconfig names (a Front in front of the API
+// server, say), written to DIR/kubeconfigs/base.kubeconfig.
+func (s *Sandbox) kubeconfigAt(base, server, user string, groups ...string) (string, error) {
 	ca, err := pki.LoadAuthority(filepath.Join(s.Dir, pkiDir, "ca.crt"), filepath.Join(s.Dir, pkiDir, "ca.key"))
 	if err != nil {
 		return "", fmt.Errorf("load sandbox CA: %w", err)
@@ -47,8 +53,8 @@ func (s *Sandbox) KubeconfigFor(user string, groups ...string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("issue client certificate for %s: %w", user, err)
 	}
-	file := filepath.Join(s.Dir, kubeconfigsDir, safeName(user)+".kubeconfig")
-	return file, writeKubeconfig(file, s.Server(), ca.CertPEM, kp)
+	file := filepath.Join(s.Dir, kubeconfigsDir, base+".kubeconfig")
+	return file, writeKubeconfig(file, server, ca.CertPEM, kp)
 }
 
 // serviceAccountTokenValidity is how long a token the sandbox requests for a component lasts: the

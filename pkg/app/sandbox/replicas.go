@@ -51,18 +51,8 @@ func (s *Sandbox) AddKruiseManagerReplica(ctx context.Context) ([]ManagerReplica
 	if err != nil {
 		return nil, nil, err
 	}
-	urlPort := "--webhook-url-port=" + strconv.Itoa(front.Port())
-	withURLPort := func(args []string) []string {
-		out := []string{urlPort}
-		for _, a := range args {
-			if !strings.HasPrefix(a, "--webhook-url-port=") {
-				out = append(out, a)
-			}
-		}
-		return out
-	}
-	stop := func(p *Process) error { return p.Stop(10 * time.Second) }
-	if err := s.restartKruise(ctx, "stopped", stop, withURLPort); err != nil {
+	withURLPort := webhookURLPort(front.Port())
+	if err := s.restartKruiseBehind(ctx, withURLPort); err != nil {
 		_ = front.Close()
 		return nil, nil, err
 	}
@@ -142,6 +132,28 @@ func (r ManagerReplica) Leads(ctx context.Context) bool {
 		}
 	}
 	return false
+}
+
+// webhookURLPort has a manager's args register its webhooks at port (--webhook-url-port, in place
+// of the port they named): a Front's.
+func webhookURLPort(port int) func([]string) []string {
+	urlPort := "--webhook-url-port=" + strconv.Itoa(port)
+	return func(args []string) []string {
+		out := []string{urlPort}
+		for _, a := range args {
+			if !strings.HasPrefix(a, "--webhook-url-port=") {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+}
+
+// restartKruiseBehind stops kruise-manager (SIGTERM) and starts it again with args of its old
+// ones (webhookURLPort: behind a Front); it returns once the new one is ready.
+func (s *Sandbox) restartKruiseBehind(ctx context.Context, args func([]string) []string) error {
+	stop := func(p *Process) error { return p.Stop(10 * time.Second) }
+	return s.restartKruise(ctx, "stopped", stop, args)
 }
 
 // freePorts returns n loopback ports free right now.
