@@ -27,7 +27,9 @@ import (
 const (
 	// checkTakeOut: when Kruise takes a pod out of service for an update (its InPlaceUpdateReady
 	// turns False), the workload's unavailable pods, that one included, are within its
-	// maxUnavailable, and web's within its PodUnavailableBudget.
+	// maxUnavailable, and web's within its PodUnavailableBudget; an eviction of an available pod
+	// of web's is let through only within the budget too (for both, the budget counts a pod
+	// evicted and not yet replaced by a ready one).
 	checkTakeOut = "update-within-maxUnavailable-and-budget"
 	// checkDeletion: a pod goes only because a spec asked (a scale-in: more live pods than the
 	// replicas asked within the last 30 s) or the driver evicted it: an image change never
