@@ -193,19 +193,20 @@ func (ch *checker) takenOut(cur *corev1.Pod) {
 			detail = append(detail, describe(p))
 		}
 	}
-	limit, what, n := w.MaxUnavailable, "maxUnavailable", len(out)
-	if app == "web" && budgetMaxUnavailable < limit {
-		limit, what = budgetMaxUnavailable, "its PodUnavailableBudget's maxUnavailable"
-		// The budget counts the pods evicted and not yet replaced by ready ones too.
-		if b, ok := ch.budgetOut(cur); ok && b > n {
-			n = b
-			detail = append(detail, fmt.Sprintf("the budget counts %d out, pods evicted and not replaced by ready ones included (replicas asked lately: %s)",
-				b, ch.replicas.describe("web", 30*time.Second)))
-		}
+	if len(out) > w.MaxUnavailable {
+		ch.violateOn(checkTakeOut, out, "%s %s took %s out of service with %d pods unavailable, above maxUnavailable %d: %s",
+			w.Kind, w.Name, cur.Name, len(out), w.MaxUnavailable, strings.Join(detail, "; "))
 	}
-	if n > limit {
-		ch.violateOn(checkTakeOut, out, "%s %s took %s out of service with %d pods unavailable, above %s %d: %s",
-			w.Kind, w.Name, cur.Name, n, what, limit, strings.Join(detail, "; "))
+	// web's budget is counted as the budget counts it: over the replicas asked, so that a pod
+	// evicted and not yet replaced by a ready one counts, and the surplus pods of a scale-in do not
+	// (desiredAvailable is replicas less maxUnavailable; the pods beyond the replicas are no part
+	// of it).
+	if app != "web" {
+		return
+	}
+	if b, ok := ch.budgetOut(cur); ok && b > budgetMaxUnavailable {
+		ch.violateOn(checkTakeOut, out, "%s %s took %s out of service with %d pods out of its PodUnavailableBudget (replicas asked lately: %s), above its maxUnavailable %d; unavailable: %s",
+			w.Kind, w.Name, cur.Name, b, ch.replicas.describe("web", 30*time.Second), budgetMaxUnavailable, strings.Join(detail, "; "))
 	}
 }
 

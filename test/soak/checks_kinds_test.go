@@ -59,8 +59,19 @@ func TestBudgetCountsEvictions(t *testing.T) {
 			}
 		})
 	}
+	// A scale-in of web to 4 just asked, 5 pods still live, one updating: one more may go out (3
+	// of the 4 replicas stay available), as the budget counts.
+	pods := webPods(5, 1)
+	cur := pods[4].DeepCopy()
+	cur.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}, {Type: "InPlaceUpdateReady", Status: corev1.ConditionFalse}}
+	ch, h := testChecker(t, append(pods[:4], cur)...)
+	h.record("web", 4, time.Now())
+	ch.podUpdated(pods[4], cur)
+	if v := checksFound(ch); len(v) != 0 {
+		t.Errorf("taking one out during a scale-in to 4 with 5 live: %q", v)
+	}
 	// A scale-in of web within 30 s: the budget counts on the fewer replicas.
-	ch, h := testChecker(t, webPods(4, 0)...)
+	ch, h = testChecker(t, webPods(4, 0)...)
 	h.record("web", 4, time.Now())
 	ch.evicted.Store(types.UID("web-0"), true)
 	ch.podGoes(webPods(1, 0)[0], webPods(1, 0)[0])
