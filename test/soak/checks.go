@@ -10,11 +10,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/core/ordinal"
@@ -25,7 +27,9 @@ import (
 const (
 	// checkTakeOut: when Kruise takes a pod out of service for an update (its InPlaceUpdateReady
 	// turns False), the workload's unavailable pods, that one included, are within its
-	// maxUnavailable, and web's within its PodUnavailableBudget.
+	// maxUnavailable, and web's within its PodUnavailableBudget; an eviction of an available pod
+	// of web's is let through only within the budget too (for both, the budget counts a pod
+	// evicted and not yet replaced by a ready one).
 	checkTakeOut = "update-within-maxUnavailable-and-budget"
 	// checkDeletion: a pod goes only because a spec asked (a scale-in: more live pods than the
 	// replicas asked within the last 30 s) or the driver evicted it: an image change never
@@ -40,6 +44,15 @@ const (
 	// checkConverge: after the last fault, every workload reaches its spec within the bound, its
 	// status then what its pods show.
 	checkConverge = "converges"
+	// checkExtra: a workload never has more live pods than the most replicas asked of it within
+	// the last 30 s: orphaned pods are adopted, not made anew, a released pod is replaced once.
+	checkExtra = "no-pods-beyond-replicas"
+	// checkSpread: no subset of the WorkloadSpread holds more live pods than its maxReplicas among
+	// the pods it placed at their creation (while its webhook answered).
+	checkSpread = "spread-within-maxReplicas"
+	// checkTopology: a pod of the StatefulSet made again under a name whose zone the
+	// PersistentPodState recorded is created with that zone as its node selector.
+	checkTopology = "recreated-pod-keeps-its-zone"
 )
 
 // violation is the first breach of a check, with the objects involved.
@@ -55,6 +68,11 @@ type checker struct {
 	pods     corelisters.PodLister
 	replicas *replicaHistory
 	evicted  *sync.Map
+	asks     *asks
+	// placed is the subset each pod of the spread's workload was placed in at its creation, by UID.
+	placed sync.Map
+	// states are the zones the PersistentPodState recorded, by pod name (polled).
+	states *recordedZones
 	// events are the namespace's events as they come, for the report.
 	events eventLog
 	checks atomic.Int64
@@ -62,9 +80,10 @@ type checker struct {
 	found  []violation
 }
 
-func newChecker(ctx context.Context, cs kubernetes.Interface, replicas *replicaHistory, evicted *sync.Map) (*checker, error) {
+func newChecker(ctx context.Context, cs kubernetes.Interface, c client.Client, replicas *replicaHistory, evicted *sync.Map, asks *asks) (*checker, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
-	ch := &checker{pods: f.Core().V1().Pods().Lister(), replicas: replicas, evicted: evicted}
+	ch := &checker{pods: f.Core().V1().Pods().Lister(), replicas: replicas, evicted: evicted, asks: asks, states: newRecordedZones()}
+	go ch.states.poll(ctx, c)
 	if _, err := f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { ch.podAdded(obj.(*corev1.Pod)) },
 		UpdateFunc: func(old, cur any) {
@@ -72,7 +91,7 @@ func newChecker(ctx context.Context, cs kubernetes.Interface, replicas *replicaH
 		},
 		DeleteFunc: func(obj any) {
 			if pod, ok := obj.(*corev1.Pod); ok && pod.DeletionTimestamp == nil {
-				ch.podGoes(pod)
+				ch.podGoes(pod, pod)
 			}
 		},
 	}); err != nil {
@@ -128,6 +147,9 @@ func (ch *checker) violations() []violation {
 
 func (ch *checker) podAdded(pod *corev1.Pod) {
 	ch.checks.Add(1)
+	ch.beyondReplicas(pod)
+	ch.spreadPlaced(pod)
+	ch.zoneKept(pod)
 	if pod.Labels["app"] == "web" && !hasContainer(pod, sidecarName) {
 		ch.violate(checkSidecar, "pod %s (uid %s) of the SidecarSet's selector was created without sidecar %s", pod.Name, pod.UID, sidecarName)
 	}
@@ -145,7 +167,7 @@ func (ch *checker) podAdded(pod *corev1.Pod) {
 
 func (ch *checker) podUpdated(old, cur *corev1.Pod) {
 	if cur.DeletionTimestamp != nil && old.DeletionTimestamp == nil {
-		ch.podGoes(cur)
+		ch.podGoes(cur, old)
 	}
 	// Taking out a pod that is unavailable already (pending, restarting) changes no count.
 	if available(old) && gate(cur) == corev1.ConditionFalse && cur.DeletionTimestamp == nil {
@@ -165,27 +187,45 @@ func (ch *checker) takenOut(cur *corev1.Pod) {
 	}
 	ch.checks.Add(1)
 	var out, detail []string
-	for _, p := range ch.live(app) {
+	for _, p := range ch.peers(cur) {
 		if p.UID == cur.UID || (time.Since(p.CreationTimestamp.Time) > 5*time.Second && !available(p)) {
 			out = append(out, p.Name)
 			detail = append(detail, describe(p))
 		}
 	}
-	limit, what := w.MaxUnavailable, "maxUnavailable"
-	if app == "web" && budgetMaxUnavailable < limit {
-		limit, what = budgetMaxUnavailable, "its PodUnavailableBudget's maxUnavailable"
+	if len(out) > w.MaxUnavailable {
+		ch.violateOn(checkTakeOut, out, "%s %s took %s out of service with %d pods unavailable, above maxUnavailable %d: %s",
+			w.Kind, w.Name, cur.Name, len(out), w.MaxUnavailable, strings.Join(detail, "; "))
 	}
-	if len(out) > limit {
-		ch.violateOn(checkTakeOut, out, "%s %s took %s out of service with %d pods unavailable, above %s %d: %s",
-			w.Kind, w.Name, cur.Name, len(out), what, limit, strings.Join(detail, "; "))
+	// web's budget is counted as the budget counts it: over the replicas asked, so that a pod
+	// evicted and not yet replaced by a ready one counts, and the surplus pods of a scale-in do not
+	// (desiredAvailable is replicas less maxUnavailable; the pods beyond the replicas are no part
+	// of it).
+	if app != "web" {
+		return
+	}
+	if b, ok := ch.budgetOut(cur); ok && b > budgetMaxUnavailable {
+		ch.violateOn(checkTakeOut, out, "%s %s took %s out of service with %d pods out of its PodUnavailableBudget (replicas asked lately: %s), above its maxUnavailable %d; unavailable: %s",
+			w.Kind, w.Name, cur.Name, b, ch.replicas.describe("web", 30*time.Second), budgetMaxUnavailable, strings.Join(detail, "; "))
 	}
 }
 
-// podGoes checks a pod's deletion: the driver evicted it, or its workload has more live pods than
-// it asked for lately.
-func (ch *checker) podGoes(pod *corev1.Pod) {
+// podGoes checks a pod's deletion (before is the pod as it was until then): the driver evicted or
+// deleted it (an eviction of web's within its budget), deleted its workload with it, or its
+// workload has more live pods than it asked for lately. A pod the driver released goes only when
+// the driver deletes it.
+func (ch *checker) podGoes(pod, before *corev1.Pod) {
 	ch.checks.Add(1)
 	if _, ok := ch.evicted.Load(pod.UID); ok {
+		ch.evictedWithinBudget(before)
+		return
+	}
+	if ref := metav1.GetControllerOf(pod); ref != nil && ch.asks.isDeletedOwner(ref.UID) {
+		return
+	}
+	if pod.Labels[releasedLabel] != "" {
+		ch.violateOn(checkDeletion, []string{pod.Name}, "pod %s (uid %s, %s), released from its workload, was deleted; no one asked",
+			pod.Name, pod.UID, pod.Labels["app"])
 		return
 	}
 	app := pod.Labels["app"]

@@ -38,7 +38,7 @@ func testChecker(t *testing.T, pods ...*corev1.Pod) (*checker, *replicaHistory) 
 		}
 	}
 	h := newReplicaHistory(time.Now().Add(-time.Minute))
-	return &checker{pods: corelisters.NewPodLister(idx), replicas: h, evicted: &sync.Map{}}, h
+	return &checker{pods: corelisters.NewPodLister(idx), replicas: h, evicted: &sync.Map{}, asks: newAsks(), states: newRecordedZones()}, h
 }
 
 func checksFound(ch *checker) []string {
@@ -88,15 +88,15 @@ func TestDeletion(t *testing.T) {
 	pods := []*corev1.Pod{testPod("api", "api-a", true, ""), testPod("api", "api-b", true, ""), testPod("api", "api-c", true, ""),
 		testPod("api", "api-d", true, "")} // api starts at 4 replicas
 	ch, _ := testChecker(t, pods...)
-	ch.podGoes(pods[0])
+	ch.podGoes(pods[0], pods[0])
 	if v := checksFound(ch); len(v) != 1 || !strings.HasPrefix(v[0], checkDeletion) {
 		t.Fatalf("an unasked deletion: %q", v)
 	}
 	ch, h := testChecker(t, pods...)
 	h.record("api", 3, time.Now())
-	ch.podGoes(pods[0])
+	ch.podGoes(pods[0], pods[0])
 	ch.evicted.Store(pods[1].UID, true)
-	ch.podGoes(pods[1])
+	ch.podGoes(pods[1], pods[1])
 	if v := checksFound(ch); len(v) != 0 {
 		t.Fatalf("a scale-in and an eviction: %q", v)
 	}

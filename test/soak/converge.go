@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,37 +16,61 @@ import (
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
 
-// converge waits, up to bound, for every workload to reach its spec: its image version versions
-// says, every pod ready at the update revision (web's with its sidecar), as many as asked, and its
-// status equal to what the pods show. It returns how long each took.
-func converge(ctx context.Context, c client.Client, cs kubernetes.Interface, versions map[string]int, nodes int,
-	bound time.Duration) (map[string]time.Duration, error) {
+// target is what converge waits for: a workload reaching its spec, or what places its pods
+// agreeing with them. Its check says why it has not ("" when it has).
+type target struct {
+	name  string
+	check func(ctx context.Context) (string, error)
+}
+
+// targets are the world's workloads at their image versions (versions), the WorkloadSpread, the
+// PersistentPodState, and the pods the driver released (released).
+func targets(c client.Client, cs kubernetes.Interface, versions map[string]int, nodes []string, released []releasedPod) []target {
+	var out []target
+	for _, w := range world {
+		out = append(out, target{name: w.Kind + " " + w.Name, check: func(ctx context.Context) (string, error) {
+			return notConverged(ctx, c, cs, w, versions[w.Name], nodes)
+		}})
+	}
+	return append(out,
+		target{name: "WorkloadSpread " + spreadName, check: func(ctx context.Context) (string, error) { return spreadNotConverged(ctx, c, cs, nodes) }},
+		target{name: "PersistentPodState " + ppsName, check: func(ctx context.Context) (string, error) { return statesNotConverged(ctx, c, cs, nodes) }},
+		target{name: "released pods", check: func(ctx context.Context) (string, error) { return releasedNotKept(ctx, cs, released) }})
+}
+
+// converge waits, up to bound, for every target: a workload at its image version, every pod ready
+// at the update revision (web's with its sidecar), as many as asked, its status equal to what the
+// pods show; the spread, the recorded states and the released pods as they say. It returns how
+// long each took.
+func converge(ctx context.Context, ts []target, bound time.Duration) (map[string]time.Duration, error) {
 	start := time.Now()
 	took := map[string]time.Duration{}
 	last := map[string]string{}
 	for time.Since(start) < bound {
-		for _, w := range world {
-			if _, ok := took[w.Name]; ok {
+		for _, t := range ts {
+			if _, ok := took[t.name]; ok {
 				continue
 			}
-			why, err := notConverged(ctx, c, cs, w, versions[w.Name], nodes)
+			tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			why, err := t.check(tctx)
+			cancel()
 			if err != nil {
 				why = err.Error()
 			}
 			if why == "" {
-				took[w.Name] = time.Since(start)
+				took[t.name] = time.Since(start)
 			}
-			last[w.Name] = why
+			last[t.name] = why
 		}
-		if len(took) == len(world) {
+		if len(took) == len(ts) {
 			return took, nil
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	var out []string
-	for _, w := range world {
-		if _, ok := took[w.Name]; !ok {
-			out = append(out, fmt.Sprintf("%s %s: %s", w.Kind, w.Name, last[w.Name]))
+	for _, t := range ts {
+		if _, ok := took[t.name]; !ok {
+			out = append(out, fmt.Sprintf("%s: %s", t.name, last[t.name]))
 		}
 	}
 	return took, fmt.Errorf("not converged within %s: %s", bound, strings.Join(out, "; "))
@@ -53,16 +78,15 @@ func converge(ctx context.Context, c client.Client, cs kubernetes.Interface, ver
 
 // counts is what a workload's status says, to hold against its pods.
 type counts struct {
+	uid                            types.UID
 	generation, observed           int64
 	want, replicas, updated, ready int32
 	updateRevision                 string
 }
 
 // notConverged says why w has not reached its spec ("" when it has).
-func notConverged(ctx context.Context, c client.Client, cs kubernetes.Interface, w workload, version, nodes int) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	st, err := statusOf(ctx, c, w, nodes)
+func notConverged(ctx context.Context, c client.Client, cs kubernetes.Interface, w workload, version int, nodes []string) (string, error) {
+	st, err := statusOf(ctx, c, w, len(nodes))
 	if err != nil {
 		return "", err
 	}
@@ -94,6 +118,9 @@ func notConverged(ctx context.Context, c client.Client, cs kubernetes.Interface,
 		if w.Name == "web" && !hasContainer(p, sidecarName) {
 			return fmt.Sprintf("pod %s has no sidecar %s", p.Name, sidecarName), nil
 		}
+		if why := notOwned(p, w, st.uid); why != "" {
+			return why, nil
+		}
 		updated++
 	}
 	switch {
@@ -101,6 +128,8 @@ func notConverged(ctx context.Context, c client.Client, cs kubernetes.Interface,
 		return fmt.Sprintf("%d live pods, %d ready, want %d", live, ready, st.want), nil
 	case st.replicas != live || st.ready != ready || st.updated != updated:
 		return fmt.Sprintf("status says %d replicas, %d ready, %d updated; the pods %d, %d, %d", st.replicas, st.ready, st.updated, live, ready, updated), nil
+	case w.Kind == "UnitedDeployment":
+		return udNotConverged(ctx, c, pods.Items, nodes)
 	}
 	return "", nil
 }
@@ -112,14 +141,18 @@ func statusOf(ctx context.Context, c client.Client, w workload, nodes int) (coun
 	}
 	switch o := obj.(type) {
 	case *appsv1alpha1.CloneSet:
-		return counts{generation: o.Generation, observed: o.Status.ObservedGeneration, want: *o.Spec.Replicas, replicas: o.Status.Replicas,
+		return counts{uid: o.UID, generation: o.Generation, observed: o.Status.ObservedGeneration, want: *o.Spec.Replicas, replicas: o.Status.Replicas,
 			updated: o.Status.UpdatedReplicas, ready: o.Status.ReadyReplicas, updateRevision: o.Status.UpdateRevision}, nil
 	case *appsv1beta1.StatefulSet:
-		return counts{generation: o.Generation, observed: o.Status.ObservedGeneration, want: *o.Spec.Replicas, replicas: o.Status.Replicas,
+		return counts{uid: o.UID, generation: o.Generation, observed: o.Status.ObservedGeneration, want: *o.Spec.Replicas, replicas: o.Status.Replicas,
 			updated: o.Status.UpdatedReplicas, ready: o.Status.ReadyReplicas, updateRevision: o.Status.UpdateRevision}, nil
 	case *appsv1beta1.DaemonSet:
-		return counts{generation: o.Generation, observed: o.Status.ObservedGeneration, want: int32(nodes), replicas: o.Status.CurrentNumberScheduled,
+		return counts{uid: o.UID, generation: o.Generation, observed: o.Status.ObservedGeneration, want: int32(nodes), replicas: o.Status.CurrentNumberScheduled,
 			updated: o.Status.UpdatedNumberScheduled, ready: o.Status.NumberReady}, nil
+	case *appsv1alpha1.UnitedDeployment:
+		// Its pods carry their subset CloneSet's revisions: udNotConverged checks its own.
+		return counts{uid: o.UID, generation: o.Generation, observed: o.Status.ObservedGeneration, want: *o.Spec.Replicas, replicas: o.Status.Replicas,
+			updated: o.Status.UpdatedReplicas, ready: o.Status.ReadyReplicas}, nil
 	}
 	return counts{}, fmt.Errorf("unknown kind %T", obj)
 }

@@ -22,8 +22,10 @@ import (
 )
 
 // driver keeps changing the world as its users would: image rollouts and rollbacks, partitions,
-// replicas, pauses, node cordons and drains through the eviction API, pod evictions. Each
-// operation is chosen from its own random stream (the seed's), at 1–4 s intervals.
+// replicas, pauses, node cordons and drains through the eviction API, pod evictions (web's two at
+// a time, against its budget), pods taken out of their workload's selector, workloads deleted
+// (orphaning their pods or with them) and created again (driver_ops.go). Each operation is chosen
+// from its own random stream (the seed's), at 1–4 s intervals.
 type driver struct {
 	c   client.Client
 	cs  kubernetes.Interface
@@ -35,16 +37,23 @@ type driver struct {
 	ops      int
 	// evicted are the pods the driver asked to go (by UID), for the checker.
 	evicted  *sync.Map
+	asks     *asks
 	replicas *replicaHistory
 	log      *eventLog
+	// released are the pods the driver released and keeps (oldest first).
+	released []releasedPod
+	// gone are the workloads the driver deleted and has not created again yet, by name.
+	gone map[string]*goneWorkload
 }
 
-func newDriver(c client.Client, cs kubernetes.Interface, seed uint64, nodes []string, evicted *sync.Map, replicas *replicaHistory, log *eventLog) *driver {
+func newDriver(c client.Client, cs kubernetes.Interface, seed uint64, nodes []string, evicted *sync.Map, asks *asks, replicas *replicaHistory,
+	log *eventLog) *driver {
 	v := map[string]int{}
 	for _, w := range world {
 		v[w.Name] = 1
 	}
-	return &driver{c: c, cs: cs, rng: rand.New(rand.NewPCG(seed, 1)), versions: v, nodes: nodes, evicted: evicted, replicas: replicas, log: log}
+	return &driver{c: c, cs: cs, rng: rand.New(rand.NewPCG(seed, 1)), versions: v, nodes: nodes, evicted: evicted, asks: asks, replicas: replicas,
+		log: log, gone: map[string]*goneWorkload{}}
 }
 
 // run operates until ctx ends.
@@ -70,43 +79,71 @@ func (d *driver) run(ctx context.Context) {
 func (d *driver) step(ctx context.Context) (string, error) {
 	w := world[d.rng.IntN(len(world))]
 	switch r := d.rng.IntN(100); {
-	case r < 30:
+	case r < 26:
 		d.versions[w.Name]++
 		return fmt.Sprintf("%s %s image v%d", w.Kind, w.Name, d.versions[w.Name]), d.setImage(ctx, w)
-	case r < 40 && d.versions[w.Name] > 1:
+	case r < 34 && d.versions[w.Name] > 1:
 		d.versions[w.Name]--
 		return fmt.Sprintf("%s %s rolled back to v%d", w.Kind, w.Name, d.versions[w.Name]), d.setImage(ctx, w)
-	case r < 52:
+	case r < 44:
 		p := d.rng.IntN(4)
+		if w.Kind == "UnitedDeployment" {
+			pb := d.rng.IntN(4)
+			return fmt.Sprintf("%s %s partitions a %d, b %d", w.Kind, w.Name, p, pb), d.patch(ctx, w, udPartitionPatch(p, pb))
+		}
 		return fmt.Sprintf("%s %s partition %d", w.Kind, w.Name, p), d.patch(ctx, w, partitionPatch(w, p))
-	case r < 70 && w.Scalable:
+	case r < 58 && w.Scalable:
 		n := w.MinReplicas + int32(d.rng.IntN(int(w.MaxReplicas-w.MinReplicas)+1))
 		d.replicas.record(w.Name, n, time.Now())
 		return fmt.Sprintf("%s %s replicas %d", w.Kind, w.Name, n), d.patch(ctx, w, fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
-	case r < 78:
+	case r < 64 && w.Kind != "UnitedDeployment":
 		paused := d.rng.IntN(2) == 0
 		return fmt.Sprintf("%s %s paused %v", w.Kind, w.Name, paused), d.patch(ctx, w, pausePatch(w, paused))
-	case r < 88:
+	case r < 72:
 		return d.nodeOp(ctx)
+	case r < 79:
+		return d.evictOne(ctx)
+	case r < 85:
+		return d.evictWeb(ctx)
+	case r < 90:
+		return d.release(ctx)
+	case r < 95 && w.Kind != "UnitedDeployment":
+		return d.recreate(ctx, w, metav1.DeletePropagationOrphan)
+	case w.Name == "api" || w.Name == "db" || w.Name == "agent":
+		return d.recreate(ctx, w, metav1.DeletePropagationBackground)
 	default:
 		return d.evictOne(ctx)
 	}
 }
 
 func (d *driver) setImage(ctx context.Context, w workload) error {
-	return d.patch(ctx, w, fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`,
-		fmt.Sprintf(image, d.versions[w.Name])))
+	return d.patch(ctx, w, imagePatch(w, d.versions[w.Name]))
+}
+
+func imagePatch(w workload, version int) string {
+	spec := fmt.Sprintf(`{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}`, fmt.Sprintf(image, version))
+	if w.Kind == "UnitedDeployment" {
+		spec = fmt.Sprintf(`{"template":{"cloneSetTemplate":{"spec":%s}}}`, spec)
+	}
+	return fmt.Sprintf(`{"spec":%s}`, spec)
 }
 
 func partitionPatch(w workload, p int) string {
-	if w.Kind == "CloneSet" {
+	switch w.Kind {
+	case "UnitedDeployment":
+		return udPartitionPatch(p, p)
+	case "CloneSet":
 		return fmt.Sprintf(`{"spec":{"updateStrategy":{"partition":%d}}}`, p)
 	}
 	return fmt.Sprintf(`{"spec":{"updateStrategy":{"rollingUpdate":{"partition":%d}}}}`, p)
 }
 
+// pausePatch pauses or resumes w's updates; "" for a UnitedDeployment, which has no pause.
 func pausePatch(w workload, paused bool) string {
-	if w.Kind == "CloneSet" {
+	switch w.Kind {
+	case "UnitedDeployment":
+		return ""
+	case "CloneSet":
 		return fmt.Sprintf(`{"spec":{"updateStrategy":{"paused":%v}}}`, paused)
 	}
 	return fmt.Sprintf(`{"spec":{"updateStrategy":{"rollingUpdate":{"paused":%v}}}}`, paused)
@@ -119,6 +156,8 @@ func objectOf(w workload) client.Object {
 		return &appsv1alpha1.CloneSet{ObjectMeta: meta}
 	case "StatefulSet":
 		return &appsv1beta1.StatefulSet{ObjectMeta: meta}
+	case "UnitedDeployment":
+		return &appsv1alpha1.UnitedDeployment{ObjectMeta: meta}
 	default:
 		return &appsv1beta1.DaemonSet{ObjectMeta: meta}
 	}
@@ -154,7 +193,8 @@ func (d *driver) nodeOp(ctx context.Context) (string, error) {
 	}
 	evicted := 0
 	for i := range pods.Items {
-		if pods.Items[i].Labels["app"] != "agent" && d.evict(ctx, &pods.Items[i]) == nil {
+		// As kubectl drain: not a DaemonSet's pod, nor one no workload controls (a released one).
+		if pods.Items[i].Labels["app"] != "agent" && pods.Items[i].Labels[releasedLabel] == "" && d.evict(ctx, &pods.Items[i]) == nil {
 			evicted++
 		}
 	}
@@ -195,8 +235,9 @@ func (d *driver) evict(ctx context.Context, pod *corev1.Pod) error {
 	return err
 }
 
-// settle gives every workload its final spec: no partition, not paused, every node schedulable.
-// Each change is retried for up to a minute (the webhooks answer again once a fault has passed).
+// settle gives every workload its final spec: there again if the driver deleted it, its image
+// version, no partition, not paused, every node schedulable. Each change is retried for up to a
+// minute (the webhooks answer again once a fault has passed).
 func (d *driver) settle(ctx context.Context) error {
 	retry := func(what string, do func() error) error {
 		var last error
@@ -206,7 +247,14 @@ func (d *driver) settle(ctx context.Context) error {
 		return nil
 	}
 	for _, w := range world {
-		for _, p := range []string{partitionPatch(w, 0), pausePatch(w, false)} {
+		if err := d.restore(ctx, w.Name); err != nil {
+			return fmt.Errorf("settle: %w", err)
+		}
+		// The image again: a change whose answer was lost may not have been made.
+		for _, p := range []string{imagePatch(w, d.versions[w.Name]), partitionPatch(w, 0), pausePatch(w, false)} {
+			if p == "" {
+				continue
+			}
 			if err := retry(w.Kind+" "+w.Name+" "+p, func() error { return d.patch(ctx, w, p) }); err != nil {
 				return err
 			}

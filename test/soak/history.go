@@ -66,6 +66,19 @@ func (h *replicaHistory) min(name string, window time.Duration) (int32, bool) {
 	return m, true
 }
 
+// max is the most replicas asked within window.
+func (h *replicaHistory) max(name string, window time.Duration) (int32, bool) {
+	s := h.inWindow(name, window)
+	if len(s) == 0 {
+		return 0, false
+	}
+	m := s[0].replicas
+	for _, v := range s[1:] {
+		m = max(m, v.replicas)
+	}
+	return m, true
+}
+
 func (h *replicaHistory) describe(name string, window time.Duration) string {
 	var out []string
 	for _, s := range h.inWindow(name, window) {

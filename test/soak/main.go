@@ -78,6 +78,9 @@ func run(sb *sandbox.Sandbox, seed uint64, duration, bound time.Duration) (*repo
 	if err != nil {
 		return nil, err
 	}
+	if err := labelZones(ctx, cs, nodeNames); err != nil {
+		return nil, err
+	}
 	if err := create(ctx, c); err != nil {
 		return nil, err
 	}
@@ -86,18 +89,19 @@ func run(sb *sandbox.Sandbox, seed uint64, duration, bound time.Duration) (*repo
 	for _, w := range world {
 		versions[w.Name] = 1
 	}
-	if _, err := converge(ctx, c, cs, versions, len(nodeNames), bound); err != nil {
+	if _, err := converge(ctx, targets(c, cs, versions, nodeNames, nil), bound); err != nil {
 		return nil, fmt.Errorf("the world did not start: %w", err)
 	}
 	evicted := &sync.Map{}
 	history := newReplicaHistory(time.Now())
 	checkCtx, stopChecks := context.WithCancel(ctx)
 	defer stopChecks()
-	ch, err := newChecker(checkCtx, cs, history, evicted)
+	asked := newAsks()
+	ch, err := newChecker(checkCtx, cs, c, history, evicted, asked)
 	if err != nil {
 		return nil, err
 	}
-	d := newDriver(c, cs, seed, nodeNames, evicted, history, log)
+	d := newDriver(c, cs, seed, nodeNames, evicted, asked, history, log)
 	in := newInjector(sb, fronts, seed, log)
 	campaign, stop := context.WithTimeout(ctx, duration)
 	defer stop()
@@ -112,11 +116,12 @@ func run(sb *sandbox.Sandbox, seed uint64, duration, bound time.Duration) (*repo
 		ch.violate(checkConverge, "%v", err)
 	}
 	settled := time.Now()
-	times, err := converge(ctx, c, cs, d.versions, len(nodeNames), bound)
+	ts := targets(c, cs, d.versions, nodeNames, d.released)
+	times, err := converge(ctx, ts, bound)
 	if err != nil {
 		ch.violate(checkConverge, "%v", err)
 	}
-	ch.checks.Add(int64(len(world)))
+	ch.checks.Add(int64(len(ts)))
 	since := settled.Sub(in.lastEnd)
 	if in.lastEnd.IsZero() {
 		since = 0

@@ -22,9 +22,11 @@ import (
 )
 
 // The world the campaign runs: in namespace ns, two CloneSets (web under a PodUnavailableBudget
-// and a SidecarSet, api alone), an Advanced StatefulSet with claims it keeps (db) and an Advanced
-// DaemonSet (agent), all updating in place. The driver changes their images, partitions,
-// replicas and pauses; the checker holds them to their limits.
+// and a SidecarSet, api spread over the zones by a WorkloadSpread), an Advanced StatefulSet with
+// claims it keeps (db, its pods kept in their zones by a PersistentPodState), an Advanced
+// DaemonSet (agent) and a UnitedDeployment of a CloneSet per zone (ud; kinds.go), all updating in
+// place. The driver changes their images, partitions, replicas and pauses; the checker holds them
+// to their limits.
 const (
 	ns = "soak"
 	// budgetMaxUnavailable is web's PodUnavailableBudget: tighter than web's own maxUnavailable,
@@ -49,6 +51,8 @@ var world = []workload{
 	{Kind: "CloneSet", Name: "api", MaxUnavailable: 1, Scalable: true, MinReplicas: 2, MaxReplicas: 8},
 	{Kind: "StatefulSet", Name: "db", MaxUnavailable: 2, Scalable: true, MinReplicas: 2, MaxReplicas: 6},
 	{Kind: "DaemonSet", Name: "agent", MaxUnavailable: 1},
+	// ud's MaxUnavailable is each subset's CloneSet's.
+	{Kind: "UnitedDeployment", Name: udName, MaxUnavailable: 1, Scalable: true, MinReplicas: 2, MaxReplicas: 6},
 }
 
 func podSpec(version int) corev1.PodSpec {
@@ -87,6 +91,8 @@ func create(ctx context.Context, c client.Client) error {
 	objs := []client.Object{
 		&policyv1alpha1.PodUnavailableBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: policyv1alpha1.PodUnavailableBudgetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labelsOf("web")}, MaxUnavailable: ptr.To(intstr.FromInt32(budgetMaxUnavailable))}},
+		// Before their workloads: each pod is placed, or given its zone, from the first.
+		newSpread(), newPersistentPodState(),
 	}
 	for _, w := range world {
 		objs = append(objs, newWorkload(w))
@@ -105,6 +111,8 @@ func newWorkload(w workload) client.Object {
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labelsOf(w.Name)}, Spec: podSpec(1)}
 	maxUnavailable := ptr.To(intstr.FromInt32(int32(w.MaxUnavailable)))
 	switch w.Kind {
+	case "UnitedDeployment":
+		return newUnitedDeployment(w, tmpl, maxUnavailable)
 	case "CloneSet":
 		return &appsv1alpha1.CloneSet{ObjectMeta: meta, Spec: appsv1alpha1.CloneSetSpec{Replicas: ptr.To(initialReplicas(w)), Selector: sel, Template: tmpl,
 			UpdateStrategy: appsv1alpha1.CloneSetUpdateStrategy{Type: appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType, MaxUnavailable: maxUnavailable}}}
