@@ -241,7 +241,13 @@ func (ch *checker) podGoes(pod, before *corev1.Pod) {
 	}
 	live++ // pod itself was live until now
 	if w.Scalable {
-		if asked, ok := ch.replicas.min(w.Name, 30*time.Second); ok && int32(live) > asked {
+		asked, ok := ch.replicas.min(w.Name, 30*time.Second)
+		if ok && int32(live) > asked {
+			return
+		}
+		// A StatefulSet's scale-in removes the ordinals at and above its replicas, whether or not a
+		// lower ordinal is missing for a moment (evicted, being made again).
+		if ok && w.Kind == "StatefulSet" && ordinal.OrdinalOf(w.Name, pod.Name) >= int(asked) {
 			return
 		}
 	}

@@ -117,3 +117,23 @@ func TestSidecarAndClaims(t *testing.T) {
 		t.Fatalf("a pod without its sidecar, a claim deleted: %q", v)
 	}
 }
+
+// A StatefulSet's scale-in removes the ordinals at and above its replicas even while a lower one is
+// missing for a moment (evicted, being made again); a lower ordinal deleted is a violation.
+func TestStatefulSetScaleInByOrdinal(t *testing.T) {
+	pods := []*corev1.Pod{testPod("db", "db-0", true, ""), testPod("db", "db-2", true, ""), testPod("db", "db-3", true, "")} // db-1 evicted
+	ch, h := testChecker(t, pods...)
+	h.record("db", 2, time.Now())
+	ch.podGoes(pods[2], pods[2])
+	ch.podGoes(pods[1], pods[1])
+	if v := checksFound(ch); len(v) != 0 {
+		t.Fatalf("scale-in of ordinals 2 and 3 to replicas 2: %q", v)
+	}
+	pods = []*corev1.Pod{testPod("db", "db-0", true, ""), testPod("db", "db-1", true, "")}
+	ch, h = testChecker(t, pods...)
+	h.record("db", 2, time.Now())
+	ch.podGoes(pods[0], pods[0])
+	if v := checksFound(ch); len(v) != 1 || !strings.HasPrefix(v[0], checkDeletion) {
+		t.Fatalf("ordinal 0 deleted with replicas 2: %q", v)
+	}
+}
