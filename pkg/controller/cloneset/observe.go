@@ -99,7 +99,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bo
 		byHash[revision.ShortHash(name)] = name
 	}
 	for _, pod := range read.Matching {
-		if !metav1.IsControlledBy(pod, cs) {
+		if !metav1.IsControlledBy(pod, cs) && !predecessors(pod, obs.revisions, byHash) {
 			continue
 		}
 		if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
@@ -122,6 +122,22 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bo
 	}
 	obs.adopt, obs.release = podcontrol.Orphans(read.Matching, func(*corev1.Pod) bool { return true }), read.Strays
 	return obs, nil
+}
+
+// predecessors reports whether pod, to adopt (no controller), was made by a CloneSet of this
+// template: it has an instance ID and a revision this CloneSet knows. Such a pod -- a CloneSet
+// deleted with propagation Orphan and created again leaves them -- is adopted before the plan acts
+// (Apply) and counts as a replica at once, as OpenKruise claims pods before it counts them: not
+// counting it made the CloneSet create as many pods again, then delete them (the soak, seed 3).
+// Other orphans are adopted and counted from the next reconcile.
+func predecessors(pod *corev1.Pod, revisions map[string]*appsv1.ControllerRevision, byHash map[string]string) bool {
+	if !podcontrol.Adoptable(pod) || pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey] == "" {
+		return false
+	}
+	rev := pod.Labels[inplace.RevisionLabel]
+	_, known := revisions[rev]
+	_, hashed := byHash[rev]
+	return rev != "" && (known || hashed)
 }
 
 // observeClaims reads the CloneSet's PVCs (volumeClaimTemplates) by instance ID, and the instance

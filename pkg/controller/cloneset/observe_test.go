@@ -19,7 +19,8 @@ import (
 
 // What observe reads from objects OpenKruise left: a Failed (evicted) pod is no replica but keeps
 // its instance ID (its claims are not free); a pod labelled with the short hash
-// (CloneSetShortHash) is at the revision of that hash; an orphan that matches is to adopt.
+// (CloneSetShortHash) is at the revision of that hash; an orphan that matches is to adopt, and one
+// a CloneSet of this template made (deleted with propagation Orphan, created again) counts at once.
 func TestObserveTakesOverOpenKruisePods(t *testing.T) {
 	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "cs-uid"},
 		Spec: v1alpha1.CloneSetSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
@@ -42,7 +43,8 @@ func TestObserveTakesOverOpenKruisePods(t *testing.T) {
 		pod("web-b", "b", revision.ShortHash(rev.Name), corev1.PodRunning, owned),
 		pod("web-c", "c", rev.Name, corev1.PodRunning, owned),
 		pod("web-gone", "gone", rev.Name, corev1.PodFailed, owned),
-		pod("stray", "", "", corev1.PodRunning, nil)}
+		pod("stray", "", "", corev1.PodRunning, nil),
+		pod("web-d", "d", rev.Name, corev1.PodRunning, nil)}
 	scheme := testScheme(t)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 	r := &Reconciler{Base: workloadloop.Base{Client: c, Engine: engine.New(c, nil, inplace.Options{})}}
@@ -57,14 +59,14 @@ func TestObserveTakesOverOpenKruisePods(t *testing.T) {
 			t.Errorf("pod %s at revision %q, want %s", p.Name, p.Revision, rev.Name)
 		}
 	}
-	if len(names) != 3 || obs.snap.UpdateRevision != rev.Name || obs.newRevision != nil {
-		t.Errorf("pods %v, update revision %s (new %v); want the 3 running pods at OpenKruise's revision %s", names,
+	if len(names) != 4 || obs.snap.UpdateRevision != rev.Name || obs.newRevision != nil {
+		t.Errorf("pods %v, update revision %s (new %v); want the 3 running pods and the predecessor's at OpenKruise's revision %s", names,
 			obs.snap.UpdateRevision, obs.newRevision != nil, rev.Name)
 	}
 	if len(obs.snap.FreeInstanceIDs) != 0 || len(obs.inactive) != 1 {
 		t.Errorf("free instance IDs %v, inactive %d: the Failed pod's claims are not free", obs.snap.FreeInstanceIDs, len(obs.inactive))
 	}
-	if len(obs.adopt) != 1 || obs.adopt[0].Name != "stray" {
-		t.Errorf("to adopt: %v, want the matching orphan", obs.adopt)
+	if len(obs.adopt) != 2 || obs.adopt[0].Name != "stray" || obs.adopt[1].Name != "web-d" {
+		t.Errorf("to adopt: %v, want the matching orphans", obs.adopt)
 	}
 }
