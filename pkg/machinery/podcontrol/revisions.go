@@ -107,6 +107,37 @@ func ObserveRevisions(ctx context.Context, c client.Reader, indexed bool, owner 
 	return out, nil
 }
 
+// AdoptRevisions makes owner (of kind gvk) the controller of the revisions that match sel and have
+// no controller, read live from r (the cache may not show a garbage collector's orphaning yet), with
+// writer w; it returns how many it adopted. Each patch names the revision's UID: a revision deleted
+// and made again meanwhile is not adopted.
+func AdoptRevisions(ctx context.Context, w client.Writer, r client.Reader, owner client.Object, gvk schema.GroupVersionKind, sel labels.Selector) (int, error) {
+	var list appsv1.ControllerRevisionList
+	if err := r.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return 0, fmt.Errorf("list revisions to adopt: %w", err)
+	}
+	ref, err := json.Marshal(metav1.NewControllerRef(owner, gvk))
+	if err != nil {
+		return 0, err
+	}
+	adopted := 0
+	for i := range list.Items {
+		rev := &list.Items[i]
+		if metav1.GetControllerOfNoCopy(rev) != nil || rev.DeletionTimestamp != nil {
+			continue
+		}
+		patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[%s],"uid":%q}}`, ref, rev.UID)
+		if err := w.Patch(ctx, rev, client.RawPatch(types.StrategicMergePatchType, []byte(patch))); err != nil {
+			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+				continue
+			}
+			return adopted, fmt.Errorf("adopt revision %s: %w", rev.Name, err)
+		}
+		adopted++
+	}
+	return adopted, nil
+}
+
 // Unknown is a revision one of pods is labelled with (inplace.RevisionLabel: the revision's name
 // or, as Kubernetes' DaemonSets and CloneSetShortHash write it, its hash) that r does not hold;
 // "" when r holds every pod's.

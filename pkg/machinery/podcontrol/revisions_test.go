@@ -57,3 +57,35 @@ func TestObserveRevisionsIndexed(t *testing.T) {
 		}
 	}
 }
+
+// A workload adopts the revisions its selector matches that have no controller (its predecessor's,
+// orphaned), and no other: not another controller's, not one its selector does not match.
+func TestAdoptRevisions(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "apps.kruise.io", Version: "v1beta1", Kind: "DaemonSet"}
+	owner := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "agent", UID: "new"}}
+	other := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "other", UID: "other"}}
+	rev := func(name string, lbls map[string]string, refs ...metav1.OwnerReference) *appsv1.ControllerRevision {
+		return &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name), Labels: lbls,
+			OwnerReferences: refs}, Revision: 1}
+	}
+	app := map[string]string{"app": "agent"}
+	c := fake.NewClientBuilder().WithObjects(rev("orphan", app), rev("theirs", app, *metav1.NewControllerRef(other, gvk)),
+		rev("elsewhere", map[string]string{"app": "db"})).Build()
+	n, err := AdoptRevisions(context.Background(), c, c, owner, gvk, labels.SelectorFromSet(app))
+	if err != nil || n != 1 {
+		t.Fatalf("adopted %d (%v), want 1", n, err)
+	}
+	for name, want := range map[string]types.UID{"orphan": "new", "theirs": "other", "elsewhere": ""} {
+		got := &appsv1.ControllerRevision{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, got); err != nil {
+			t.Fatal(err)
+		}
+		var uid types.UID
+		if ref := metav1.GetControllerOf(got); ref != nil {
+			uid = ref.UID
+		}
+		if uid != want {
+			t.Errorf("revision %s controlled by %q, want %q", name, uid, want)
+		}
+	}
+}

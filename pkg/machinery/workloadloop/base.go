@@ -109,10 +109,21 @@ func (b *Base) Revisions(ctx context.Context, owner client.Object, gvk schema.Gr
 		return revs, err
 	}
 	unknown := revs.Unknown(pods)
-	if unknown == "" {
+	if unknown == "" && !revs.Decision.Create {
 		return revs, nil
 	}
-	ctrl.LoggerFrom(ctx).Info("a pod names a revision the cache does not hold; reading the revisions from the API server", "revision", unknown)
+	// A revision a pod names or the one to create may be our predecessor's: a workload deleted with
+	// propagation Orphan and created again under its name finds its revisions (and pods) without a
+	// controller. They are adopted, as Kubernetes' workloads adopt theirs; creating the revision
+	// again would only fail (AlreadyExists), and a pod of a revision not held is recreated.
+	adopted, err := podcontrol.AdoptRevisions(ctx, b.Client, b.APIReader, owner, gvk, sel)
+	if err != nil {
+		return revs, err
+	}
+	if unknown == "" && adopted == 0 {
+		return revs, nil
+	}
+	ctrl.LoggerFrom(ctx).Info("reading the revisions from the API server", "unknownRevision", unknown, "adopted", adopted)
 	return podcontrol.ObserveRevisions(ctx, b.APIReader, false, owner, gvk, sel, in, collisionCount)
 }
 
