@@ -3,6 +3,7 @@ package cloneset
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -21,9 +22,15 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	inFlight := obs.inFlight
 	inFlight.Resumes = plan.Resumes
 	deletes := make([]workloadloop.Deletion, 0, len(plan.Deletes))
+	scaleIn := map[string]bool{}
 	for _, d := range plan.Deletes {
 		deletes = append(deletes, workloadloop.Deletion{Pod: d.Pod, Reason: d.Reason})
+		scaleIn[d.Pod] = d.Kind == DeleteScaleIn
 	}
+	// The plan replaces each pod it deletes but for a scale-in (a specified or prepared deletion, a
+	// recreate): a deletion refused (a PodUnavailableBudget) or failed leaves its pod, and its
+	// replacement is not made this time -- it would be one pod too many (the soak, seed 23).
+	var kept atomic.Int32
 	changes := make([]podcontrol.Change, 0, len(plan.Updates))
 	for _, u := range plan.Updates {
 		ch := podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason}
@@ -36,10 +43,15 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 		NewRevision: obs.newRevision, Revisions: obs.revisions, Pods: obs.pods, InFlight: inFlight, Lifecycle: plan.Lifecycle,
 		Deletes: deletes, Updates: changes, RecreateEvent: recreated,
 		Delete: func(pod *corev1.Pod, ev podcontrol.Deletion, why string, done *podcontrol.Batch) error {
-			return r.deletePod(ctx, cs, obs, pod, ev, why, done)
+			err := r.deletePod(ctx, cs, obs, pod, ev, why, done)
+			if err != nil && pod != nil && !scaleIn[pod.Name] {
+				kept.Add(1)
+			}
+			return err
 		},
 		Create: func(done *podcontrol.Batch) error {
-			return podcontrol.SlowStart(plan.Creates, func(c Creation) error { return r.createPod(ctx, cs, obs, c, done) })
+			creates := plan.Creates[:max(0, len(plan.Creates)-int(kept.Load()))]
+			return podcontrol.SlowStart(creates, func(c Creation) error { return r.createPod(ctx, cs, obs, c, done) })
 		},
 		Finish: func(done *podcontrol.Batch) error {
 			return errors.Join(podcontrol.Parallel(plan.ReleaseInstanceIDs, func(id string) error {
