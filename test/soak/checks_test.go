@@ -117,3 +117,19 @@ func TestSidecarAndClaims(t *testing.T) {
 		t.Fatalf("a pod without its sidecar, a claim deleted: %q", v)
 	}
 }
+
+// A StatefulSet's scale-in deletes the ordinals beyond its replicas even while a lower one is
+// missing; a lower ordinal's deletion is still unasked.
+func TestStatefulSetScaleInDeletion(t *testing.T) {
+	pods := []*corev1.Pod{testPod("db", "db-0", true, ""), testPod("db", "db-1", true, ""), testPod("db", "db-3", true, "")}
+	ch, h := testChecker(t, pods...)
+	h.record("db", 3, time.Now())
+	ch.podGoes(pods[2], pods[2])
+	if v := checksFound(ch); len(v) != 0 {
+		t.Fatalf("db-3 deleted by a scale-in to 3: %q", v)
+	}
+	ch.podGoes(pods[1], pods[1])
+	if v := checksFound(ch); len(v) != 1 {
+		t.Fatalf("db-1 deleted: %q", v)
+	}
+}
