@@ -32,8 +32,9 @@ const (
 	// evicted and not yet replaced by a ready one).
 	checkTakeOut = "update-within-maxUnavailable-and-budget"
 	// checkDeletion: a pod goes only because a spec asked (a scale-in: more live pods than the
-	// replicas asked within the last 30 s) or the driver evicted it: an image change never
-	// recreates a pod, and no pod is deleted that no one asked to delete.
+	// replicas asked within the last 30 s, or a StatefulSet's ordinal beyond them), the driver
+	// evicted it or deleted its workload with it: an image change never recreates a pod, and no
+	// pod is deleted that no one asked to delete.
 	checkDeletion = "no-unasked-pod-deletion"
 	// checkOrdinal: no two live pods of the StatefulSet with one ordinal.
 	checkOrdinal = "one-pod-per-ordinal"
