@@ -41,7 +41,8 @@ type injector struct {
 	revived int
 }
 
-// revive starts kruise-manager again if it has exited.
+// revive starts kruise-manager, kube-controller-manager and kube-scheduler again if they have
+// exited (as their pods would be).
 func (in *injector) revive(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
@@ -52,6 +53,13 @@ func (in *injector) revive(ctx context.Context) {
 	}
 	if err != nil {
 		in.failures = append(in.failures, "start kruise-manager again: "+err.Error())
+	}
+	started, err := in.sb.ReviveControlPlane(ctx)
+	for _, name := range started {
+		in.log.add("%s exited on its own: started again", name)
+	}
+	if err != nil {
+		in.failures = append(in.failures, "start the control plane again: "+err.Error())
 	}
 }
 

@@ -30,6 +30,35 @@ func (s *Sandbox) ReviveKruiseManager(ctx context.Context) (bool, error) {
 	return true, s.restartKruise(ctx, "exited; starting again", func(*Process) error { return nil }, sameArgs)
 }
 
+// ReviveControlPlane starts kube-controller-manager and kube-scheduler again if they have exited
+// (each exits when it loses its leader election, as a restarted or frozen API server or etcd can
+// make it: in a cluster its static pod restarts), with the same flags; it returns the ones it
+// started, once they serve again.
+func (s *Sandbox) ReviveControlPlane(ctx context.Context) ([]string, error) {
+	var started []string
+	for _, c := range []struct {
+		name string
+		port int
+	}{{"kube-controller-manager", s.Ports.ControllerManager}, {"kube-scheduler", s.Ports.Scheduler}} {
+		alive := false
+		for _, p := range s.Processes {
+			alive = alive || (p.Name == c.name && p.Alive())
+		}
+		if alive {
+			continue
+		}
+		started = append(started, c.name)
+		if err := s.restartProcess(ctx, c.name, "exited; starting again", func(*Process) error { return nil }, sameArgs, func(ctx context.Context) error {
+			return s.waitFor(ctx, c.name+" healthy", func(ctx context.Context) (bool, error) {
+				return httpOK(ctx, url("https", c.port)+"/healthz", "ok"), nil
+			})
+		}); err != nil {
+			return started, err
+		}
+	}
+	return started, nil
+}
+
 // RestartKwok kills kwok (the kwok nodes' simulated kubelets) and starts it again; it returns once
 // it serves again (its own /healthz).
 func (s *Sandbox) RestartKwok(ctx context.Context) error {
