@@ -21,6 +21,7 @@ import (
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 )
 
 // floorUser is the floor program's client identity, so the audit log counts its writes alone.
@@ -231,7 +232,7 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 			if _, ok := held[p.Name]; !ok && floorHeld(p) {
 				held[p.Name] = time.Now()
 			}
-			if _, ok := held[p.Name]; ok && floorAnswered(p) {
+			if _, ok := held[p.Name]; ok && engine.KubeletNotReady(p) {
 				release(p.Name, true)
 			}
 			continue
@@ -262,7 +263,7 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 }
 
 // floorHoldReason is the reason of the floor's InPlaceUpdateReady and Ready False, the engine's.
-const floorHoldReason = "StartInPlaceUpdate"
+const floorHoldReason = engine.StartReason
 
 // floorWaitBound is the engine's longest wait for a kubelet (a node not heard from yet).
 var floorWaitBound = inplace.DefaultKubeletPolicy().Probe
@@ -272,17 +273,6 @@ func floorHeld(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == appspub.InPlaceUpdateReady {
 			return c.Status == corev1.ConditionFalse
-		}
-	}
-	return false
-}
-
-// floorAnswered reports whether p's kubelet has written Ready False itself (as the engine's wait
-// reads it: Ready not True, with a reason other than the hold's).
-func floorAnswered(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status != corev1.ConditionTrue && c.Reason != floorHoldReason
 		}
 	}
 	return false

@@ -55,7 +55,7 @@ func (e *engine) awaitKubelets(ctx context.Context, pods []*corev1.Pod, release 
 	var pending []waiting
 	for i, pod := range pods {
 		node := pod.Spec.NodeName
-		if !podgate.Has(pod, appspub.InPlaceUpdateReady) || kubeletNotReady(pod) || node == "" {
+		if !podgate.Has(pod, appspub.InPlaceUpdateReady) || KubeletNotReady(pod) || node == "" {
 			release(i, nil)
 			continue
 		}
@@ -132,7 +132,7 @@ func (e *engine) answered(ctx context.Context, pod *corev1.Pod) (bool, error) {
 	if cur.UID != pod.UID {
 		return false, fmt.Errorf("update pod %s in place: the pod was replaced", pod.Name)
 	}
-	return kubeletNotReady(cur), nil
+	return KubeletNotReady(cur), nil
 }
 
 // heldSince is when the pod was taken out of service: its InPlaceUpdateReady condition's
@@ -146,8 +146,9 @@ func heldSince(pod *corev1.Pod, now time.Time) time.Time {
 	return now
 }
 
-// kubeletNotReady reports whether the pod's Ready condition is not True, and not as setGate wrote it.
-func kubeletNotReady(pod *corev1.Pod) bool {
+// KubeletNotReady reports whether the pod's Ready condition is not True, and not as the engine
+// wrote it (StartReason): the kubelet's answer the engine waits for.
+func KubeletNotReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status != corev1.ConditionTrue && c.Reason != StartReason
