@@ -116,6 +116,9 @@ type BatchUpdate struct {
 	Pod  *corev1.Pod
 	Spec *inplace.UpdateSpec
 	Opts UpdateOptions
+	// Held: the caller took Pod out of service for this update already (Unready returned it);
+	// it is not taken out again.
+	Held bool
 }
 
 func (e *engine) UpdateAll(ctx context.Context, ups []BatchUpdate, parallelism int, done func(i int, err error)) {
@@ -216,7 +219,7 @@ func (e *engine) prepare(ctx context.Context, u BatchUpdate) (*prepared, error) 
 		state.LastContainerStatuses[name] = appspub.InPlaceUpdateContainerStatus{ContainerID: inplace.ContainerID(pod, name)}
 	}
 	p := &prepared{pod: pod, spec: spec, opts: opts, state: state, batch: batch, changes: spec.RestartsContainers()}
-	if p.changes {
+	if p.changes && !u.Held {
 		if p.pod, err = e.Unready(ctx, pod, opts.Reason); err != nil {
 			return nil, err
 		}

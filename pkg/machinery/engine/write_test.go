@@ -119,3 +119,22 @@ func podWriterEngine(t *testing.T, wrote func()) Engine {
 	}
 	return New(nil, nil, inplace.Options{}, WithPodWriter(cs.CoreV1().RESTClient()))
 }
+
+// A pod the caller took out of service for this update (Held) is not taken out again, even when
+// the state on it is its previous update's, completed: one write, the spec patch.
+func TestUpdateAllHeldPodNotTakenOutAgain(t *testing.T) {
+	var writes int
+	e := podWriterEngine(t, func() { writes++ })
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Annotations: map[string]string{
+		appspub.InPlaceUpdateStateKey: `{"revision":"r2","updateTimestamp":"2026-12-06T10:00:00Z","lastContainerStatuses":{"app":{"imageID":"app@1"}}}`}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:2"}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse, Reason: StartReason}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "app:2", ImageID: "app@2",
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	spec := &inplace.UpdateSpec{Revision: "r3", ContainerImages: map[string]string{"app": "app:3"}}
+	var errs []error
+	e.UpdateAll(context.Background(), []BatchUpdate{{Pod: pod, Spec: spec, Held: true}}, 1, func(_ int, err error) { errs = append(errs, err) })
+	if len(errs) != 1 || errs[0] != nil || writes != 1 {
+		t.Fatalf("%d writes (%v), want the spec patch alone", writes, errs)
+	}
+}

@@ -183,7 +183,7 @@ func (c *Control) UpdateInPlaceAll(ctx context.Context, o Owner, changes []Chang
 		if o.Lifecycle != nil || o.Updating {
 			opts.Labels, opts.Annotations = lifecycle.Metadata(appspub.LifecycleStateUpdating, now)
 		}
-		ups = append(ups, engine.BatchUpdate{Pod: ch.Pod, Spec: ch.Spec, Opts: opts})
+		ups = append(ups, engine.BatchUpdate{Pod: ch.Pod, Spec: ch.Spec, Opts: opts, Held: ch.Held})
 		planned = append(planned, ch)
 	}
 	var mu sync.Mutex

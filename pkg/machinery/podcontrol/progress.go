@@ -190,6 +190,9 @@ type Change struct {
 	Pod    *corev1.Pod
 	Spec   *inplace.UpdateSpec
 	Reason string
+	// Held: this reconcile took Pod out of service for this change already (Unready); Pod is as
+	// it then stood.
+	Held bool
 }
 
 // ApplyUpdates carries out changes: first every in-place change's pod is taken out of service
@@ -203,7 +206,7 @@ func (c *Control) ApplyUpdates(ctx context.Context, o Owner, changes []Change, r
 	var pending []Pending
 	for _, ch := range changes {
 		if ch.Spec != nil {
-			pending = append(pending, Pending(ch))
+			pending = append(pending, Pending{Pod: ch.Pod, Spec: ch.Spec, Reason: ch.Reason})
 		}
 	}
 	held, waiting, err := c.Unready(ctx, o, pending)
@@ -219,7 +222,7 @@ func (c *Control) ApplyUpdates(ctx context.Context, o Owner, changes []Change, r
 		case ch.Pod == nil || slices.Contains(waiting, ch.Pod.Name):
 		default:
 			if h := held[ch.Pod.Name]; h != nil {
-				ch.Pod = h
+				ch.Pod, ch.Held = h, true
 			}
 			inPlace = append(inPlace, ch)
 		}
