@@ -161,6 +161,15 @@ func TestRollingUpdate(t *testing.T) {
 			t.Fatalf("recreated %v (the unavailable pod takes the budget's only slot)", got)
 		}
 	})
+	t.Run("an unavailable pod on a node no new pod goes to (unreachable) still takes the budget", func(t *testing.T) {
+		ns := nodes(4, revOld)
+		ns[0].Verdict.Run = false
+		ns[0].Pods[0].Ready = false
+		p := Compute(snapshot(spec(nil), ns), t0)
+		if got := updated(p, UpdateRecreate); len(got) > 1 || (len(got) == 1 && got[0] != "p-n0-ds-old") {
+			t.Fatalf("recreated %v: an available pod went while n0's was unavailable", got)
+		}
+	})
 	t.Run("partition keeps the lowest names old", func(t *testing.T) {
 		ns := nodes(4, revOld)
 		ns[3].Pods = []PodFacts{readyPod("n3", revNew)}

@@ -118,8 +118,11 @@ func (p *planner) allowed(ru *v1beta1.DaemonSetRollingUpdate, slots []slot) map[
 func (p *planner) replace(ru *v1beta1.DaemonSetRollingUpdate, slots []slot, allowed map[string]bool) {
 	budget := max(scaled(ru.MaxUnavailable, p.desired, 1), 1)
 	for i := range p.s.Nodes {
+		// A node where no new pod is placed but whose pod keeps running (gone NotReady or
+		// unreachable, say) counts too, as Kubernetes counts every node with a daemon pod: its
+		// pod, unavailable, is one of the update's (the soak, seed 3).
 		n := &p.s.Nodes[i]
-		if n.Verdict.Run && !p.hasAvailable(n) {
+		if (n.Verdict.Run || (n.Verdict.Continue && len(n.Pods) > 0)) && !p.hasAvailable(n) {
 			budget--
 		}
 	}
