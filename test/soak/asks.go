@@ -14,12 +14,28 @@ type asks struct {
 	mu sync.Mutex
 	// owners are the UIDs of the workloads deleted with their pods.
 	owners map[types.UID]bool
-	// recreated is when each workload was last deleted or created again.
-	recreated map[string]time.Time
+	// recreated is when each workload was last deleted or created again; released when a pod of
+	// each app was last taken out of its workload's selector.
+	recreated, released map[string]time.Time
 }
 
 func newAsks() *asks {
-	return &asks{owners: map[types.UID]bool{}, recreated: map[string]time.Time{}}
+	return &asks{owners: map[types.UID]bool{}, recreated: map[string]time.Time{}, released: map[string]time.Time{}}
+}
+
+// podReleased notes that a pod of app is taken out of its workload's selector now.
+func (a *asks) podReleased(app string, at time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.released[app] = at
+}
+
+// releasedWithin: a pod of app was taken out of its workload's selector within window before now.
+func (a *asks) releasedWithin(app string, window time.Duration, now time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	at, ok := a.released[app]
+	return ok && now.Sub(at) < window
 }
 
 // ownerDeleted notes that the workload of UID uid is deleted with its pods.

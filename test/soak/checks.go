@@ -207,7 +207,7 @@ func (ch *checker) takenOut(cur *corev1.Pod) {
 	}
 	// A pod released from web leaves its budget's selector unasked: for a moment the budget's count
 	// still has it (its controller recounts on the change), as Kruise's admission reads it.
-	if ch.asks.recreatedWithin("web"+releasedSuffix, 5*time.Second, time.Now()) {
+	if ch.asks.releasedWithin("web", 5*time.Second, time.Now()) {
 		return
 	}
 	if b, ok := ch.budgetOut(cur); ok && b > budgetMaxUnavailable {

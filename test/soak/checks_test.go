@@ -137,3 +137,24 @@ func TestStatefulSetScaleInByOrdinal(t *testing.T) {
 		t.Fatalf("ordinal 0 deleted with replicas 2: %q", v)
 	}
 }
+
+// web's budget counts over the replicas asked: a take-out with a pod missing (evicted, not yet
+// replaced) breaks it, unless a pod was just released from web's selector (its budget still counts
+// it until its controller recounts).
+func TestTakeOutBudgetAfterARelease(t *testing.T) {
+	old := testPod("web", "web-a", true, corev1.ConditionTrue)
+	cur := testPod("web", "web-a", false, corev1.ConditionFalse)
+	ch, h := testChecker(t, cur, testPod("web", "web-b", true, ""))
+	h.record("web", 3, time.Now())
+	ch.podUpdated(old, cur)
+	if v := checksFound(ch); len(v) != 1 || !strings.Contains(v[0], "PodUnavailableBudget") {
+		t.Fatalf("3 replicas asked, 1 available left: %q", v)
+	}
+	ch, h = testChecker(t, cur, testPod("web", "web-b", true, ""))
+	h.record("web", 3, time.Now())
+	ch.asks.podReleased("web", time.Now())
+	ch.podUpdated(old, cur)
+	if v := checksFound(ch); len(v) != 0 {
+		t.Fatalf("right after a release: %q", v)
+	}
+}

@@ -19,8 +19,6 @@ const (
 	// releasedLabel marks a pod the driver took out of its workload's selector: its app label
 	// then names no workload (app-released), and Kruise must release it, never delete it.
 	releasedLabel = "soak.kruise.io/released"
-	// releasedSuffix keys, in asks, when a pod of a workload was last released.
-	releasedSuffix = "/released"
 	// keptReleased is how many released pods the driver keeps; it deletes the oldest beyond.
 	keptReleased = 2
 )
@@ -77,7 +75,7 @@ func (d *driver) release(ctx context.Context) (string, error) {
 	pod := &pods[d.rng.IntN(len(pods))]
 	what := fmt.Sprintf("release %s (app %s)", pod.Name, pod.Labels["app"])
 	patch := fmt.Appendf(nil, `{"metadata":{"labels":{"app":%q,%q:"true"}}}`, pod.Labels["app"]+"-released", releasedLabel)
-	d.asks.touched(pod.Labels["app"]+releasedSuffix, time.Now())
+	d.asks.podReleased(pod.Labels["app"], time.Now())
 	if _, err := d.cs.CoreV1().Pods(ns).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return what, err
 	}

@@ -3,6 +3,7 @@ package cloneset
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 	"github.com/kruise-ng/kruise/apis/apps/defaults"
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
@@ -98,5 +100,51 @@ func TestReconcileStopsCreatingAtTheFirstRefusal(t *testing.T) {
 	}
 	if len(failed) != 1 || !slices.ContainsFunc(failed, func(e string) bool { return strings.Contains(e, "exceeded quota") }) {
 		t.Errorf("%d FailedCreate events (first: %q), want one naming the quota", len(failed), append(failed, "")[0])
+	}
+}
+
+// A specified deletion a PodUnavailableBudget refuses leaves its pod, and the reconcile does not
+// make the replacement the plan had for it: no pod beyond replicas (the soak, seed 23).
+func TestRefusedDeletionIsNotReplaced(t *testing.T) {
+	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "cs-uid"},
+		Spec: v1alpha1.CloneSetSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}}}}}
+	defaults.SetDefaultsCloneSet(cs)
+	rev, err := revision.New(cs, gvk, revision.Input{Template: &cs.Spec.Template}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := func(name string, labels map[string]string) *corev1.Pod {
+		l := map[string]string{"app": "web", v1alpha1.CloneSetInstanceIDLabelKey: name, inplace.RevisionLabel: rev.Name}
+		maps.Copy(l, labels)
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-" + name, Labels: l,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cs, gvk)}},
+			Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+	}
+	var deletes, creates atomic.Int32
+	refused := apierrors.NewForbidden(corev1.Resource("pods"), "web-a", errors.New("PodUnavailableBudget web allows no more unavailable pods"))
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(cs, rev, pod("a", map[string]string{v1alpha1.SpecifiedDeleteKey: "true"}), pod("b", nil)).
+		WithStatusSubresource(cs).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+				if _, ok := obj.(*corev1.Pod); ok {
+					deletes.Add(1)
+					return refused
+				}
+				return c.Delete(ctx, obj, opts...)
+			},
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if _, ok := obj.(*corev1.Pod); ok {
+					creates.Add(1)
+				}
+				return c.Create(ctx, obj, opts...)
+			}}).Build()
+	r := &Reconciler{Base: workloadloop.Base{Client: c, Recorder: events.NewFakeRecorder(100), Clock: clock.RealClock{}, Expectations: podcontrol.NewExpectations(),
+		Engine: engine.New(c, nil, inplace.Options{})}, Scheme: testScheme(t)}
+	_, _ = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
+	if deletes.Load() != 1 || creates.Load() != 0 {
+		t.Errorf("%d pod deletes, %d creates; want the specified pod's deletion tried and no replacement made", deletes.Load(), creates.Load())
 	}
 }

@@ -73,7 +73,7 @@ const (
 
 // Decide is the wait for the kubelet of node.
 func (k *Kubelets) Decide(ctx context.Context, node string, now time.Time) inplace.WaitDecision {
-	uid, class, _ := k.node(ctx, node)
+	uid, class := k.identity(ctx, node)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	e := k.entry(node, uid, class)
@@ -96,11 +96,7 @@ func (k *Kubelets) Decide(ctx context.Context, node string, now time.Time) inpla
 // it let the wait run out for any; pod names the pod it let run out, for the event.
 func (k *Kubelets) Record(ctx context.Context, node string, d inplace.WaitDecision, answered []time.Duration, missed bool, pod string, now time.Time) {
 	nodeObj := k.nodeObject(ctx, node)
-	var uid types.UID
-	var class string
-	if nodeObj != nil {
-		uid, class = nodeObj.UID, nodeObj.Status.NodeInfo.KubeletVersion
-	}
+	uid, class := identityOf(nodeObj)
 	k.mu.Lock()
 	e := k.entry(node, uid, class)
 	if e == nil {
@@ -167,12 +163,16 @@ func (k *Kubelets) classSilent(class string) bool {
 	return k.policy.ClassSilent > 0 && silent >= k.policy.ClassSilent
 }
 
-func (k *Kubelets) node(ctx context.Context, name string) (types.UID, string, bool) {
-	n := k.nodeObject(ctx, name)
+// identity is the node's UID and kind of kubelet (empty when unknown).
+func (k *Kubelets) identity(ctx context.Context, name string) (types.UID, string) {
+	return identityOf(k.nodeObject(ctx, name))
+}
+
+func identityOf(n *corev1.Node) (types.UID, string) {
 	if n == nil {
-		return "", "", false
+		return "", ""
 	}
-	return n.UID, n.Status.NodeInfo.KubeletVersion, true
+	return n.UID, n.Status.NodeInfo.KubeletVersion
 }
 
 // nodeObject reads the Node (the cache's own object: read only); nil when unknown.

@@ -19,7 +19,6 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/core/holders"
-	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/core/lifecycle"
 	"github.com/kruise-ng/kruise/pkg/core/podgate"
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
@@ -159,11 +158,6 @@ func (c *Control) Delete(ctx context.Context, o Owner, pod *corev1.Pod, ev Delet
 	}
 	done.Add(ev.Reason, ev.Verb, pod.Name, why)
 	return nil
-}
-
-// UpdateInPlace starts the engine's in-place update of pod to spec: UpdateInPlaceAll of one.
-func (c *Control) UpdateInPlace(ctx context.Context, o Owner, pod *corev1.Pod, spec *inplace.UpdateSpec, reason string, done *Batch) error {
-	return c.UpdateInPlaceAll(ctx, o, []Change{{Pod: pod, Spec: spec, Reason: reason}}, done)
 }
 
 // UpdateInPlaceAll starts the engine's in-place updates of changes (those with a pod and a Spec)

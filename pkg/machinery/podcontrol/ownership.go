@@ -95,15 +95,19 @@ func (c *Control) Adopt(ctx context.Context, o Owner, pods []*corev1.Pod, done *
 	}
 	var errs []error
 	for _, p := range pods {
-		// Merged by UID into the pod's owner references.
-		patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[%s],"uid":%q}}`, ref, p.UID)
-		if err := c.Client.Patch(ctx, engine.Ref(p), client.RawPatch(types.StrategicMergePatchType, []byte(patch))); err != nil && !apierrors.IsNotFound(err) {
+		if err := c.Client.Patch(ctx, engine.Ref(p), adoptPatch(ref, p.UID)); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("adopt pod %s: %w", p.Name, err))
 			continue
 		}
 		done.Add("Adopted", "adopted", p.Name, "it matches the selector and had no controller")
 	}
 	return errors.Join(errs...)
+}
+
+// adoptPatch adds the controller reference ref (JSON) to an object's owner references, merged by
+// UID; the object's own UID is a precondition (one deleted and made again is not adopted).
+func adoptPatch(ref []byte, uid types.UID) client.Patch {
+	return client.RawPatch(types.StrategicMergePatchType, fmt.Appendf(nil, `{"metadata":{"ownerReferences":[%s],"uid":%q}}`, ref, uid))
 }
 
 // Release removes o's controller reference from pods.

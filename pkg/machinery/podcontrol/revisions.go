@@ -126,8 +126,7 @@ func AdoptRevisions(ctx context.Context, w client.Writer, r client.Reader, owner
 		if metav1.GetControllerOfNoCopy(rev) != nil || rev.DeletionTimestamp != nil {
 			continue
 		}
-		patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[%s],"uid":%q}}`, ref, rev.UID)
-		if err := w.Patch(ctx, rev, client.RawPatch(types.StrategicMergePatchType, []byte(patch))); err != nil {
+		if err := w.Patch(ctx, rev, adoptPatch(ref, rev.UID)); err != nil {
 			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 				continue
 			}
