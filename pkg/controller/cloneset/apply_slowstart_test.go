@@ -120,7 +120,7 @@ func TestRefusedDeletionIsNotReplaced(t *testing.T) {
 		maps.Copy(l, labels)
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-" + name, Labels: l,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cs, gvk)}},
-			Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}},
+			Spec:   corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
 	}
 	var deletes, creates atomic.Int32
