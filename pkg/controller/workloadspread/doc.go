@@ -7,6 +7,10 @@
 // that the workload recreates them, which the webhook then places in the next subset.
 //
 // Invariants:
+//   - The pods counted are the workload's and, until they are gone, the live pods the spread placed
+//     that a workload of the targetRef's kind and name (any UID: one deleted, or created again)
+//     controls: the webhook records their deletions as freeing replicas, so leaving them out
+//     earlier would free those replicas twice.
 //   - subsetStatuses count the spread's pods of every revision; versionedSubsetStatuses count them
 //     per revision (pod-template-hash) for Deployments and ReplicaSets, under "versionIgnored"
 //     for other kinds. The webhook reads and writes only the versioned statuses.

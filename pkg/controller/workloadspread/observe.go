@@ -7,6 +7,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
@@ -25,17 +27,23 @@ func (r *Reconciler) observe(ctx context.Context, spread *appsv1alpha1.WorkloadS
 	}
 	snap.kind = spread.Spec.TargetReference.Kind
 	w, err := workloadfinder.SpreadTarget(ctx, r.Finder, spread)
-	if err != nil || w == nil {
+	if err != nil {
 		return snap, err
 	}
-	if snap.replicas, err = workloadfinder.SpreadReplicas(ctx, r.Client, spread, w); err != nil {
-		return nil, fmt.Errorf("read the workload's replicas: %w", err)
+	var pods []*corev1.Pod
+	if w != nil {
+		if snap.replicas, err = workloadfinder.SpreadReplicas(ctx, r.Client, spread, w); err != nil {
+			return nil, fmt.Errorf("read the workload's replicas: %w", err)
+		}
+		if pods, err = r.Finder.Pods(ctx, spread.Namespace, w); err != nil {
+			return nil, fmt.Errorf("list the workload's pods: %w", err)
+		}
 	}
-	pods, err := r.Finder.Pods(ctx, spread.Namespace, w)
+	left, err := r.leftPods(ctx, spread, pods)
 	if err != nil {
-		return nil, fmt.Errorf("list the workload's pods: %w", err)
+		return nil, fmt.Errorf("list the spread's pods: %w", err)
 	}
-	for _, pod := range pods {
+	for _, pod := range append(pods, left...) {
 		ok, err := spreadrules.Filtered(spread, pod)
 		if err != nil {
 			return nil, err
@@ -54,8 +62,57 @@ func (r *Reconciler) observe(ctx context.Context, spread *appsv1alpha1.WorkloadS
 			return nil, err
 		}
 	}
+	if w == nil {
+		return snap, nil
+	}
 	snap.latest, err = r.latestVersion(ctx, spread, w)
 	return snap, err
+}
+
+// leftPods are the live pods the spread placed that are not among its workload's pods (owned) but
+// are controlled by a workload of the targetRef's kind and name (a Deployment's: by a ReplicaSet):
+// those of a workload deleted, or deleted and created again under a new UID, whose pods are still
+// there. The webhook records the deletion of each of them, as of every placed pod with a
+// controller, raising its subset's missingReplicas by one; so they count until they are gone, or a
+// deletion admitted after a recount that left them out would free a replica the recount had freed
+// already, and the subset would take more new pods than its maxReplicas.
+func (r *Reconciler) leftPods(ctx context.Context, spread *appsv1alpha1.WorkloadSpread, owned []*corev1.Pod) ([]*corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(spread.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	seen := make(map[types.UID]bool, len(owned))
+	for _, pod := range owned {
+		seen[pod.UID] = true
+	}
+	var out []*corev1.Pod
+	for i := range list.Items {
+		pod := &list.Items[i]
+		if seen[pod.UID] || !workloadfinder.Active(pod) || placed(spread, pod) == nil || !targetKindAndName(spread, metav1.GetControllerOf(pod)) {
+			continue
+		}
+		out = append(out, pod.DeepCopy())
+	}
+	return out, nil
+}
+
+// targetKindAndName tells whether owner, a pod's controller, is of the spread's targetRef group,
+// kind and name, whatever its UID; for a Deployment, whether it is a ReplicaSet (the webhook placed
+// the pod as the Deployment's, and its ReplicaSet may be gone before it).
+func targetKindAndName(spread *appsv1alpha1.WorkloadSpread, owner *metav1.OwnerReference) bool {
+	ref := spread.Spec.TargetReference
+	if ref == nil || owner == nil {
+		return false
+	}
+	refGV, err1 := schema.ParseGroupVersion(ref.APIVersion)
+	ownerGV, err2 := schema.ParseGroupVersion(owner.APIVersion)
+	if err1 != nil || err2 != nil || refGV.Group != ownerGV.Group {
+		return false
+	}
+	if refGV.Group == appsv1.GroupName && ref.Kind == "Deployment" {
+		return owner.Kind == "ReplicaSet"
+	}
+	return owner.Kind == ref.Kind && owner.Name == ref.Name
 }
 
 // latestVersion is the revision the workload creates pods of now: a Deployment's newest

@@ -144,7 +144,8 @@ func Choose(slots []Slot, pod Creation) Decision {
 // Release is the bookkeeping of deleting or evicting an active pod that was admitted into
 // subset, as OpenKruise's pod webhook does it: a pod already recorded anywhere, an unknown subset
 // or an unlimited one change nothing; otherwise the pod goes into deletingPods with one more
-// replica missing.
+// replica missing, never more than an integer maxReplicas (as the controller counts: a subset
+// already missing all its replicas does not count the pod, so its going frees nothing).
 func Release(slots []Slot, pod, subset string) Decision {
 	if s, ok := recordedIn(slots, pod); ok {
 		return Decision{Reason: fmt.Sprintf("pod already recorded in subset %s", s)}
@@ -157,7 +158,7 @@ func Release(slots []Slot, pod, subset string) Decision {
 			return Decision{Subset: s.Name, Reason: fmt.Sprintf("subset %s is unlimited", s.Name)}
 		}
 		missing := s.MissingReplicas
-		if missing >= 0 {
+		if missing >= 0 && (s.MaxReplicas == nil || s.MaxReplicas.Type != intstr.Int || missing < s.MaxReplicas.IntVal) {
 			missing++
 		}
 		return Decision{Subset: s.Name, Reason: fmt.Sprintf("subset %s frees a replica", s.Name),

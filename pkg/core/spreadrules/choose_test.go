@@ -157,6 +157,8 @@ func TestRelease(t *testing.T) {
 	}{
 		{"deleting frees a replica", []Slot{slot("a", 0), slot("b", 2)}, "b", "b",
 			&Change{Subset: "b", Key: "p", MissingReplicas: 3}},
+		{"a subset missing its whole quota frees no more", []Slot{slot("a", 10)}, "a", "a",
+			&Change{Subset: "a", Key: "p", MissingReplicas: 10}},
 		{"unlimited subset: nothing recorded", []Slot{unlimited("a")}, "a", "a", nil},
 		{"already recorded: nothing", []Slot{slot("a", 0, "p")}, "a", "", nil},
 		{"subset gone from status: nothing", []Slot{slot("a", 0)}, "z", "", nil},

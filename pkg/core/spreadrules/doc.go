@@ -12,7 +12,8 @@
 //     admitted without a subset.
 //   - An admission into a limited subset records the pod in creatingPods and lowers
 //     missingReplicas (never below 0); a deletion or eviction records it in deletingPods and
-//     raises missingReplicas. Unlimited subsets, and pods already recorded anywhere, change nothing.
+//     raises missingReplicas (never above an integer maxReplicas). Unlimited subsets, and pods
+//     already recorded anywhere, change nothing.
 //   - Deletion costs: within its quota a pod of the i-th subset (0-based, of n) gets 100*(n-i);
 //     the pods over the quota, most deletable first by Kubernetes' ActivePods order, get
 //     -100*(i+1); pods in no subset get -100*(n+1). Older revisions count subsets in reverse.
