@@ -67,6 +67,7 @@ type violation struct {
 // checker runs the checks on the pods and claims of the world's namespace.
 type checker struct {
 	pods     corelisters.PodLister
+	client   client.Client
 	replicas *replicaHistory
 	evicted  *sync.Map
 	asks     *asks
@@ -83,7 +84,7 @@ type checker struct {
 
 func newChecker(ctx context.Context, cs kubernetes.Interface, c client.Client, replicas *replicaHistory, evicted *sync.Map, asks *asks) (*checker, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
-	ch := &checker{pods: f.Core().V1().Pods().Lister(), replicas: replicas, evicted: evicted, asks: asks, states: newRecordedZones()}
+	ch := &checker{pods: f.Core().V1().Pods().Lister(), client: c, replicas: replicas, evicted: evicted, asks: asks, states: newRecordedZones()}
 	go ch.states.poll(ctx, c)
 	if _, err := f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { ch.podAdded(obj.(*corev1.Pod)) },
@@ -211,8 +212,8 @@ func (ch *checker) takenOut(cur *corev1.Pod) {
 		return
 	}
 	if b, ok := ch.budgetOut(cur); ok && b > budgetMaxUnavailable {
-		ch.violateOn(checkTakeOut, out, "%s %s took %s out of service with %d pods out of its PodUnavailableBudget (replicas asked lately: %s), above its maxUnavailable %d; unavailable: %s",
-			w.Kind, w.Name, cur.Name, b, ch.replicas.describe("web", 30*time.Second), budgetMaxUnavailable, strings.Join(detail, "; "))
+		ch.violateOn(checkTakeOut, out, "%s %s took %s out of service with %d pods out of its PodUnavailableBudget (replicas asked lately: %s), above its maxUnavailable %d; live pods: %s; the budget's status just after: %s",
+			w.Kind, w.Name, cur.Name, b, ch.replicas.describe("web", 30*time.Second), budgetMaxUnavailable, describeAll(ch.live("web")), ch.budgetStatus())
 	}
 }
 

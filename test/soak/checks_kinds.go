@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	policyv1alpha1 "github.com/kruise-ng/kruise/apis/policy/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/core/ordinal"
 	"github.com/kruise-ng/kruise/pkg/core/spreadrules"
 )
@@ -69,7 +71,7 @@ func (ch *checker) evictedWithinBudget(before *corev1.Pod) {
 		}
 	}
 	ch.violateOn(checkTakeOut, []string{before.Name}, "an eviction of web's pod %s (uid %s) was let through with %d pods out of service (replicas asked lately %s), above its PodUnavailableBudget's maxUnavailable %d; unavailable: %s",
-		before.Name, before.UID, out, ch.replicas.describe("web", 30*time.Second), budgetMaxUnavailable, strings.Join(detail, "; "))
+		before.Name, before.UID, out, ch.replicas.describe("web", 30*time.Second), budgetMaxUnavailable, strings.Join(detail, "; ")+"; the budget's status just after: "+ch.budgetStatus())
 }
 
 // beyondReplicas checks a new pod of a scalable workload: its workload's live pods (those of an
@@ -213,4 +215,27 @@ func (r *recordedZones) poll(ctx context.Context, c client.Client) {
 			r.set(pps.Status.PodStates, time.Now())
 		}
 	}
+}
+
+// describeAll describes pods for a violation.
+func describeAll(pods []*corev1.Pod) string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, describe(p))
+	}
+	return strings.Join(out, "; ")
+}
+
+// budgetStatus reads web's PodUnavailableBudget as it is now (just after a violation), for the
+// report.
+func (ch *checker) budgetStatus() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	pub := &policyv1alpha1.PodUnavailableBudget{}
+	if err := ch.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, pub); err != nil {
+		return err.Error()
+	}
+	s := pub.Status
+	return fmt.Sprintf("rv %s, observed generation %d, available %d, desired %d, allowed %d, total %d, disrupted %v, unavailable %v",
+		pub.ResourceVersion, s.ObservedGeneration, s.CurrentAvailable, s.DesiredAvailable, s.UnavailableAllowed, s.TotalReplicas, s.DisruptedPods, s.UnavailablePods)
 }
