@@ -171,7 +171,10 @@ func restarted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
 				ok = ok || cs.ContainerID != before.ContainerID
 				continue
 			}
-			if cs.ImageID != "" && cs.ImageID != before.ImageID {
+			// A container that reported no image ID before the update (the pod was not running
+			// yet) is done only once it runs the image its spec names: the first one it runs may
+			// be the old one, which the kubelet has not replaced yet.
+			if cs.ImageID != "" && cs.ImageID != before.ImageID && (before.ImageID != "" || sameImage(specImage(pod, name), cs.Image)) {
 				ok = true
 			}
 			if cs.ImageID != "" && cs.ImageID == before.ImageID && sameImage(specImage(pod, name), cs.Image) {
@@ -203,7 +206,8 @@ func specImage(pod *corev1.Pod, name string) string {
 
 // sameImage reports whether a container status's image (status) is the spec's image (spec): equal,
 // or equal once the registry prefix a real kubelet resolves short names to is taken off both
-// (docker.io/library/app:v2 for app:v2).
+// (docker.io/library/app:v2 for app:v2) and an image named with no tag or digest is given the
+// :latest tag the kubelet reports.
 func sameImage(spec, status string) bool {
 	if spec == "" || status == "" {
 		return false
@@ -211,8 +215,13 @@ func sameImage(spec, status string) bool {
 	short := func(s string) string {
 		for _, prefix := range []string{"docker.io/library/", "docker.io/"} {
 			if rest, ok := strings.CutPrefix(s, prefix); ok {
-				return rest
+				s = rest
+				break
 			}
+		}
+		// No tag and no digest: the kubelet reports the image as :latest.
+		if last := s[strings.LastIndex(s, "/")+1:]; !strings.ContainsAny(last, ":@") {
+			s += ":latest"
 		}
 		return s
 	}

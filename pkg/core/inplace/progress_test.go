@@ -172,9 +172,30 @@ func TestObserveUndoneBeforeTheKubeletActed(t *testing.T) {
 		{"as a real kubelet resolves it", "app:v1", "docker.io/library/app:v1", Completed},
 		{"another tag, same digest, not restarted yet", "app:v2", "app:v1", Updating},
 		{"another registry", "registry.local/app:v1", "docker.io/library/app:v1", Updating},
+		{"no tag is latest", "app", "docker.io/library/app:latest", Completed},
+		{"a registry with a port, no tag", "registry.local:5000/app", "registry.local:5000/app:latest", Completed},
 	} {
 		if got := Observe(pod(tc.spec, tc.status)); got != tc.want {
 			t.Errorf("%s: Observe = %s, want %s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A pod updated in place before its containers reported an image ID (Pending, soak seed 5): the
+// first container it runs may be the old one, which is no restart onto the new spec.
+func TestObservePendingAtTheUpdate(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	pod := func(statusImage string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{appspub.InPlaceUpdateStateKey: `{"revision":"r2",` +
+			`"updateTimestamp":"2026-12-06T12:00:00Z","lastContainerStatuses":{"app":{}}}`}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v4"}}},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}},
+				ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: statusImage, ImageID: "sha256:" + statusImage, State: running}}}}
+	}
+	if got := Observe(pod("app:v5")); got != Updating {
+		t.Errorf("running the image of the revision before: Observe = %s, want Updating", got)
+	}
+	if got := Observe(pod("app:v4")); got != Completed {
+		t.Errorf("running the spec's image: Observe = %s, want Completed", got)
 	}
 }
