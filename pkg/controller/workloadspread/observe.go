@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,7 +40,7 @@ func (r *Reconciler) observe(ctx context.Context, spread *appsv1alpha1.WorkloadS
 			return nil, fmt.Errorf("list the workload's pods: %w", err)
 		}
 	}
-	left, err := r.leftPods(ctx, spread, pods)
+	left, err := r.leftPods(ctx, spread, w, pods)
 	if err != nil {
 		return nil, fmt.Errorf("list the spread's pods: %w", err)
 	}
@@ -69,14 +70,16 @@ func (r *Reconciler) observe(ctx context.Context, spread *appsv1alpha1.WorkloadS
 	return snap, err
 }
 
-// leftPods are the live pods the spread placed that are not among its workload's pods (owned) but
-// are controlled by a workload of the targetRef's kind and name (a Deployment's: by a ReplicaSet):
-// those of a workload deleted, or deleted and created again under a new UID, whose pods are still
-// there. The webhook records the deletion of each of them, as of every placed pod with a
-// controller, raising its subset's missingReplicas by one; so they count until they are gone, or a
-// deletion admitted after a recount that left them out would free a replica the recount had freed
-// already, and the subset would take more new pods than its maxReplicas.
-func (r *Reconciler) leftPods(ctx context.Context, spread *appsv1alpha1.WorkloadSpread, owned []*corev1.Pod) ([]*corev1.Pod, error) {
+// leftPods are the live pods the spread placed that are not among its workload's pods (owned)
+// but count towards it: those a workload of the targetRef's kind and name controls (a
+// Deployment's: a ReplicaSet), which are a workload's deleted, or deleted and created again under a
+// new UID, still there; and those with no controller its selector matches, which it adopts (a
+// workload deleted with propagation Orphan and created again; while it is gone, w nil, every one:
+// nothing is placed then, and a workload made again may adopt them before it is recounted). The
+// webhook records the deletion of each placed pod with a controller, raising its subset's
+// missingReplicas by one, and places new pods by the count: so they count until they are gone or
+// adopted, or a subset would take more new pods than its maxReplicas.
+func (r *Reconciler) leftPods(ctx context.Context, spread *appsv1alpha1.WorkloadSpread, w *workloadfinder.Workload, owned []*corev1.Pod) ([]*corev1.Pod, error) {
 	list := &corev1.PodList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(spread.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
@@ -88,7 +91,12 @@ func (r *Reconciler) leftPods(ctx context.Context, spread *appsv1alpha1.Workload
 	var out []*corev1.Pod
 	for i := range list.Items {
 		pod := &list.Items[i]
-		if seen[pod.UID] || !workloadfinder.Active(pod) || placed(spread, pod) == nil || !targetKindAndName(spread, metav1.GetControllerOf(pod)) {
+		if seen[pod.UID] || !workloadfinder.Active(pod) || placed(spread, pod) == nil {
+			continue
+		}
+		owner := metav1.GetControllerOf(pod)
+		orphan := owner == nil && (w == nil || (w.Selector != nil && !w.Selector.Empty() && w.Selector.Matches(labels.Set(pod.Labels))))
+		if !orphan && !targetKindAndName(spread, owner) {
 			continue
 		}
 		out = append(out, pod.DeepCopy())

@@ -184,13 +184,15 @@ func TestLeftPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	released := ownedPod("released", "a", "old")
-	released.OwnerReferences = nil
+	released.OwnerReferences, released.Labels = nil, map[string]string{"app": "web-released"}
+	orphan := ownedPod("orphan", "a", "old") // its workload deleted with propagation Orphan: the new one adopts it
+	orphan.OwnerReferences = nil
 	other := ownedPod("other", "a", "x")
 	other.OwnerReferences[0].Name = "api"
 	going := ownedPod("going", "a", "old")
 	going.DeletionTimestamp, going.Finalizers = ptr.To(at(0)), []string{"test"}
 	unplaced := ownedPod("unplaced", "", "old")
-	objs := []client.Object{spreadAB(), cloneSet("new"), ownedPod("old", "a", "old"), ownedPod("new", "a", "new"), released, other, going, unplaced}
+	objs := []client.Object{spreadAB(), cloneSet("new"), ownedPod("old", "a", "old"), ownedPod("new", "a", "new"), released, orphan, other, going, unplaced}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 	r := &Reconciler{Client: c, Finder: &workloadfinder.Finder{Reader: c}}
 	snap, err := r.observe(context.Background(), spreadAB())
@@ -201,8 +203,8 @@ func TestLeftPods(t *testing.T) {
 	for _, p := range snap.pods {
 		names = append(names, p.Name)
 	}
-	if fmt.Sprint(names) != "[new old]" {
-		t.Fatalf("pods counted %v, want [new old]", names)
+	if fmt.Sprint(names) != "[new old orphan]" {
+		t.Fatalf("pods counted %v, want [new old orphan]", names)
 	}
 }
 
@@ -220,4 +222,28 @@ func ownedPod(name, subset, uid string) *corev1.Pod {
 	p.Spec.NodeName = ""
 	p.Status.Phase = corev1.PodPending
 	return p
+}
+
+// While the workload is gone (deleted with propagation Orphan, not made again yet), its orphans
+// count: a workload made again adopts them, maybe before the spread is recounted.
+func TestLeftPodsWhileTheWorkloadIsGone(t *testing.T) {
+	scheme, err := kruisescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := ownedPod("orphan", "a", "old")
+	orphan.OwnerReferences = nil
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(spreadAB(), orphan, ownedPod("old", "a", "old")).Build()
+	r := &Reconciler{Client: c, Finder: &workloadfinder.Finder{Reader: c}}
+	snap, err := r.observe(context.Background(), spreadAB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range snap.pods {
+		names = append(names, p.Name)
+	}
+	if fmt.Sprint(names) != "[old orphan]" {
+		t.Fatalf("pods counted %v, want [old orphan]", names)
+	}
 }
