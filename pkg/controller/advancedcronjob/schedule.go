@@ -5,8 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kruise-ng/kruise/pkg/core/cronschedule"
 	"github.com/robfig/cron/v3"
+
+	"github.com/kruise-ng/kruise/pkg/core/cronschedule"
 )
 
 // maxMissed is how many missed ticks a cron job may have before the controller warns about them

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kruise-ng/kruise/pkg/platform/liveread"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kruise-ng/kruise/pkg/platform/liveread"
 )
 
 // PendingTTL is how long a registrar keeps a pending entry (Pending) without asking the API
