@@ -195,9 +195,9 @@ func (ch *checker) takenOut(cur *corev1.Pod) {
 			detail = append(detail, describe(p))
 		}
 	}
-	if len(out) > w.MaxUnavailable {
-		ch.violateOn(checkTakeOut, out, "%s %s took %s out of service with %d pods unavailable, above maxUnavailable %d: %s",
-			w.Kind, w.Name, cur.Name, len(out), w.MaxUnavailable, strings.Join(detail, "; "))
+	if len(out) > w.MaxUnavailable && !ch.surplusCarries(w, cur) {
+		ch.violateOn(checkTakeOut, out, "%s %s took %s out of service with %d pods unavailable, above maxUnavailable %d (replicas asked lately: %s): %s",
+			w.Kind, w.Name, cur.Name, len(out), w.MaxUnavailable, ch.replicas.describe(w.Name, 30*time.Second), strings.Join(detail, "; "))
 	}
 	// web's budget is counted as the budget counts it: over the replicas asked, so that a pod
 	// evicted and not yet replaced by a ready one counts, and the surplus pods of a scale-in do not

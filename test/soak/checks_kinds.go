@@ -53,6 +53,27 @@ func (ch *checker) budgetOut(cur *corev1.Pod) (int, bool) {
 	return int(asked) - availableOthers, true
 }
 
+// surplusCarries reports whether a CloneSet taking cur out still keeps the replicas asked less its
+// maxUnavailable available (the fewest replicas asked within the last 30 s): its pods beyond
+// the replicas (a scale-in not made yet, orphans adopted) carry the rest, as the CloneSet counts
+// its budget (available − (replicas − maxUnavailable)) and Kubernetes' Deployment does.
+func (ch *checker) surplusCarries(w workload, cur *corev1.Pod) bool {
+	if w.Kind != "CloneSet" {
+		return false
+	}
+	asked, ok := ch.replicas.min(w.Name, 30*time.Second)
+	if !ok {
+		return false
+	}
+	availableOthers := 0
+	for _, p := range ch.peers(cur) {
+		if p.UID != cur.UID && available(p) {
+			availableOthers++
+		}
+	}
+	return availableOthers >= int(asked)-w.MaxUnavailable
+}
+
 // evictedWithinBudget checks an eviction of web's (before is the pod until then): an available
 // pod is let go only within web's PodUnavailableBudget.
 func (ch *checker) evictedWithinBudget(before *corev1.Pod) {
@@ -229,6 +250,9 @@ func describeAll(pods []*corev1.Pod) string {
 // budgetStatus reads web's PodUnavailableBudget as it is now (just after a violation), for the
 // report.
 func (ch *checker) budgetStatus() string {
+	if ch.client == nil {
+		return "(no client to read it)"
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	pub := &policyv1alpha1.PodUnavailableBudget{}

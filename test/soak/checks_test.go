@@ -83,6 +83,24 @@ func TestTakeOut(t *testing.T) {
 	}
 }
 
+// A CloneSet with pods beyond its replicas may take out more than maxUnavailable of them while
+// replicas less maxUnavailable stay available (here 2 of 5).
+func TestTakeOutWithSurplus(t *testing.T) {
+	old := testPod("api", "api-a", true, corev1.ConditionTrue)
+	cur := testPod("api", "api-a", false, corev1.ConditionFalse)
+	pods := []*corev1.Pod{cur, testPod("api", "api-b", false, corev1.ConditionFalse), testPod("api", "api-c", false, corev1.ConditionFalse),
+		testPod("api", "api-d", true, corev1.ConditionTrue), testPod("api", "api-e", true, corev1.ConditionTrue)}
+	// The history starts at api's initial replicas (more than 3): the fewest asked counts.
+	for asked, want := range map[int32]bool{3: false, 8: true} {
+		ch, h := testChecker(t, pods...)
+		h.record("api", asked, time.Now())
+		ch.podUpdated(old, cur)
+		if got := len(ch.violations()) > 0; got != want {
+			t.Errorf("5 pods, 3 out, %d asked: violation %v, want %v: %q", asked, got, want, checksFound(ch))
+		}
+	}
+}
+
 // A deletion is what a scale-in or an eviction asked, or a violation.
 func TestDeletion(t *testing.T) {
 	pods := []*corev1.Pod{testPod("api", "api-a", true, ""), testPod("api", "api-b", true, ""), testPod("api", "api-c", true, ""),

@@ -44,6 +44,9 @@ type driver struct {
 	released []releasedPod
 	// gone are the workloads the driver deleted and has not created again yet, by name.
 	gone map[string]*goneWorkload
+	// restartGC restarts kube-controller-manager (its garbage collector) when an orphaning is
+	// stuck; set for the settling after the campaign (nil while the injector restarts processes).
+	restartGC func(context.Context) error
 }
 
 func newDriver(c client.Client, cs kubernetes.Interface, seed uint64, nodes []string, evicted *sync.Map, asks *asks, replicas *replicaHistory,

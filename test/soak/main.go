@@ -112,6 +112,9 @@ func run(sb *sandbox.Sandbox, seed uint64, duration, bound time.Duration) (*repo
 	in.revive(ctx) // a manager that exited at the very end
 
 	rep := &report{seed: seed, duration: duration, faults: in.counts, faultFailures: in.failures, revived: in.revived, ops: d.ops, log: log}
+	// Once the injector is done (one restarter of the sandbox's processes at a time): a stuck
+	// orphaning is the garbage collector's to undo.
+	d.restartGC = sb.RestartControllerManager
 	if err := d.settle(ctx); err != nil {
 		ch.violate(checkConverge, "%v", err)
 	}

@@ -48,15 +48,29 @@ func (s *Sandbox) ReviveControlPlane(ctx context.Context) ([]string, error) {
 			continue
 		}
 		started = append(started, c.name)
-		if err := s.restartProcess(ctx, c.name, "exited; starting again", func(*Process) error { return nil }, sameArgs, func(ctx context.Context) error {
-			return s.waitFor(ctx, c.name+" healthy", func(ctx context.Context) (bool, error) {
-				return httpOK(ctx, url("https", c.port)+"/healthz", "ok"), nil
-			})
-		}); err != nil {
+		if err := s.restartProcess(ctx, c.name, "exited; starting again", func(*Process) error { return nil }, sameArgs, s.healthy(c.name, c.port)); err != nil {
 			return started, err
 		}
 	}
 	return started, nil
+}
+
+// RestartControllerManager kills kube-controller-manager and starts it again with the same flags;
+// it returns once it serves again. Its garbage collector then builds its graph from a fresh list:
+// the remedy, in a cluster too, for a graph gone stale (an object deleted and created again under
+// its name while the collector's watch was away keeps its old UID in the graph, and orphaning its
+// owner's dependents fails for good: "metadata.uid: field is immutable").
+func (s *Sandbox) RestartControllerManager(ctx context.Context) error {
+	return s.restartProcess(ctx, "kube-controller-manager", "killed", (*Process).Kill, sameArgs, s.healthy("kube-controller-manager", s.Ports.ControllerManager))
+}
+
+// healthy waits for the control-plane component name to answer /healthz on port.
+func (s *Sandbox) healthy(name string, port int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		return s.waitFor(ctx, name+" healthy", func(ctx context.Context) (bool, error) {
+			return httpOK(ctx, url("https", port)+"/healthz", "ok"), nil
+		})
+	}
 }
 
 // RestartKwok kills kwok (the kwok nodes' simulated kubelets) and starts it again; it returns once
