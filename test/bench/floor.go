@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -30,31 +31,71 @@ const floorUser = "kruise-bench-floor"
 // floorWorkers is how many writes the floor program has in flight at once.
 const floorWorkers = 64
 
-// runFloor measures the in-place protocol with no controller: for every pod, as fast as the API
-// server allows, InPlaceUpdateReady (and Ready) False, then, once the node's kubelet has written
-// Ready False itself (on nodes whose kubelet rewrites it, as the engine waits on such a node; at
-// once on the no-rewrite profile, as the engine does once it has learned the node is silent), the
-// spec patch the engine writes, and InPlaceUpdateReady True as soon as the fake kubelet reports the
-// restarted container.
-func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) (result, error) {
+// floorScenarios are the floor's rollouts, each of its own n pods: at maxUnavailable 100% every pod
+// at once; at 20% a sliding window of ceil(20% of n) pods in flight, the next pod starting as one
+// in flight completes (what a controller at maxUnavailable 20% can at best do).
+var floorScenarios = []struct {
+	name           string
+	maxUnavailable intstr.IntOrString
+}{{"floor-maxu20", intstr.FromString("20%")}, {"floor-maxu100", intstr.FromString("100%")}}
+
+// floorWindow is how many of n pods a rollout at maxUnavailable may have in flight: maxUnavailable
+// of n rounded up, as the controllers count it, and at least one.
+func floorWindow(n int, maxUnavailable intstr.IntOrString) (int, error) {
+	w, err := intstr.GetScaledValueFromIntOrPercent(&maxUnavailable, n, true)
+	return max(w, 1), err
+}
+
+// runFloor measures the in-place protocol with no controller (floorScenarios), each scenario in a
+// namespace of its own deleted after it: for every pod, as fast as the API server and the
+// scenario's window allow, InPlaceUpdateReady (and Ready) False, then, once the node's kubelet has
+// written Ready False itself (on nodes whose kubelet rewrites it, as the engine waits on such a
+// node; at once on the no-rewrite profile, as the engine does once it has learned the node is
+// silent), the spec patch the engine writes, and InPlaceUpdateReady True as soon as the fake
+// kubelet reports the restarted container.
+func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, error) {
 	kc, err := sb.KubeconfigFor(floorUser, "system:masters")
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter() // the API server's fairness is the only bound
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
-	nsObj, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-floor-"}}, metav1.CreateOptions{})
+	c, err := benchClient(sb)
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
-	ns := nsObj.Name
+	var out []result
+	for _, s := range floorScenarios {
+		window, err := floorWindow(n, s.maxUnavailable)
+		if err != nil {
+			return nil, err
+		}
+		ns, err := namespace(ctx, c, "bench-floor")
+		if err != nil {
+			return nil, err
+		}
+		r, err := runFloorScenario(ctx, sb, cs, ns, s.name, n, window)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+		if err := deleteNamespace(ctx, c, ns); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// runFloorScenario measures scenario: the protocol on n new pods of ns, window of them in flight at
+// most.
+func runFloorScenario(ctx context.Context, sb *sandbox.Sandbox, cs kubernetes.Interface, ns, scenario string, n, window int) (result, error) {
 	pods, err := floorPods(ctx, cs, ns, n)
 	if err != nil {
 		return result{}, err
@@ -74,9 +115,9 @@ func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) (result, error) {
 	}
 	defer w.Stop()
 	var wait *kubeletWait
-	r, err := measure(sb, "floor", floorUser, n, os.Getpid(), isUser(floorUser), func() error {
+	r, err := measure(sb, scenario, floorUser, n, os.Getpid(), isUser(floorUser), func() error {
 		var err error
-		wait, err = floorRollout(ctx, cs, ns, pods, w, !sb.NoReadyRewrite)
+		wait, err = floorRollout(ctx, cs, ns, pods, w, !sb.NoReadyRewrite, window)
 		return err
 	})
 	r.KubeletWait = wait // the floor's own wait; the manager has nothing to do with its pods
@@ -131,8 +172,12 @@ func floorPods(ctx context.Context, cs kubernetes.Interface, ns string, n int) (
 // whose kubelet rewrites such a Ready (waitAnswer), once the watch shows the kubelet's own Ready
 // False (or floorWaitBound after the hold, as the engine's wait for a node not heard from), the spec
 // patch, else the spec patch at once; and InPlaceUpdateReady True once the watch shows the container
-// restarted on the new image. At most floorWorkers writes are in flight.
-func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods []*corev1.Pod, w watch.Interface, waitAnswer bool) (*kubeletWait, error) {
+// restarted on the new image. At most window pods are in flight (from the hold written to the gate
+// opened), and at most floorWorkers writes.
+func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods []*corev1.Pod, w watch.Interface, waitAnswer bool,
+	window int) (*kubeletWait, error) {
+	ctx, cancel := context.WithCancel(ctx) // on an error, the pods not started yet stay so
+	defer cancel()
 	oldImageID := map[string]string{}
 	byName := map[string]*corev1.Pod{}
 	for _, p := range pods {
@@ -167,8 +212,15 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 		_, err = cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.JSONPatchType, body, metav1.PatchOptions{})
 		return err
 	}
+	// inFlight holds a slot per pod from its hold until its gate is open.
+	inFlight := make(chan struct{}, window)
 	go func() {
 		for _, p := range pods {
+			select {
+			case inFlight <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 			write(func() error {
 				gate, err := inplace.ConditionPatch(appspub.InPlaceUpdateReady, corev1.ConditionFalse, floorHoldReason, "", time.Now())
 				if err != nil {
@@ -247,8 +299,11 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 			if err != nil {
 				return err
 			}
-			_, err = cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, open, metav1.PatchOptions{}, "status")
-			return err
+			if _, err := cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, open, metav1.PatchOptions{}, "status"); err != nil {
+				return err
+			}
+			<-inFlight
+			return nil
 		})
 	}
 	wg.Wait()

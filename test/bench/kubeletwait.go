@@ -78,10 +78,13 @@ func (w waitCounters) since(before waitCounters) *kubeletWait {
 		ProbesAnswered: w.answered - before.answered, ProbesSilent: w.silentProbes - before.silentProbes}
 }
 
+// floorPrefix begins the names of the floor's scenarios (floorScenarios).
+const floorPrefix = "floor-"
+
 // inPlace reports whether scenario is an in-place rollout (the scenarios run on every profile).
 func inPlace(scenario string) bool {
 	base, _, _ := strings.Cut(scenario, "/")
-	return strings.Contains(base, "inplace") || base == "sidecarset-upgrade" || base == "floor"
+	return strings.Contains(base, "inplace") || base == "sidecarset-upgrade" || strings.HasPrefix(base, floorPrefix)
 }
 
 // printKubeletWaits prints the engine's wait of each in-place scenario.

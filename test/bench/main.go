@@ -2,9 +2,11 @@
 // scale-up, in-place rollouts at maxUnavailable 20% and 100%, the same for an Advanced
 // StatefulSet, an Advanced DaemonSet's scale-up and in-place rollout at maxUnavailable 20% over N
 // nodes of its own, a SidecarSet's in-place sidecar upgrade at maxUnavailable 20% over a CloneSet's
-// pods, an apps/v1 Deployment rollout by kube-controller-manager as reference, and (-floor) the
-// machine's floor: the in-place protocol's writes done directly, with no controller, as fast as
-// the API server allows. It prints figures, not pass/fail: wall seconds, the writer's successful
+// pods, an apps/v1 Deployment rollout by kube-controller-manager as reference, and first (alone
+// with -floor) the machine's floor: the in-place protocol's writes done directly, with no
+// controller, as fast as the API server allows, every pod at once (floor-maxu100) and ceil(20%) of
+// them in flight (floor-maxu20); each in-place rollout's wall time is also given × its floor of the
+// same maxUnavailable (ratio.go). It prints figures, not pass/fail: wall seconds, the writer's successful
 // writes per pod (pods and pods/status vs everything else, from the API server's audit log, by
 // the writer's own identity), 409 conflicts, the writer's CPU seconds (and per pod) and peak RSS,
 // and the CPU of the API server and etcd; then what the pod webhook adds to a pod's creation (p50,
@@ -61,6 +63,9 @@ type result struct {
 	// for their kubelets during the scenario (kubeletwait.go).
 	Profile     string       `json:"profile"`
 	KubeletWait *kubeletWait `json:"kubelet_wait,omitempty"`
+	// FloorRatio is the wall time over that of the floor of the same maxUnavailable on the same
+	// profile (setFloorRatios); zero where none applies.
+	FloorRatio float64 `json:"floor_ratio,omitempty"`
 }
 
 func main() {
@@ -153,18 +158,20 @@ func runIn(sb *sandbox.Sandbox, n, nodes int, set scenarioSet, jsonOut, profileD
 	var results []result
 	var latencies []latency
 	var spread spreadLatency
-	if set.floor {
-		r, err := runFloor(ctx, sb, n)
-		if err != nil {
+	// The floor runs first, for the in-place rollouts' × floor.
+	if set.floor || !set.spreadOnly {
+		if results, err = runFloor(ctx, sb, n); err != nil {
 			return err
 		}
-		results = append(results, r)
-	} else {
+	}
+	if !set.floor {
 		prof := newProfiler(profileDir, sb)
 		if !set.spreadOnly {
-			if results, err = runControllers(ctx, sb, n, set.cloneSetOnly, set.inPlaceOnly, prof); err != nil {
+			controllers, err := runControllers(ctx, sb, n, set.cloneSetOnly, set.inPlaceOnly, prof)
+			if err != nil {
 				return err
 			}
+			results = append(results, controllers...)
 		}
 		if !set.spreadOnly && !set.cloneSetOnly && !set.inPlaceOnly {
 			if latencies, err = runWebhookLatency(ctx, sb, nodes, prof); err != nil {
@@ -179,6 +186,7 @@ func runIn(sb *sandbox.Sandbox, n, nodes int, set scenarioSet, jsonOut, profileD
 		}
 	}
 	results = set.label(results)
+	setFloorRatios(results)
 	for i := range results {
 		results[i].Nodes, results[i].Time = nodes, time.Now().UTC()
 	}
@@ -315,9 +323,9 @@ func processPID(sb *sandbox.Sandbox, name string) (int, error) {
 
 func printTable(results []result) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tn\twall s\tpod writes/pod\tother writes/pod\t409s\tCPU s\tCPU ms/pod\tpeak RSS MB\tAPI server+etcd CPU s\twriter\t")
+	fmt.Fprintln(tw, "scenario\tn\twall s\t× floor\tpod writes/pod\tother writes/pod\t409s\tCPU s\tCPU ms/pod\tpeak RSS MB\tAPI server+etcd CPU s\twriter\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.3f\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%s\t\n", r.Scenario, r.N, r.WallSeconds,
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%s\t%.2f\t%.3f\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%s\t\n", r.Scenario, r.N, r.WallSeconds, floorRatioText(r),
 			r.PodWritesPerPod, r.OtherWritesPerPod, r.Conflicts, r.CPUSeconds, 1000*r.CPUSeconds/float64(r.N), r.PeakRSSMB,
 			r.ControlPlaneCPUSeconds, r.Writer)
 	}

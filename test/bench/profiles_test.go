@@ -25,7 +25,7 @@ func TestProfileRows(t *testing.T) {
 	rows := func() []result {
 		var out []result
 		for _, s := range []string{"scaleup", "inplace-maxu20", "inplace-maxu100", "asts-scaleup", "asts-inplace-maxu20",
-			"ads-inplace-maxu20", "sidecarset-scaleup", "sidecarset-upgrade", "deployment-rollout", "floor"} {
+			"ads-inplace-maxu20", "sidecarset-scaleup", "sidecarset-upgrade", "deployment-rollout", "floor-maxu20", "floor-maxu100"} {
 			out = append(out, result{Scenario: s})
 		}
 		return out
@@ -38,11 +38,12 @@ func TestProfileRows(t *testing.T) {
 		return out
 	}
 	set := scenarioSet{}
-	if got := name(set.forProfile(sandbox.NodeProfile{}).label(rows())); len(got) != 10 || got[0] != "scaleup rewrite" {
+	if got := name(set.forProfile(sandbox.NodeProfile{}).label(rows())); len(got) != 11 || got[0] != "scaleup rewrite" {
 		t.Errorf("rewrite rows: %v", got)
 	}
 	want := []string{"inplace-maxu20/no-rewrite no-rewrite", "inplace-maxu100/no-rewrite no-rewrite", "asts-inplace-maxu20/no-rewrite no-rewrite",
-		"ads-inplace-maxu20/no-rewrite no-rewrite", "sidecarset-upgrade/no-rewrite no-rewrite", "floor/no-rewrite no-rewrite"}
+		"ads-inplace-maxu20/no-rewrite no-rewrite", "sidecarset-upgrade/no-rewrite no-rewrite",
+		"floor-maxu20/no-rewrite no-rewrite", "floor-maxu100/no-rewrite no-rewrite"}
 	if got := name(set.forProfile(sandbox.NodeProfile{NoReadyRewrite: true}).label(rows())); !slices.Equal(got, want) {
 		t.Errorf("no-rewrite rows: %v, want %v", got, want)
 	}

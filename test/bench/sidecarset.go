@@ -73,7 +73,7 @@ func runSidecarSet(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n,
 	}
 	labels := map[string]string{"app": "bench"}
 	set := benchSidecarSet(ns, ns, labels, "sidecar")
-	set.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString("20%"))
+	set.Spec.UpdateStrategy.MaxUnavailable = ptr.To(intstr.FromString(sidecarSetUpgradeMaxUnavailable + "%"))
 	if err := createSidecarSets(ctx, c, set); err != nil {
 		return nil, err
 	}
