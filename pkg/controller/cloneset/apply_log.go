@@ -1,0 +1,30 @@
+package cloneset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// logUnpaidUpdates logs the plan's updates of pods it did not count available (they cost the
+// maxUnavailable budget nothing), with the facts that made each unavailable: an operator (or the
+// fault campaign) reading why a rollout took more pods at once than maxUnavailable finds it here.
+func logUnpaidUpdates(ctx context.Context, snap *Snapshot, plan Plan, now time.Time) {
+	minReady := time.Duration(snap.Spec.MinReadySeconds) * time.Second
+	var unpaid []string
+	for _, u := range plan.Updates {
+		for i := range snap.Pods {
+			p := &snap.Pods[i]
+			if p.Name != u.Pod || p.Available(now, minReady) || p.servingBeforeNormal(now, minReady) {
+				continue
+			}
+			unpaid = append(unpaid, fmt.Sprintf("%s (phase %s, ready %t since %s, lifecycle %q, updating in place %t, terminating %t)",
+				p.Name, p.Phase, p.Ready, p.ReadySince.Format(time.RFC3339), p.Lifecycle, p.InPlaceUpdating, p.Terminating))
+		}
+	}
+	if len(unpaid) > 0 {
+		ctrl.LoggerFrom(ctx).Info("updating pods that were not available (no maxUnavailable budget spent)", "pods", unpaid)
+	}
+}
