@@ -2,6 +2,7 @@ package cloneset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,7 +26,11 @@ func (k kind) Observe(ctx context.Context, cs *v1alpha1.CloneSet, live bool) (*o
 	return k.r.observe(ctx, cs, live)
 }
 
-func (kind) ObserveFailed(_ context.Context, key string, _ *v1alpha1.CloneSet, err error) (ctrl.Result, error) {
+func (k kind) ObserveFailed(_ context.Context, key string, cs *v1alpha1.CloneSet, err error) (ctrl.Result, error) {
+	if pe := (*podcontrol.PredecessorError)(nil); errors.As(err, &pe) {
+		k.r.event(cs, corev1.EventTypeNormal, "WaitingForPredecessor", "%v", pe)
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	return ctrl.Result{}, fmt.Errorf("observe cloneset %s: %w", key, err)
 }
 

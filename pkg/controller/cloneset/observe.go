@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -121,7 +122,34 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bo
 		return nil, err
 	}
 	obs.adopt, obs.release = podcontrol.Orphans(read.Matching, func(*corev1.Pod) bool { return true }), read.Strays
+	if err := r.predecessorPods(ctx, cs, sel, len(obs.snap.Pods)); err != nil {
+		return nil, err
+	}
 	return obs, nil
+}
+
+// predecessorPods is a podcontrol.PredecessorError while cs has fewer pods than its replicas (it
+// would make pods) and pods its selector matches are still held by its predecessor (deleted with
+// propagation Orphan, created again under its name; the garbage collector has not released them
+// yet): they are adopted, and counted, once released (the soak, seed 3).
+func (r *Reconciler) predecessorPods(ctx context.Context, cs *v1alpha1.CloneSet, sel labels.Selector, have int) error {
+	if int32(have) >= ptr.Deref(cs.Spec.Replicas, 1) {
+		return nil
+	}
+	var list corev1.PodList
+	if err := r.Client.List(ctx, &list, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("list pods: %w", err)
+	}
+	var held []string
+	for i := range list.Items {
+		if p := &list.Items[i]; p.DeletionTimestamp == nil && podcontrol.HeldByPredecessor(p, cs, gvk) {
+			held = append(held, p.Name)
+		}
+	}
+	if len(held) > 0 {
+		return &podcontrol.PredecessorError{What: "pods", Names: held}
+	}
+	return nil
 }
 
 // predecessors reports whether pod, to adopt (no controller), was made by a CloneSet of this

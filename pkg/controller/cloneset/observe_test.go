@@ -2,6 +2,7 @@ package cloneset
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
 	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/pkg/machinery/engine"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/workloadloop"
 )
 
@@ -68,5 +70,33 @@ func TestObserveTakesOverOpenKruisePods(t *testing.T) {
 	}
 	if len(obs.adopt) != 2 || obs.adopt[0].Name != "stray" || obs.adopt[1].Name != "web-d" {
 		t.Errorf("to adopt: %v, want the matching orphans", obs.adopt)
+	}
+}
+
+// A CloneSet created again under its name while its predecessor (deleted with propagation Orphan)
+// still holds pods its selector matches makes no pod until the garbage collector releases them:
+// it would make as many again (the soak, seed 3).
+func TestObserveWaitsForThePredecessorsPods(t *testing.T) {
+	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "new"},
+		Spec: v1alpha1.CloneSetSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}}}}}
+	old := cs.DeepCopy()
+	old.UID = "old"
+	held := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-a", Labels: map[string]string{"app": "web"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(old, gvk)}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(cs, held).Build()
+	r := &Reconciler{Base: workloadloop.Base{Client: c, Engine: engine.New(c, nil, inplace.Options{})}}
+	_, err := r.observe(context.Background(), cs, false)
+	var pe *podcontrol.PredecessorError
+	if !errors.As(err, &pe) || pe.What != "pods" {
+		t.Fatalf("observe: %v, want a PredecessorError on pods", err)
+	}
+	held.OwnerReferences = nil
+	if err := c.Update(context.Background(), held); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.observe(context.Background(), cs, false); err != nil {
+		t.Fatalf("observe once released: %v", err)
 	}
 }

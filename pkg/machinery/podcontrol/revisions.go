@@ -110,7 +110,9 @@ func ObserveRevisions(ctx context.Context, c client.Reader, indexed bool, owner 
 // AdoptRevisions makes owner (of kind gvk) the controller of the revisions that match sel and have
 // no controller, read live from r (the cache may not show a garbage collector's orphaning yet), with
 // writer w; it returns how many it adopted. Each patch names the revision's UID: a revision deleted
-// and made again meanwhile is not adopted.
+// and made again meanwhile is not adopted. Revisions its predecessor still holds (HeldByPredecessor:
+// the garbage collector has not released them yet) make it return a PredecessorError after the
+// adoptions.
 func AdoptRevisions(ctx context.Context, w client.Writer, r client.Reader, owner client.Object, gvk schema.GroupVersionKind, sel labels.Selector) (int, error) {
 	var list appsv1.ControllerRevisionList
 	if err := r.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
@@ -121,8 +123,12 @@ func AdoptRevisions(ctx context.Context, w client.Writer, r client.Reader, owner
 		return 0, err
 	}
 	adopted := 0
+	var held []string
 	for i := range list.Items {
 		rev := &list.Items[i]
+		if HeldByPredecessor(rev, owner, gvk) && rev.DeletionTimestamp == nil {
+			held = append(held, rev.Name)
+		}
 		if metav1.GetControllerOfNoCopy(rev) != nil || rev.DeletionTimestamp != nil {
 			continue
 		}
@@ -133,6 +139,9 @@ func AdoptRevisions(ctx context.Context, w client.Writer, r client.Reader, owner
 			return adopted, fmt.Errorf("adopt revision %s: %w", rev.Name, err)
 		}
 		adopted++
+	}
+	if len(held) > 0 {
+		return adopted, &PredecessorError{What: "revisions", Names: held}
 	}
 	return adopted, nil
 }

@@ -2,6 +2,7 @@ package podcontrol
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -87,5 +88,28 @@ func TestAdoptRevisions(t *testing.T) {
 		if uid != want {
 			t.Errorf("revision %s controlled by %q, want %q", name, uid, want)
 		}
+	}
+}
+
+// A revision the workload's predecessor (its kind and name, another UID) still holds is waited
+// for: the orphans are adopted, and the observation fails with a PredecessorError until the garbage
+// collector releases it.
+func TestAdoptRevisionsWaitsForThePredecessor(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "apps.kruise.io", Version: "v1alpha1", Kind: "CloneSet"}
+	owner := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "new"}}
+	predecessor := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "old"}}
+	app := map[string]string{"app": "api"}
+	held := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api-1", UID: "1", Labels: app,
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(predecessor, gvk)}}, Revision: 1}
+	orphan := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api-2", UID: "2", Labels: app}, Revision: 2}
+	c := fake.NewClientBuilder().WithObjects(held, orphan).Build()
+	n, err := AdoptRevisions(context.Background(), c, c, owner, gvk, labels.SelectorFromSet(app))
+	var pe *PredecessorError
+	if n != 1 || !errors.As(err, &pe) || pe.What != "revisions" || len(pe.Names) != 1 || pe.Names[0] != "api-1" {
+		t.Fatalf("adopted %d, error %v; want 1 adopted and a PredecessorError naming api-1", n, err)
+	}
+	if !HeldByPredecessor(held, owner, gvk) || HeldByPredecessor(held, predecessor, gvk) ||
+		HeldByPredecessor(held, owner, schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "CloneSet"}) {
+		t.Error("HeldByPredecessor: want true only for another UID of the same group, kind and name")
 	}
 }

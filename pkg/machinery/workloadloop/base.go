@@ -115,7 +115,9 @@ func (b *Base) Revisions(ctx context.Context, owner client.Object, gvk schema.Gr
 	// A revision a pod names or the one to create may be our predecessor's: a workload deleted with
 	// propagation Orphan and created again under its name finds its revisions (and pods) without a
 	// controller. They are adopted, as Kubernetes' workloads adopt theirs; creating the revision
-	// again would only fail (AlreadyExists), and a pod of a revision not held is recreated.
+	// again would only fail (AlreadyExists), and a pod of a revision not held is recreated. While
+	// the predecessor still holds some (the garbage collector releases them one by one), the
+	// observation fails with a podcontrol.PredecessorError, to be retried.
 	adopted, err := podcontrol.AdoptRevisions(ctx, b.Client, b.APIReader, owner, gvk, sel)
 	if err != nil {
 		return revs, err
