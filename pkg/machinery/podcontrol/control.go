@@ -35,6 +35,9 @@ type Control struct {
 	Expectations *Expectations
 	// Recorder receives the events; nil drops them.
 	Recorder events.EventRecorder
+	// APIReader reads around the cache (nil: the cache's view only), e.g. whether an owner about
+	// to adopt is being deleted (CanAdopt).
+	APIReader client.Reader
 }
 
 // Owner is the workload a write is made for.

@@ -87,11 +87,17 @@ func Strays(ctx context.Context, c client.Reader, owner client.Object, sel label
 }
 
 // Adopt makes o the controller of pods (each only if it is still the pod observed: UID
-// precondition).
+// precondition); an owner being deleted (CanAdopt) adopts none.
 func (c *Control) Adopt(ctx context.Context, o Owner, pods []*corev1.Pod, done *Batch) error {
 	ref, err := json.Marshal(metav1.NewControllerRef(o.Object, o.GVK))
 	if err != nil {
 		return err
+	}
+	if len(pods) == 0 {
+		return nil
+	}
+	if ok, err := CanAdopt(ctx, c.APIReader, o.Object); err != nil || !ok {
+		return err // being deleted: adopts nothing
 	}
 	var errs []error
 	for _, p := range pods {

@@ -1,6 +1,7 @@
 package podcontrol
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -39,4 +40,26 @@ func (e *PredecessorError) Error() string {
 	}
 	return fmt.Sprintf("waiting for the garbage collector to release the %s of the deleted workload this one replaces under its name (%s%s)",
 		e.What, strings.Join(names, ", "), more)
+}
+
+// CanAdopt reports whether owner may adopt dependents now: it is not being deleted, as r (the API
+// server, around the cache; nil: the object as read) shows it, as Kubernetes' controllers check
+// before they adopt. A workload deleted with propagation Orphan that adopted back what the garbage
+// collector released would have it deleted with it (the soak, seed 3: its successor then found
+// its pods' revision gone).
+func CanAdopt(ctx context.Context, r client.Reader, owner client.Object) (bool, error) {
+	if owner.GetDeletionTimestamp() != nil {
+		return false, nil
+	}
+	if r == nil {
+		return true, nil
+	}
+	fresh, ok := owner.DeepCopyObject().(client.Object)
+	if !ok {
+		return false, fmt.Errorf("copy %s/%s", owner.GetNamespace(), owner.GetName())
+	}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(owner), fresh); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return fresh.GetUID() == owner.GetUID() && fresh.GetDeletionTimestamp() == nil, nil
 }

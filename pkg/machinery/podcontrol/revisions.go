@@ -112,7 +112,7 @@ func ObserveRevisions(ctx context.Context, c client.Reader, indexed bool, owner 
 // writer w; it returns how many it adopted. Each patch names the revision's UID: a revision deleted
 // and made again meanwhile is not adopted. Revisions its predecessor still holds (HeldByPredecessor:
 // the garbage collector has not released them yet) make it return a PredecessorError after the
-// adoptions.
+// adoptions. An owner being deleted (CanAdopt, asked of r) adopts nothing.
 func AdoptRevisions(ctx context.Context, w client.Writer, r client.Reader, owner client.Object, gvk schema.GroupVersionKind, sel labels.Selector) (int, error) {
 	var list appsv1.ControllerRevisionList
 	if err := r.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
@@ -124,6 +124,7 @@ func AdoptRevisions(ctx context.Context, w client.Writer, r client.Reader, owner
 	}
 	adopted := 0
 	var held []string
+	checked := false
 	for i := range list.Items {
 		rev := &list.Items[i]
 		if HeldByPredecessor(rev, owner, gvk) && rev.DeletionTimestamp == nil {
@@ -131,6 +132,12 @@ func AdoptRevisions(ctx context.Context, w client.Writer, r client.Reader, owner
 		}
 		if metav1.GetControllerOfNoCopy(rev) != nil || rev.DeletionTimestamp != nil {
 			continue
+		}
+		if !checked {
+			if ok, err := CanAdopt(ctx, r, owner); err != nil || !ok {
+				return 0, err
+			}
+			checked = true
 		}
 		if err := w.Patch(ctx, rev, adoptPatch(ref, rev.UID)); err != nil {
 			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {

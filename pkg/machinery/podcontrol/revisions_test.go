@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/pkg/core/revision"
+	"github.com/kruise-ng/kruise/pkg/platform/kruisescheme"
 )
 
 // Read by the controller index or by the selector, a workload observes the same revisions: those
@@ -63,14 +67,14 @@ func TestObserveRevisionsIndexed(t *testing.T) {
 // orphaned), and no other: not another controller's, not one its selector does not match.
 func TestAdoptRevisions(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "apps.kruise.io", Version: "v1beta1", Kind: "DaemonSet"}
-	owner := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "agent", UID: "new"}}
+	owner := &appsv1beta1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "agent", UID: "new"}}
 	other := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "other", UID: "other"}}
 	rev := func(name string, lbls map[string]string, refs ...metav1.OwnerReference) *appsv1.ControllerRevision {
 		return &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name), Labels: lbls,
 			OwnerReferences: refs}, Revision: 1}
 	}
 	app := map[string]string{"app": "agent"}
-	c := fake.NewClientBuilder().WithObjects(rev("orphan", app), rev("theirs", app, *metav1.NewControllerRef(other, gvk)),
+	c := fake.NewClientBuilder().WithScheme(testKruiseScheme(t)).WithObjects(owner, rev("orphan", app), rev("theirs", app, *metav1.NewControllerRef(other, gvk)),
 		rev("elsewhere", map[string]string{"app": "db"})).Build()
 	n, err := AdoptRevisions(context.Background(), c, c, owner, gvk, labels.SelectorFromSet(app))
 	if err != nil || n != 1 {
@@ -96,20 +100,36 @@ func TestAdoptRevisions(t *testing.T) {
 // collector releases it.
 func TestAdoptRevisionsWaitsForThePredecessor(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "apps.kruise.io", Version: "v1alpha1", Kind: "CloneSet"}
-	owner := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "new"}}
+	owner := &appsv1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "new"}}
 	predecessor := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "old"}}
 	app := map[string]string{"app": "api"}
 	held := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api-1", UID: "1", Labels: app,
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(predecessor, gvk)}}, Revision: 1}
 	orphan := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api-2", UID: "2", Labels: app}, Revision: 2}
-	c := fake.NewClientBuilder().WithObjects(held, orphan).Build()
+	c := fake.NewClientBuilder().WithScheme(testKruiseScheme(t)).WithObjects(owner, held, orphan).Build()
 	n, err := AdoptRevisions(context.Background(), c, c, owner, gvk, labels.SelectorFromSet(app))
 	var pe *PredecessorError
 	if n != 1 || !errors.As(err, &pe) || pe.What != "revisions" || len(pe.Names) != 1 || pe.Names[0] != "api-1" {
 		t.Fatalf("adopted %d, error %v; want 1 adopted and a PredecessorError naming api-1", n, err)
 	}
+	// Being deleted, it adopts nothing.
+	gone := owner.DeepCopy()
+	gone.DeletionTimestamp, gone.Finalizers = &metav1.Time{Time: time.Now()}, []string{metav1.FinalizerOrphanDependents}
+	c = fake.NewClientBuilder().WithScheme(testKruiseScheme(t)).WithObjects(gone, orphan.DeepCopy()).Build()
+	if n, err := AdoptRevisions(context.Background(), c, c, owner, gvk, labels.SelectorFromSet(app)); n != 0 || err != nil {
+		t.Errorf("an owner being deleted (as the API server shows it) adopted %d (%v), want none", n, err)
+	}
 	if !HeldByPredecessor(held, owner, gvk) || HeldByPredecessor(held, predecessor, gvk) ||
 		HeldByPredecessor(held, owner, schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "CloneSet"}) {
 		t.Error("HeldByPredecessor: want true only for another UID of the same group, kind and name")
 	}
+}
+
+func testKruiseScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme, err := kruisescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scheme
 }

@@ -76,7 +76,7 @@ func (b *Base) Setup(mgr ctrl.Manager, opts inplace.Options) error {
 
 // Control is the pod writer over the reconciler's client, clock, engine and expectations.
 func (b *Base) Control() *podcontrol.Control {
-	return &podcontrol.Control{Client: b.Client, Clock: b.Clock, Engine: b.Engine, Expectations: b.Expectations, Recorder: b.Recorder}
+	return &podcontrol.Control{Client: b.Client, Clock: b.Clock, Engine: b.Engine, Expectations: b.Expectations, Recorder: b.Recorder, APIReader: b.APIReader}
 }
 
 // Shared is the loop's view of b for the kind named name ("cloneset").
