@@ -176,13 +176,9 @@ func (w *spreadWorld) newInA() int {
 }
 
 // The pods a recount takes from outside the workload: placed by the spread, live, controlled by a
-// workload of the targetRef's kind and name (any UID); not released pods, not another workload's,
-// not terminating ones.
+// workload of the targetRef's kind and name (any UID) or by none and matched by the workload's
+// selector; not released pods, not another workload's, not terminating ones.
 func TestLeftPods(t *testing.T) {
-	scheme, err := kruisescheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
 	released := ownedPod("released", "a", "old")
 	released.OwnerReferences, released.Labels = nil, map[string]string{"app": "web-released"}
 	orphan := ownedPod("orphan", "a", "old") // its workload deleted with propagation Orphan: the new one adopts it
@@ -192,8 +188,24 @@ func TestLeftPods(t *testing.T) {
 	going := ownedPod("going", "a", "old")
 	going.DeletionTimestamp, going.Finalizers = ptr.To(at(0)), []string{"test"}
 	unplaced := ownedPod("unplaced", "", "old")
-	objs := []client.Object{spreadAB(), cloneSet("new"), ownedPod("old", "a", "old"), ownedPod("new", "a", "new"), released, orphan, other, going, unplaced}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	if got := counted(t, cloneSet("new"), ownedPod("old", "a", "old"), ownedPod("new", "a", "new"), released, orphan, other, going, unplaced); got != "[new old orphan]" {
+		t.Fatalf("pods counted %v, want [new old orphan]", got)
+	}
+	// While the workload is gone (deleted with propagation Orphan, not made again yet), its
+	// orphans count: a workload made again adopts them, maybe before the spread is recounted.
+	if got := counted(t, orphan.DeepCopy(), ownedPod("old", "a", "old")); got != "[old orphan]" {
+		t.Fatalf("the workload gone: pods counted %v, want [old orphan]", got)
+	}
+}
+
+// counted are the names of the pods spreadAB's recount counts among objs.
+func counted(t *testing.T, objs ...client.Object) string {
+	t.Helper()
+	scheme, err := kruisescheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objs, spreadAB())...).Build()
 	r := &Reconciler{Client: c, Finder: &workloadfinder.Finder{Reader: c}}
 	snap, err := r.observe(context.Background(), spreadAB())
 	if err != nil {
@@ -203,9 +215,7 @@ func TestLeftPods(t *testing.T) {
 	for _, p := range snap.pods {
 		names = append(names, p.Name)
 	}
-	if fmt.Sprint(names) != "[new old orphan]" {
-		t.Fatalf("pods counted %v, want [new old orphan]", names)
-	}
+	return fmt.Sprint(names)
 }
 
 func cloneSet(uid string) *appsv1alpha1.CloneSet {
@@ -222,28 +232,4 @@ func ownedPod(name, subset, uid string) *corev1.Pod {
 	p.Spec.NodeName = ""
 	p.Status.Phase = corev1.PodPending
 	return p
-}
-
-// While the workload is gone (deleted with propagation Orphan, not made again yet), its orphans
-// count: a workload made again adopts them, maybe before the spread is recounted.
-func TestLeftPodsWhileTheWorkloadIsGone(t *testing.T) {
-	scheme, err := kruisescheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	orphan := ownedPod("orphan", "a", "old")
-	orphan.OwnerReferences = nil
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(spreadAB(), orphan, ownedPod("old", "a", "old")).Build()
-	r := &Reconciler{Client: c, Finder: &workloadfinder.Finder{Reader: c}}
-	snap, err := r.observe(context.Background(), spreadAB())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, p := range snap.pods {
-		names = append(names, p.Name)
-	}
-	if fmt.Sprint(names) != "[old orphan]" {
-		t.Fatalf("pods counted %v, want [old orphan]", names)
-	}
 }
