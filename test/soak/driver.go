@@ -97,8 +97,14 @@ func (d *driver) step(ctx context.Context) (string, error) {
 		return fmt.Sprintf("%s %s partition %d", w.Kind, w.Name, p), d.patch(ctx, w, partitionPatch(w, p))
 	case r < 58 && w.Scalable:
 		n := w.MinReplicas + int32(d.rng.IntN(int(w.MaxReplicas-w.MinReplicas)+1))
-		d.replicas.record(w.Name, n, time.Now())
-		return fmt.Sprintf("%s %s replicas %d", w.Kind, w.Name, n), d.patch(ctx, w, fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
+		d.replicas.record(w.Name, n, time.Now()) // before: the pods it makes may be seen before the answer
+		err := d.patch(ctx, w, fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
+		if err != nil {
+			// Refused (a webhook dropped) or its answer lost: the replicas are what the API
+			// server holds, not what was asked.
+			d.recordReplicasHeld(ctx, w)
+		}
+		return fmt.Sprintf("%s %s replicas %d", w.Kind, w.Name, n), err
 	case r < 64 && w.Kind != "UnitedDeployment":
 		paused := d.rng.IntN(2) == 0
 		return fmt.Sprintf("%s %s paused %v", w.Kind, w.Name, paused), d.patch(ctx, w, pausePatch(w, paused))
@@ -164,6 +170,29 @@ func objectOf(w workload) client.Object {
 	default:
 		return &appsv1beta1.DaemonSet{ObjectMeta: meta}
 	}
+}
+
+// recordReplicasHeld records w's replicas as the API server holds them (tried for up to 10 s).
+func (d *driver) recordReplicasHeld(ctx context.Context, w workload) {
+	_ = waitFor(ctx, 10*time.Second, func() (bool, error) {
+		obj := objectOf(w)
+		if err := d.c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return false, nil
+		}
+		var replicas *int32
+		switch o := obj.(type) {
+		case *appsv1alpha1.CloneSet:
+			replicas = o.Spec.Replicas
+		case *appsv1beta1.StatefulSet:
+			replicas = o.Spec.Replicas
+		case *appsv1alpha1.UnitedDeployment:
+			replicas = o.Spec.Replicas
+		}
+		if replicas != nil {
+			d.replicas.record(w.Name, *replicas, time.Now())
+		}
+		return true, nil
+	})
 }
 
 func (d *driver) patch(ctx context.Context, w workload, patch string) error {

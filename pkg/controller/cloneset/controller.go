@@ -23,7 +23,7 @@ import (
 )
 
 // The controller's permissions, generated into config/rbac.
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets,verbs=list;watch;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets/status,verbs=patch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete;patch

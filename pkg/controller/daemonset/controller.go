@@ -26,7 +26,7 @@ import (
 )
 
 // The controller's permissions, generated into config/rbac.
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=daemonsets,verbs=list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=daemonsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=daemonsets/status,verbs=patch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=daemonsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch

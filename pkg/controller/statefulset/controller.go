@@ -24,7 +24,7 @@ import (
 )
 
 // The controller's permissions, generated into config/rbac.
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=statefulsets,verbs=list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=statefulsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=statefulsets/status,verbs=patch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=statefulsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete;patch
