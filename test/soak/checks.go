@@ -177,6 +177,10 @@ func (ch *checker) podUpdated(old, cur *corev1.Pod) {
 	}
 }
 
+// releaseRecount is how long after a pod of web is released the budget checks allow for its
+// controller's recount (a lagging cache, one of the faults, delays it by up to 5 s).
+const releaseRecount = 10 * time.Second
+
 // takenOut checks the unavailable pods of cur's workload as Kruise takes cur, available until
 // then, out of service. Pods
 // created in the last 5 s are left out (a replacement the driver's eviction made may not be ready
@@ -208,7 +212,7 @@ func (ch *checker) takenOut(cur *corev1.Pod) {
 	}
 	// A pod released from web leaves its budget's selector unasked: for a moment the budget's count
 	// still has it (its controller recounts on the change), as Kruise's admission reads it.
-	if ch.asks.releasedWithin("web", 5*time.Second, time.Now()) {
+	if ch.asks.releasedWithin("web", releaseRecount, time.Now()) {
 		return
 	}
 	if b, ok := ch.budgetOut(cur); ok && b > budgetMaxUnavailable {

@@ -81,6 +81,9 @@ func (ch *checker) evictedWithinBudget(before *corev1.Pod) {
 		return
 	}
 	ch.checks.Add(1)
+	if ch.asks.releasedWithin("web", releaseRecount, time.Now()) {
+		return // the budget had not recounted a pod released from web (takenOut says more)
+	}
 	out, ok := ch.budgetOut(before)
 	if !ok || out <= budgetMaxUnavailable {
 		return

@@ -78,6 +78,15 @@ func TestBudgetCountsEvictions(t *testing.T) {
 	if v := checksFound(ch); len(v) != 0 {
 		t.Errorf("evicting one of 4 asked: %q", v)
 	}
+	// Right after a pod of web was released, its budget had not recounted: an eviction then is
+	// not held against it.
+	ch, _ = testChecker(t, webPods(4, 0)...)
+	ch.asks.podReleased("web", time.Now())
+	ch.evicted.Store(types.UID("web-0"), true)
+	ch.podGoes(webPods(1, 0)[0], webPods(1, 0)[0])
+	if v := checksFound(ch); len(v) != 0 {
+		t.Errorf("evicting one right after a release: %q", v)
+	}
 }
 
 // A workload never has more live pods than the most replicas asked of it lately; the pods of an
