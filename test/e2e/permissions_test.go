@@ -49,7 +49,7 @@ var managerPermissionsNotExercised = map[string]string{
 	"get */*/scale": "pkg/machinery/workloadfinder findScale: a PodUnavailableBudget whose targetRef is a kind the finder does not know reads its scale subresource; TestPodUnavailableBudgetCountsAWorkload reads a ReplicationController's through it",
 
 	// Paths the suite does not reach.
-	"get apps.kruise.io/daemonsets": "pkg/machinery/podcontrol CanAdopt (from Control.Adopt and AdoptRevisions): an Advanced DaemonSet about to adopt orphaned pods or revisions (created again after a deletion with propagation Orphan) reads itself around the cache, so that one being deleted adopts nothing; no e2e test adopts into an Advanced DaemonSet (the fault campaign, test/soak, deletes and re-creates its agent); unit-tested (TestAdoptRevisionsWaitsForThePredecessor)",
+	"get apps.kruise.io/daemonsets":   "pkg/machinery/podcontrol CanAdopt (from Control.Adopt and AdoptRevisions): an Advanced DaemonSet about to adopt orphaned pods or revisions (created again after a deletion with propagation Orphan) reads itself around the cache, so that one being deleted adopts nothing; no e2e test adopts into an Advanced DaemonSet (the fault campaign, test/soak, deletes and re-creates its agent); unit-tested (TestAdoptRevisionsWaitsForThePredecessor)",
 	"delete apps/controllerrevisions": "pkg/controller/cloneset/apply.go pruneRevisions: revisions beyond spec.revisionHistoryLimit (default 10; no e2e test makes that many); the choice is unit-tested (pkg/core/revision TestToDelete)",
 }
 
