@@ -24,17 +24,25 @@ func newAsks() *asks {
 }
 
 // podReleased notes that a pod of app is taken out of its workload's selector now.
-func (a *asks) podReleased(app string, at time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.released[app] = at
-}
+func (a *asks) podReleased(app string, at time.Time) { a.note(a.released, app, at) }
 
 // releasedWithin: a pod of app was taken out of its workload's selector within window before now.
 func (a *asks) releasedWithin(app string, window time.Duration, now time.Time) bool {
+	return a.within(a.released, app, window, now)
+}
+
+// note records at under key in m (one of a's maps of times).
+func (a *asks) note(m map[string]time.Time, key string, at time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	at, ok := a.released[app]
+	m[key] = at
+}
+
+// within: m records key within window before now.
+func (a *asks) within(m map[string]time.Time, key string, window time.Duration, now time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	at, ok := m[key]
 	return ok && now.Sub(at) < window
 }
 
@@ -52,16 +60,9 @@ func (a *asks) isDeletedOwner(uid types.UID) bool {
 }
 
 // touched notes that workload name is deleted or created again now.
-func (a *asks) touched(name string, at time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.recreated[name] = at
-}
+func (a *asks) touched(name string, at time.Time) { a.note(a.recreated, name, at) }
 
 // recreatedWithin: workload name was deleted or created again within window before now.
 func (a *asks) recreatedWithin(name string, window time.Duration, now time.Time) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	at, ok := a.recreated[name]
-	return ok && now.Sub(at) < window
+	return a.within(a.recreated, name, window, now)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -32,7 +31,7 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	// recreate): a deletion refused (a PodUnavailableBudget) or failed leaves its pod, and its
 	// replacement is not made this time -- it would be one pod too many (the soak, seed 23).
 	var kept atomic.Int32
-	logUnpaidUpdates(ctx, obs.snap, plan, time.Now())
+	logUnpaidUpdates(ctx, obs.snap, plan)
 	changes := make([]podcontrol.Change, 0, len(plan.Updates))
 	for _, u := range plan.Updates {
 		ch := podcontrol.Change{Pod: obs.pods[u.Pod], Spec: u.Spec, Reason: u.Reason}

@@ -88,6 +88,9 @@ type Update struct {
 	// Spec is the in-place update; nil for a recreate.
 	Spec   *inplace.UpdateSpec
 	Reason string
+	// Unpaid: the plan did not count the pod available, so its update cost the maxUnavailable
+	// budget nothing.
+	Unpaid bool
 }
 
 // LifecycleMove puts a pod in a lifecycle state (pkg/core/lifecycle): holding it for a hook, or

@@ -39,12 +39,12 @@ func TestReadyPodsStillPreparingNormalCostTheBudget(t *testing.T) {
 		p.Lifecycle, p.PreNormalReleased = appspub.LifecycleStatePreparingNormal, true
 	}
 	plan := Compute(cs(3, maxUnavailable("1"), pods("p", "v1", 3, preparingNormal)), t0, Options{})
-	if len(plan.Updates) != 1 {
-		t.Fatalf("updates = %d (%v), want 1: the three pods are Ready and serving", len(plan.Updates), plan.Updates)
+	if len(plan.Updates) != 1 || plan.Updates[0].Unpaid {
+		t.Fatalf("updates = %v, want 1, paid for: the three pods are Ready and serving", plan.Updates)
 	}
 	held := func(p *PodFacts) { p.Lifecycle = appspub.LifecycleStatePreparingNormal }
 	plan = Compute(cs(3, maxUnavailable("1"), pods("p", "v1", 3, held)), t0, Options{})
-	if len(plan.Updates) != 3 {
-		t.Fatalf("updates = %d, want 3: pods a preNormal hook holds are not available, their updates cost nothing", len(plan.Updates))
+	if len(plan.Updates) != 3 || !plan.Updates[0].Unpaid || !plan.Updates[2].Unpaid {
+		t.Fatalf("updates = %v, want 3, unpaid: pods a preNormal hook holds are not available, their updates cost nothing", plan.Updates)
 	}
 }

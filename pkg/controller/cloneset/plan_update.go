@@ -83,7 +83,7 @@ func (pl *planner) movePod(p *PodFacts, target string, d inplace.Decision, known
 	if typ == "" {
 		typ = v1alpha1.DefaultCloneSetUpdateStrategyType
 	}
-	u := Update{Pod: p.Name, From: p.Revision, To: target}
+	u := Update{Pod: p.Name, From: p.Revision, To: target, Unpaid: !pl.avail[p.Name]}
 	why := "no in-place decision for revision " + p.Revision
 	if known && !d.InPlace() {
 		why = strings.Join(d.RecreateReasons, "; ")
