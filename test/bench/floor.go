@@ -48,11 +48,10 @@ func floorWindow(n int, maxUnavailable intstr.IntOrString) (int, error) {
 
 // runFloor measures the in-place protocol with no controller (floorScenarios), each scenario in a
 // namespace of its own deleted after it: for every pod, as fast as the API server and the
-// scenario's window allow, InPlaceUpdateReady (and Ready) False, then, once the node's kubelet has
-// written Ready False itself (on nodes whose kubelet rewrites it, as the engine waits on such a
-// node; at once on the no-rewrite profile, as the engine does once it has learned the node is
-// silent), the spec patch the engine writes, and InPlaceUpdateReady True as soon as the fake
-// kubelet reports the restarted container.
+// scenario's window allow, InPlaceUpdateReady False, then, once the node's kubelet has written
+// Ready False itself (the kubelets of both profiles report a gate's change), the spec patch the
+// engine writes, and InPlaceUpdateReady True as soon as the fake kubelet reports the restarted
+// container.
 func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, error) {
 	kc, err := sb.KubeconfigFor(floorUser, "system:masters")
 	if err != nil {
@@ -117,7 +116,7 @@ func runFloorScenario(ctx context.Context, sb *sandbox.Sandbox, cs kubernetes.In
 	var wait *kubeletWait
 	r, err := measure(sb, scenario, floorUser, n, os.Getpid(), isUser(floorUser), func() error {
 		var err error
-		wait, err = floorRollout(ctx, cs, ns, pods, w, !sb.NoReadyRewrite, window)
+		wait, err = floorRollout(ctx, cs, ns, pods, w, window)
 		return err
 	})
 	r.KubeletWait = wait // the floor's own wait; the manager has nothing to do with its pods
@@ -168,13 +167,13 @@ func floorPods(ctx context.Context, cs kubernetes.Interface, ns string, n int) (
 	return pods, err
 }
 
-// floorRollout does the protocol's writes per pod: InPlaceUpdateReady and Ready False; on nodes
-// whose kubelet rewrites such a Ready (waitAnswer), once the watch shows the kubelet's own Ready
-// False (or floorWaitBound after the hold, as the engine's wait for a node not heard from), the spec
-// patch, else the spec patch at once; and InPlaceUpdateReady True once the watch shows the container
-// restarted on the new image. At most window pods are in flight (from the hold written to the gate
-// opened), and at most floorWorkers writes.
-func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods []*corev1.Pod, w watch.Interface, waitAnswer bool,
+// floorRollout does the protocol's writes per pod: InPlaceUpdateReady False (Ready is the
+// kubelet's to write); once the watch shows the kubelet's own Ready False, the spec patch (or, when
+// floorWaitBound passes first, as the engine's wait for a node not heard from, Ready False and then
+// the spec patch); and InPlaceUpdateReady True once the watch shows the container restarted on the
+// new image. Both profiles' kubelets report a gate's change. At most window pods are in flight
+// (from the hold written to the gate opened), and at most floorWorkers writes.
+func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods []*corev1.Pod, w watch.Interface,
 	window int) (*kubeletWait, error) {
 	ctx, cancel := context.WithCancel(ctx) // on an error, the pods not started yet stay so
 	defer cancel()
@@ -222,17 +221,12 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 				return
 			}
 			write(func() error {
-				gate, err := inplace.ConditionPatch(appspub.InPlaceUpdateReady, corev1.ConditionFalse, floorHoldReason, "", time.Now())
+				gate, err := inplace.GatePatch(appspub.InPlaceUpdateReady, floorHoldReason, "", time.Now())
 				if err != nil {
 					return err
 				}
-				if _, err := cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, gate, metav1.PatchOptions{}, "status"); err != nil {
-					return err
-				}
-				if waitAnswer {
-					return nil // the watch starts the spec patch
-				}
-				return specPatch(p)
+				_, err = cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, gate, metav1.PatchOptions{}, "status")
+				return err // the watch starts the spec patch
 			})
 		}
 	}()
@@ -248,7 +242,18 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 		}
 		delete(held, name)
 		patched[name] = true
-		write(func() error { return specPatch(byName[name]) })
+		write(func() error {
+			if !answered {
+				ready, err := inplace.ReadyPatch(floorHoldReason, "", time.Now())
+				if err != nil {
+					return err
+				}
+				if _, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, ready, metav1.PatchOptions{}, "status"); err != nil {
+					return err
+				}
+			}
+			return specPatch(byName[name])
+		})
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -280,7 +285,7 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 		if !isPod || byName[p.Name] == nil || opened[p.Name] || len(p.Status.ContainerStatuses) != 1 {
 			continue
 		}
-		if waitAnswer && !patched[p.Name] {
+		if !patched[p.Name] {
 			if _, ok := held[p.Name]; !ok && floorHeld(p) {
 				held[p.Name] = time.Now()
 			}
@@ -317,7 +322,7 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 	return wait, nil
 }
 
-// floorHoldReason is the reason of the floor's InPlaceUpdateReady and Ready False, the engine's.
+// floorHoldReason is the reason of the floor's InPlaceUpdateReady (and Ready) False, the engine's.
 const floorHoldReason = engine.StartReason
 
 // floorWaitBound is the engine's longest wait for a kubelet (a node not heard from yet).

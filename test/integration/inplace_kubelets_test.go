@@ -113,10 +113,16 @@ func TestEngineWaitsOnceAndLearnsNodes(t *testing.T) {
 			t.Errorf("pod %s of the silent node written after %s, want the probe's %s once", n, took[n], policy.Probe)
 		}
 	}
-	for _, n := range []string{"a1", "b1"} {
+	// node-a's pods left Ready to their kubelet; node-b's, whose kubelet let the wait run out, were
+	// taken out of their Services by the engine before their containers changed.
+	for n, reason := range map[string]string{"a1": "ReadinessGatesNotReady", "b1": engine.StartReason} {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, n, metav1.GetOptions{})
 		if err != nil || p.Spec.Containers[0].Image != "app:v2" {
 			t.Errorf("pod %s not updated: %v", n, err)
+			continue
+		}
+		if r := podCondition(p, corev1.PodReady); r == nil || r.Status != corev1.ConditionFalse || r.Reason != reason {
+			t.Errorf("pod %s: Ready %s, want False by %s", n, fmt.Sprint(r), reason)
 		}
 	}
 
@@ -128,6 +134,11 @@ func TestEngineWaitsOnceAndLearnsNodes(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("an update on the silent node took %s: it waited", d)
+	}
+	if p, err := cs.CoreV1().Pods(ns).Get(ctx, "b3", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if r := podCondition(p, corev1.PodReady); r == nil || r.Status != corev1.ConditionFalse || r.Reason != engine.StartReason {
+		t.Errorf("b3 on the silent node: Ready %s, want False written by the engine with its gate", fmt.Sprint(r))
 	}
 	// node-a answers: its bound follows it, and a pod there still waits for its answer.
 	a4 := newPod("a4", "node-a")

@@ -5,14 +5,17 @@ import (
 	"time"
 )
 
-// The engine takes a pod out of service (InPlaceUpdateReady and Ready False) before it changes the
-// pod's containers, and waits for the pod's kubelet to report Ready False itself: until then the
-// kubelet may still write the Ready it computed before, putting the pod back in its Services while
-// its containers restart. Kubelets differ: a real one answers within a second or two; a virtual or
-// simulated one, or one whose status manager is backed off, may never rewrite a Ready it did not
-// compute. What follows learns, per node, whether its kubelet answers and how fast, so that the
-// wait is as long as that node needs and no longer, and a node that does not answer is not waited
-// for at all. It is pure: time comes in as arguments.
+// The engine takes a pod out of service before it changes the pod's containers: it sets the
+// pod's InPlaceUpdateReady readiness gate False and waits for the pod's kubelet to report Ready
+// False itself, which takes the pod out of its Services. Ready is left to the kubelet: a Ready the
+// engine wrote would be one the kubelet may overwrite with the Ready it computed before it saw the
+// gate (putting the pod back in its Services while its containers restart), and one that some
+// kubelets never rewrite at all. Kubelets differ in how fast they answer: a real one within a
+// second or two; a virtual or simulated one, or one whose status manager is backed off, may not
+// answer a gate's change at all. What follows learns, per node, whether its kubelet answers and
+// how fast, so that the wait is as long as that node needs and no longer; on a node whose kubelet
+// does not answer the engine writes Ready False itself and does not wait (as it does when a wait
+// runs out). It is pure: time comes in as arguments.
 
 // KubeletPolicy tunes the learning.
 type KubeletPolicy struct {

@@ -40,9 +40,27 @@ func ConditionPatch(typ corev1.PodConditionType, status corev1.ConditionStatus, 
 // writes a pod's labels and annotations too).
 func ConditionPatchWithMetadata(typ corev1.PodConditionType, status corev1.ConditionStatus, reason, message string, now time.Time,
 	labels, annotations map[string]string) ([]byte, error) {
+	return conditionPatch(typ, status, reason, message, now, status == corev1.ConditionFalse, labels, annotations)
+}
+
+// GatePatch returns a strategic-merge patch for pods/status that sets readiness gate typ False
+// and leaves Ready to the kubelet: a kubelet that sees the gate False reports the pod not Ready
+// itself, and no Ready it did not compute is left for it to overwrite.
+func GatePatch(typ corev1.PodConditionType, reason, message string, now time.Time) ([]byte, error) {
+	return conditionPatch(typ, corev1.ConditionFalse, reason, message, now, false, nil, nil)
+}
+
+// ReadyPatch returns a strategic-merge patch for pods/status that sets Ready False alone.
+func ReadyPatch(reason, message string, now time.Time) ([]byte, error) {
+	return json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{{Type: corev1.PodReady,
+		Status: corev1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(now)}}}})
+}
+
+func conditionPatch(typ corev1.PodConditionType, status corev1.ConditionStatus, reason, message string, now time.Time, ready bool,
+	labels, annotations map[string]string) ([]byte, error) {
 	ts := metav1.NewTime(now)
 	conds := []corev1.PodCondition{{Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: ts}}
-	if status == corev1.ConditionFalse {
+	if ready {
 		conds = append(conds, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: reason,
 			Message: message, LastTransitionTime: ts})
 	}

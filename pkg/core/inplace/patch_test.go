@@ -58,6 +58,18 @@ func TestConditionPatchSetsReadyOnlyWhenGoingFalse(t *testing.T) {
 	}
 }
 
+func TestGatePatchLeavesReadyToTheKubelet(t *testing.T) {
+	gate, _ := GatePatch(appspub.InPlaceUpdateReady, "r", "m", time.Unix(0, 0))
+	if !strings.Contains(string(gate), `"type":"InPlaceUpdateReady","status":"False"`) || strings.Contains(string(gate), `"type":"Ready"`) {
+		t.Errorf("the gate alone, False: %s", gate)
+	}
+	ready, _ := ReadyPatch("r", "m", time.Unix(0, 0))
+	if !strings.Contains(string(ready), `"type":"Ready","status":"False","lastProbeTime":null,"lastTransitionTime":"1970-01-01T00:00:00Z","reason":"r"`) ||
+		strings.Contains(string(ready), "InPlaceUpdateReady") {
+		t.Errorf("Ready alone, False: %s", ready)
+	}
+}
+
 func TestRevisionLabels(t *testing.T) {
 	tests := []struct {
 		opts Options

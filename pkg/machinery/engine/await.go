@@ -30,12 +30,16 @@ func init() { metrics.Registry.MustRegister(notReadyTimeouts) }
 // to write its Ready condition False itself, and calls release(i, err) for pods[i] the moment it
 // may go on: its kubelet answered, its node's wait ran out, its node is not waited for (Kubelets),
 // or it needs no wait (no InPlaceUpdateReady readiness gate, not on a node, answered already). No pod
-// waits for another's kubelet. It learns from each node's answers and returns once every pod is
-// released; err is set only for a pod that was replaced meanwhile, or when ctx ends.
+// waits for another's kubelet. A pod released without its kubelet's answer is taken out of its
+// Services by the engine (Ready False) unless it was already. It learns from each node's answers
+// and returns once every pod is released; err is set for a pod replaced meanwhile, one whose Ready
+// could not be written, or when ctx ends.
 //
-// The kubelet reconciles Ready when it sees the gate's change (the message differs from its own);
-// until then its cached status still says Ready, and a status write of it -- seen on a real
-// kubelet while the containers were already restarting -- would put the pod back in its Services.
+// The kubelet reconciles Ready when it sees the gate's change; until then its cached status still
+// says Ready, which is why the engine leaves Ready to it where it answers: a Ready False the
+// engine wrote could be overwritten by a status write of the kubelet's cached Ready -- seen on a
+// real kubelet while the containers were already restarting -- putting the pod back in its
+// Services.
 func (e *engine) awaitKubelets(ctx context.Context, pods []*corev1.Pod, release func(i int, err error)) {
 	// The wait runs on the wall clock (kubelets answer in real time); how long a pod was held
 	// before it is read from the engine's clock.
@@ -65,7 +69,7 @@ func (e *engine) awaitKubelets(ctx context.Context, pods []*corev1.Pod, release 
 			nodes[node] = nw
 		}
 		if !nw.d.Wait {
-			release(i, nil)
+			release(i, e.outOfService(ctx, pod))
 			continue
 		}
 		held := max(now.Sub(heldSince(pod, now)), 0)
@@ -98,7 +102,7 @@ func (e *engine) awaitKubelets(ctx context.Context, pods []*corev1.Pod, release 
 			case !now.Before(w.deadline):
 				notReadyTimeouts.Inc()
 				nodes[node].missed = pod.Namespace + "/" + pod.Name
-				release(w.i, nil)
+				release(w.i, e.outOfService(ctx, pod))
 				done(node)
 			default:
 				rest = append(rest, w)
@@ -117,6 +121,16 @@ func (e *engine) awaitKubelets(ctx context.Context, pods []*corev1.Pod, release 
 		case <-tick.C:
 		}
 	}
+}
+
+// outOfService makes sure a pod its kubelet did not report not Ready (its node is not waited for,
+// or the wait ran out) is out of its Services before its containers change: Ready False, written
+// by the engine unless it did so already when it took the pod out (pod is as held).
+func (e *engine) outOfService(ctx context.Context, pod *corev1.Pod) error {
+	if !readyTrue(pod) {
+		return nil
+	}
+	return e.setReady(ctx, pod, "the kubelet did not report the pod not Ready")
 }
 
 // answered reports whether the pod's kubelet has reported it not Ready, read through the engine's
@@ -155,4 +169,14 @@ func KubeletNotReady(pod *corev1.Pod) bool {
 		}
 	}
 	return true
+}
+
+// readyTrue reports whether pod's Ready condition is True.
+func readyTrue(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

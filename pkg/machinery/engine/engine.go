@@ -19,6 +19,7 @@ import (
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/core/inplace"
+	"github.com/kruise-ng/kruise/pkg/core/podgate"
 )
 
 // Engine is the in-place update protocol, for one pod or a batch of them. Implementations are
@@ -44,15 +45,17 @@ type Engine interface {
 	// annotations in the same write (the workload's lifecycle state after the update). It reports
 	// where the pod stands.
 	Refresh(ctx context.Context, pod *corev1.Pod, done Metadata) (inplace.Progress, error)
-	// Unready sets pod's InPlaceUpdateReady (and Ready) False, as Update does first when containers
-	// change, and returns the pod as it now stands, for Update: a workload updating many pods
+	// Unready sets pod's InPlaceUpdateReady False, as Update does first when containers change, and
+	// Ready False too where no kubelet would report it (Kubelets.WritesReady, a pod without the
+	// gate) or opts defers the update (GraceSeconds: the period runs with the pod out of service),
+	// and returns the pod as it now stands, for Update: a workload updating many pods
 	// unreadies them all before it updates any, so each kubelet sees its gate while the others are
 	// written and Update's wait for it is short. A pod held already by an update still running is
 	// returned as it is (one whose update completed is taken out again: the reconcile opened it
 	// first). With a Budget (WithBudget), the budget is asked first; a refusal is a *BudgetError.
 	// The pod returned shares everything but its conditions with pod: like pods read from the
 	// cache, it is read-only.
-	Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error)
+	Unready(ctx context.Context, pod *corev1.Pod, opts UpdateOptions) (*corev1.Pod, error)
 	// UpdateContainers sets the images of containers the pod's workload does not own (a
 	// SidecarSet's sidecars) and the caller's annotations in one JSON patch that checks each
 	// changed container's current image (inplace.ContainersPatch). Neither the pod's revision nor
@@ -220,7 +223,7 @@ func (e *engine) prepare(ctx context.Context, u BatchUpdate) (*prepared, error) 
 	}
 	p := &prepared{pod: pod, spec: spec, opts: opts, state: state, batch: batch, changes: spec.RestartsContainers()}
 	if p.changes && !u.Held {
-		if p.pod, err = e.Unready(ctx, pod, opts.Reason); err != nil {
+		if p.pod, err = e.Unready(ctx, pod, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -316,7 +319,7 @@ func (e *engine) Refresh(ctx context.Context, pod *corev1.Pod, done Metadata) (i
 	}
 }
 
-func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, reason string) (*corev1.Pod, error) {
+func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, opts UpdateOptions) (*corev1.Pod, error) {
 	// A gate False holds the pod only while the update that wrote it runs: one whose containers all
 	// run again is opened by the reconcile's Progress before its updates (or was, and the cache is
 	// behind), so a new update of it takes it out again.
@@ -326,7 +329,12 @@ func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, reason string) (*
 	if err := e.admit(ctx, pod); err != nil {
 		return nil, err
 	}
-	if err := e.setGate(ctx, pod, corev1.ConditionFalse, StartReason, reason); err != nil {
+	// The kubelet is left to report the pod not Ready itself when it will: a Ready the engine wrote
+	// is one the kubelet may overwrite with the Ready it computed before it saw the gate.
+	writeReady := opts.GraceSeconds > 0 || !podgate.Has(pod, appspub.InPlaceUpdateReady) || pod.Spec.NodeName == "" ||
+		e.kubelets.WritesReady(ctx, pod.Spec.NodeName, e.clock.Now())
+	reason := opts.Reason
+	if err := e.takeOut(ctx, pod, reason, writeReady); err != nil {
 		return nil, err
 	}
 	// A shallow copy with its own conditions: a workload holding every pod of a rollout at once
@@ -334,7 +342,11 @@ func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, reason string) (*
 	held := *pod
 	held.Status.Conditions = slices.Clone(pod.Status.Conditions)
 	now := metav1.NewTime(e.clock.Now())
-	for _, typ := range []corev1.PodConditionType{appspub.InPlaceUpdateReady, corev1.PodReady} {
+	typs := []corev1.PodConditionType{appspub.InPlaceUpdateReady}
+	if writeReady {
+		typs = append(typs, corev1.PodReady)
+	}
+	for _, typ := range typs {
 		c := corev1.PodCondition{Type: typ, Status: corev1.ConditionFalse, Reason: StartReason, Message: reason, LastTransitionTime: now}
 		if i := slices.IndexFunc(held.Status.Conditions, func(x corev1.PodCondition) bool { return x.Type == typ }); i >= 0 {
 			held.Status.Conditions[i] = c
@@ -351,14 +363,19 @@ func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
 	if err != nil || d == nil {
 		return err
 	}
-	// The gate may have been opened by someone else meanwhile: the containers restart now.
-	if pod, err = e.Unready(ctx, pod, "grace period over"); err != nil {
+	// The gate may have been opened by someone else meanwhile: the containers restart now, once
+	// the pod is out again. Held all along, it needs no wait: the grace period was it, and its
+	// kubelet has long seen the gate.
+	held := inplace.GateFalse(pod) && inplace.Observe(pod) != inplace.Completed
+	if pod, err = e.Unready(ctx, pod, UpdateOptions{Reason: "grace period over"}); err != nil {
 		return err
 	}
-	var waitErr error
-	e.awaitKubelets(ctx, []*corev1.Pod{pod}, func(_ int, err error) { waitErr = err })
-	if waitErr != nil {
-		return waitErr
+	if !held {
+		var waitErr error
+		e.awaitKubelets(ctx, []*corev1.Pod{pod}, func(_ int, err error) { waitErr = err })
+		if waitErr != nil {
+			return waitErr
+		}
 	}
 	if err := e.resize(ctx, pod, d.ContainerResources); err != nil {
 		return err
@@ -413,6 +430,35 @@ func (e *engine) resize(ctx context.Context, pod *corev1.Pod, resources map[stri
 
 // StartReason is the reason of the InPlaceUpdateReady (and Ready) False the engine writes.
 const StartReason = "StartInPlaceUpdate"
+
+// takeOut writes the pod's InPlaceUpdateReady False through pods/status, with Ready False when
+// writeReady; a pod that is gone is not an error.
+func (e *engine) takeOut(ctx context.Context, pod *corev1.Pod, msg string, writeReady bool) error {
+	if writeReady {
+		return e.setGate(ctx, pod, corev1.ConditionFalse, StartReason, msg)
+	}
+	patch, err := inplace.GatePatch(appspub.InPlaceUpdateReady, StartReason, msg, e.clock.Now())
+	if err != nil {
+		return err
+	}
+	if err := e.patch(ctx, pod, "status", types.StrategicMergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("set %s=False on pod %s: %w", appspub.InPlaceUpdateReady, pod.Name, err)
+	}
+	return nil
+}
+
+// setReady writes the pod's Ready False through pods/status: a pod the engine left to its kubelet
+// that did not report it not Ready in time; a pod that is gone is not an error.
+func (e *engine) setReady(ctx context.Context, pod *corev1.Pod, msg string) error {
+	patch, err := inplace.ReadyPatch(StartReason, msg, e.clock.Now())
+	if err != nil {
+		return err
+	}
+	if err := e.patch(ctx, pod, "status", types.StrategicMergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("set Ready=False on pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
 
 // setGate writes the pod's InPlaceUpdateReady condition (with Ready when False) through
 // pods/status; a pod that is gone is not an error.

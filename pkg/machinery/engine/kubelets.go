@@ -54,7 +54,7 @@ func WithKubelets(k *Kubelets) Option {
 
 var (
 	silentKubelets = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kruise_inplace_node_kubelet_silent",
-		Help: "1 for each node whose kubelet does not report a pod not Ready after an in-place update took it out of service: the engine does not wait for it (inPlaceUpdateStrategy.gracePeriodSeconds is then what keeps traffic off restarting containers)."},
+		Help: "1 for each node whose kubelet does not report a pod not Ready after an in-place update set its readiness gate False: the engine writes Ready False itself and does not wait for it (inPlaceUpdateStrategy.gracePeriodSeconds is then what keeps traffic off restarting containers)."},
 		[]string{"node"})
 	kubeletProbes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kruise_inplace_kubelet_probes_total",
 		Help: "Waits that told whether a node's kubelet reports a pod not Ready (a node not heard from yet, or a silent one tried again), by result: answered or silent."},
@@ -68,11 +68,23 @@ const (
 	ReasonKubeletSilent   = "KubeletDoesNotReportNotReady"
 	ReasonKubeletAnswers  = "KubeletReportsNotReady"
 	kubeletEventAction    = "InPlaceUpdate"
-	kubeletSilentNoteTmpl = "the kubelet did not report pod %s not Ready within %s after an in-place update took it out of service (%s): Kruise no longer waits for it on this node; only inPlaceUpdateStrategy.gracePeriodSeconds keeps traffic off containers that restart here. It is tried again every %s."
+	kubeletSilentNoteTmpl = "the kubelet did not report pod %s not Ready within %s after an in-place update set its readiness gate False (%s): Kruise writes Ready False itself on this node and no longer waits for the kubelet; only inPlaceUpdateStrategy.gracePeriodSeconds keeps traffic off containers that restart here. It is tried again every %s."
 )
 
-// Decide is the wait for the kubelet of node.
+// Decide is the wait for the kubelet of node; a probe it decides on counts as made.
 func (k *Kubelets) Decide(ctx context.Context, node string, now time.Time) inplace.WaitDecision {
+	return k.decide(ctx, node, now, true)
+}
+
+// WritesReady reports whether the engine writes a pod on node Ready False itself when it takes it
+// out of service: when its kubelet is not waited for (Decide, without counting a probe), as it
+// does not report a gate's change. Elsewhere the gate alone is written, and the kubelet's own
+// Ready False is waited for.
+func (k *Kubelets) WritesReady(ctx context.Context, node string, now time.Time) bool {
+	return !k.decide(ctx, node, now, false).Wait
+}
+
+func (k *Kubelets) decide(ctx context.Context, node string, now time.Time, probe bool) inplace.WaitDecision {
 	uid, class := k.identity(ctx, node)
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -83,11 +95,15 @@ func (k *Kubelets) Decide(ctx context.Context, node string, now time.Time) inpla
 	}
 	d := inplace.DecideWait(rec, k.classSilent(class), now, k.policy)
 	if d.Probe && e != nil && e.rec.Silent {
-		e.rec.LastProbe = now // one probe of the node at a time
+		if probe {
+			e.rec.LastProbe = now // one probe of the node at a time
+		}
 		if class != "" && now.Sub(k.classProbes[class]) < k.policy.Reprobe {
 			return inplace.WaitDecision{Why: "its kubelet does not report Ready False (a node of its kind was probed again lately)"}
 		}
-		k.classProbes[class] = now
+		if probe {
+			k.classProbes[class] = now
+		}
 	}
 	return d
 }

@@ -62,7 +62,7 @@ func TestUnreadyLeavesThePodAlone(t *testing.T) {
 	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Labels: map[string]string{"a": "b"}},
 		Status: corev1.PodStatus{Conditions: ready}}
-	held, err := e.Unready(context.Background(), pod, "rollout")
+	held, err := e.Unready(context.Background(), pod, UpdateOptions{Reason: "rollout"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +96,10 @@ func TestUnreadyAgainAfterACompletedUpdate(t *testing.T) {
 				ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: image, ImageID: imageID,
 					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
 	}
-	if _, err := e.Unready(context.Background(), pod("app:1", "app@1"), "rollout"); err != nil || writes != 0 {
+	if _, err := e.Unready(context.Background(), pod("app:1", "app@1"), UpdateOptions{Reason: "rollout"}); err != nil || writes != 0 {
 		t.Fatalf("held by a running update: %d writes (%v), want none", writes, err)
 	}
-	if _, err := e.Unready(context.Background(), pod("app:2", "app@2"), "rollout"); err != nil || writes != 1 {
+	if _, err := e.Unready(context.Background(), pod("app:2", "app@2"), UpdateOptions{Reason: "rollout"}); err != nil || writes != 1 {
 		t.Fatalf("held by a completed update: %d writes (%v), want the gate written again", writes, err)
 	}
 }

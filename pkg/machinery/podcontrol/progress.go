@@ -120,7 +120,7 @@ func (c *Control) Unready(ctx context.Context, o Owner, updates []Pending) (held
 		if u.Pod == nil || u.Spec == nil || !u.Spec.RestartsContainers() {
 			return nil
 		}
-		h, err := c.Engine.Unready(ctx, u.Pod, u.Reason)
+		h, err := c.Engine.Unready(ctx, u.Pod, engine.UpdateOptions{Reason: u.Reason, GraceSeconds: o.GraceSeconds})
 		var budget *engine.BudgetError
 		switch {
 		case errors.As(err, &budget):
