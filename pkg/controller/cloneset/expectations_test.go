@@ -183,3 +183,53 @@ func TestReconcileChecksExpiredWritesAgainstTheAPIServer(t *testing.T) {
 		t.Error("a create the API server does not show stays expected")
 	}
 }
+
+// A CloneSet deleted with propagation Orphan, still in the cache while the garbage collector has
+// released its pods, finds them as orphans to adopt: the API server shows it gone, and it writes
+// nothing -- no pod created for the replicas it lacks, none adopted, no status (the soak, seed 38:
+// such a copy made 14 pods the collector deleted, and updated a pod in place beyond
+// maxUnavailable).
+func TestReconcileOfAGoneCloneSetWritesNothing(t *testing.T) {
+	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "cs-uid"},
+		Spec: v1alpha1.CloneSetSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}}}}}
+	defaults.SetDefaultsCloneSet(cs)
+	rev, err := revision.New(cs, gvk, revision.Input{Template: &cs.Spec.Template, RecordClaimTemplates: true}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name),
+			Labels: map[string]string{"app": "web", v1alpha1.CloneSetInstanceIDLabelKey: name, inplace.RevisionLabel: rev.Name}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	scheme := testScheme(t)
+	var writes atomic.Int32
+	count := interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			writes.Add(1)
+			return c.Create(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes.Add(1)
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes.Add(1)
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}
+	cache := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cs, rev, orphan("web-a"), orphan("web-b")).WithStatusSubresource(cs).
+		WithInterceptorFuncs(count).Build()
+	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(rev, orphan("web-a"), orphan("web-b")).Build()
+	r := &Reconciler{Base: workloadloop.Base{Client: cache, APIReader: live, Recorder: events.NewFakeRecorder(100),
+		Clock: clocktesting.NewFakePassiveClock(time.Now()), Expectations: podcontrol.NewExpectations(), Engine: engine.New(cache, nil, inplace.Options{})}, Scheme: scheme}
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
+	if err != nil || res.RequeueAfter != time.Second {
+		t.Fatalf("result %+v, err %v: want a look again soon", res, err)
+	}
+	if n := writes.Load(); n != 0 {
+		t.Errorf("%d writes for a CloneSet the API server shows gone", n)
+	}
+}

@@ -86,8 +86,28 @@ func Strays(ctx context.Context, c client.Reader, owner client.Object, sel label
 	return out, nil
 }
 
+// ErrOwnerGone is returned instead of any write by a workload that is gone, being deleted or
+// replaced under its name, as the API server shows it while the cache still holds it as it was.
+var ErrOwnerGone = errors.New("the workload is being deleted, or is gone, as the API server shows it: the cache is behind; no pod is written for it")
+
+// OwnerLive returns ErrOwnerGone when o may not act on pods it would adopt (CanAdopt): a
+// workload that finds pods matching its selector with no controller checks it before it writes
+// anything, since such orphans are what the garbage collector leaves when it deletes the
+// workload with propagation Orphan, and a reconcile of its stale cached copy would otherwise
+// count them as its own and update them or make more (the soak, seed 38).
+func (c *Control) OwnerLive(ctx context.Context, o Owner) error {
+	ok, err := CanAdopt(ctx, c.APIReader, o.Object)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return ErrOwnerGone
+	}
+	return nil
+}
+
 // Adopt makes o the controller of pods (each only if it is still the pod observed: UID
-// precondition); an owner being deleted (CanAdopt) adopts none.
+// precondition); an owner being deleted (CanAdopt) adopts none and gets ErrOwnerGone.
 func (c *Control) Adopt(ctx context.Context, o Owner, pods []*corev1.Pod, done *Batch) error {
 	ref, err := json.Marshal(metav1.NewControllerRef(o.Object, o.GVK))
 	if err != nil {
@@ -96,8 +116,8 @@ func (c *Control) Adopt(ctx context.Context, o Owner, pods []*corev1.Pod, done *
 	if len(pods) == 0 {
 		return nil
 	}
-	if ok, err := CanAdopt(ctx, c.APIReader, o.Object); err != nil || !ok {
-		return err // being deleted: adopts nothing
+	if err := c.OwnerLive(ctx, o); err != nil {
+		return err
 	}
 	var errs []error
 	for _, p := range pods {

@@ -69,6 +69,12 @@ type Writes struct {
 func Apply(ctx context.Context, obj client.Object, w Writes) Errors {
 	ctl, o := w.Control, w.Owner
 	var errs Errors
+	if len(w.Adopt) > 0 { // orphans: maybe this workload's own, left by its deletion (Control.OwnerLive)
+		if err := ctl.OwnerLive(ctx, o); err != nil {
+			errs.Scale = err
+			return errs
+		}
+	}
 	if rev, err := ctl.ApplyRevision(ctx, w.NewRevision); err != nil {
 		errs.Update = err
 		return errs

@@ -2,6 +2,7 @@ package workloadloop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/predownload"
@@ -116,6 +118,12 @@ func Reconcile[W client.Object, O, P, S any](ctx context.Context, req ctrl.Reque
 	plan := k.Plan(obs, now)
 	think = sh.Clock.Since(now)
 	errs := k.Apply(ctx, w, obs, plan)
+	if errors.Is(errs.Scale, podcontrol.ErrOwnerGone) {
+		// A stale copy of a workload deleted or replaced: no status either; the cache's next
+		// event (its deletion, its successor) settles it, or this look again.
+		log.FromContext(ctx).Info("not acting for a workload the API server shows gone or being deleted", "reason", errs.Scale.Error())
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	preDownloadErr := SyncPreDownload(ctx, sh, k, w, obs)
 	refused, notes := k.Waits(w, plan)
 	sh.State.waits.Report(sh.Recorder, w, key, refused, notes)

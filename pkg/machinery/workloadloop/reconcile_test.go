@@ -7,16 +7,19 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
+	"github.com/kruise-ng/kruise/pkg/core/revision"
 	"github.com/kruise-ng/kruise/pkg/machinery/predownload"
 )
 
@@ -88,6 +91,8 @@ func TestReconcileOrder(t *testing.T) {
 			wantAfter: podcontrol.BudgetRetry, wantWrite: true},
 		{name: "own writes not seen: no plan", expect: true, wantSteps: "observe", wantAfter: time.Second},
 		{name: "gone: forgotten", gone: true, wantSteps: "forget"},
+		{name: "gone as the API server shows it: no status, a look again soon", errs: Errors{Scale: podcontrol.ErrOwnerGone},
+			wantSteps: "observe plan apply", wantAfter: time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.CloneSet{})
@@ -121,6 +126,46 @@ func TestReconcileOrder(t *testing.T) {
 			}
 			if wrote := got.Status.Replicas == 3; wrote != tc.wantWrite {
 				t.Errorf("status written %v, want %v", wrote, tc.wantWrite)
+			}
+		})
+	}
+}
+
+// A workload that finds orphans to adopt while the API server shows it gone (deleted with
+// propagation Orphan, still in the cache) writes nothing: neither its update revision nor any pod.
+func TestApplyWritesNothingForAGoneOwner(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := appsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "old"}}
+	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-a", UID: "pod-a"}}
+	for name, live := range map[string][]client.Object{
+		"gone":     nil,
+		"replaced": {&v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "new"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(orphan.DeepCopy()).Build()
+			api := fake.NewClientBuilder().WithScheme(scheme).WithObjects(live...).Build()
+			rev := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-2"}}
+			errs := Apply(context.Background(), cs, Writes{Control: &podcontrol.Control{Client: c, APIReader: api},
+				Owner: podcontrol.Owner{Object: cs, GVK: v1alpha1.SchemeGroupVersion.WithKind("CloneSet")},
+				NewRevision: &revision.Decision{Update: rev, Create: true}, Adopt: []*corev1.Pod{orphan}})
+			if !errors.Is(errs.Scale, podcontrol.ErrOwnerGone) {
+				t.Fatalf("errors %+v, want ErrOwnerGone", errs)
+			}
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(rev), &appsv1.ControllerRevision{}); err == nil {
+				t.Error("the revision was created")
+			}
+			got := &corev1.Pod{}
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(orphan), got); err != nil || len(got.OwnerReferences) > 0 {
+				t.Errorf("the orphan was adopted: %+v (%v)", got.OwnerReferences, err)
 			}
 		})
 	}
