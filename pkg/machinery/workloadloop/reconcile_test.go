@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kruise-ng/kruise/apis/apps/v1alpha1"
-	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/core/revision"
+	"github.com/kruise-ng/kruise/pkg/machinery/podcontrol"
 	"github.com/kruise-ng/kruise/pkg/machinery/predownload"
 )
 
@@ -155,7 +155,7 @@ func TestApplyWritesNothingForAGoneOwner(t *testing.T) {
 			api := fake.NewClientBuilder().WithScheme(scheme).WithObjects(live...).Build()
 			rev := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-2"}}
 			errs := Apply(context.Background(), cs, Writes{Control: &podcontrol.Control{Client: c, APIReader: api},
-				Owner: podcontrol.Owner{Object: cs, GVK: v1alpha1.SchemeGroupVersion.WithKind("CloneSet")},
+				Owner:       podcontrol.Owner{Object: cs, GVK: v1alpha1.SchemeGroupVersion.WithKind("CloneSet")},
 				NewRevision: &revision.Decision{Update: rev, Create: true}, Adopt: []*corev1.Pod{orphan}})
 			if !errors.Is(errs.Scale, podcontrol.ErrOwnerGone) {
 				t.Fatalf("errors %+v, want ErrOwnerGone", errs)
