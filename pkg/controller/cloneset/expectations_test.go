@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -128,15 +129,7 @@ func TestExpectOpenUntilTheCacheShowsIt(t *testing.T) {
 // pod created; a create the API server does not show either (the pod is gone again) is dropped.
 // The check is made once per timeout, not once per reconcile.
 func TestReconcileChecksExpiredWritesAgainstTheAPIServer(t *testing.T) {
-	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "cs-uid"},
-		Spec: v1alpha1.CloneSetSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}}}}}
-	defaults.SetDefaultsCloneSet(cs)
-	rev, err := revision.New(cs, gvk, revision.Input{Template: &cs.Spec.Template, RecordClaimTemplates: true}, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, rev := webAndRevision(t, 2)
 	pod := func(name string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cs, gvk)},
 			Labels: map[string]string{"app": "web", v1alpha1.CloneSetInstanceIDLabelKey: name, inplace.RevisionLabel: rev.Name}},
@@ -190,15 +183,7 @@ func TestReconcileChecksExpiredWritesAgainstTheAPIServer(t *testing.T) {
 // such a copy made 14 pods the collector deleted, and updated a pod in place beyond
 // maxUnavailable).
 func TestReconcileOfAGoneCloneSetWritesNothing(t *testing.T) {
-	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "cs-uid"},
-		Spec: v1alpha1.CloneSetSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}}}}}
-	defaults.SetDefaultsCloneSet(cs)
-	rev, err := revision.New(cs, gvk, revision.Input{Template: &cs.Spec.Template, RecordClaimTemplates: true}, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, rev := webAndRevision(t, 3)
 	orphan := func(name string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name),
 			Labels: map[string]string{"app": "web", v1alpha1.CloneSetInstanceIDLabelKey: name, inplace.RevisionLabel: rev.Name}},
@@ -232,4 +217,19 @@ func TestReconcileOfAGoneCloneSetWritesNothing(t *testing.T) {
 	if n := writes.Load(); n != 0 {
 		t.Errorf("%d writes for a CloneSet the API server shows gone", n)
 	}
+}
+
+// webAndRevision is CloneSet ns/web of replicas pods of app:v1, defaulted, and its revision.
+func webAndRevision(t *testing.T, replicas int32) (*v1alpha1.CloneSet, *appsv1.ControllerRevision) {
+	t.Helper()
+	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "cs-uid"},
+		Spec: v1alpha1.CloneSetSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}}}}}
+	defaults.SetDefaultsCloneSet(cs)
+	rev, err := revision.New(cs, gvk, revision.Input{Template: &cs.Spec.Template, RecordClaimTemplates: true}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, rev
 }
