@@ -120,7 +120,7 @@ func Reconcile[W client.Object, O, P, S any](ctx context.Context, req ctrl.Reque
 	errs := k.Apply(ctx, w, obs, plan)
 	if errors.Is(errs.Scale, podcontrol.ErrOwnerGone) {
 		// A stale copy of a workload deleted or replaced: no status either; the cache's next
-		// event (its deletion, its successor) settles it, or this look again.
+		// event (its deletion, its successor) settles it, or this reconcile again in a second.
 		log.FromContext(ctx).Info("not acting for a workload the API server shows gone or being deleted", "reason", errs.Scale.Error())
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
