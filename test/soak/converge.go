@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 )
@@ -98,6 +99,7 @@ func notConverged(ctx context.Context, c client.Client, cs kubernetes.Interface,
 		return "", err
 	}
 	var live, ready, updated int32
+	var notReady []string // each described, with its in-place update state
 	want := fmt.Sprintf(image, version)
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -107,6 +109,8 @@ func notConverged(ctx context.Context, c client.Client, cs kubernetes.Interface,
 		live++
 		if available(p) {
 			ready++
+		} else {
+			notReady = append(notReady, describe(p)+" state "+p.Annotations[appspub.InPlaceUpdateStateKey])
 		}
 		if imageOf(p) != want {
 			return fmt.Sprintf("pod %s runs %s, want %s", p.Name, imageOf(p), want), nil
@@ -125,7 +129,7 @@ func notConverged(ctx context.Context, c client.Client, cs kubernetes.Interface,
 	}
 	switch {
 	case live != st.want || ready != st.want:
-		return fmt.Sprintf("%d live pods, %d ready, want %d", live, ready, st.want), nil
+		return fmt.Sprintf("%d live pods, %d ready, want %d; not ready: %s", live, ready, st.want, strings.Join(notReady, "; ")), nil
 	case st.replicas != live || st.ready != ready || st.updated != updated:
 		return fmt.Sprintf("status says %d replicas, %d ready, %d updated; the pods %d, %d, %d", st.replicas, st.ready, st.updated, live, ready, updated), nil
 	case w.Kind == "UnitedDeployment":
