@@ -19,13 +19,6 @@ import (
 // revisions, in the workloads' one order (workloadloop.Apply); a pod deleted takes its claims along,
 // and ownership is settled last.
 func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *observation, plan Plan) ApplyErrors {
-	// Ownership is settled last, but pods to adopt may be the orphans of this very CloneSet,
-	// deleted with propagation Orphan while the cache still holds it: nothing is written then.
-	if len(obs.adopt) > 0 {
-		if err := r.Control().OwnerLive(ctx, r.owner(cs)); err != nil {
-			return ApplyErrors{Scale: err}
-		}
-	}
 	inFlight := obs.inFlight
 	inFlight.Resumes = plan.Resumes
 	deletes := make([]workloadloop.Deletion, 0, len(plan.Deletes))
@@ -50,6 +43,9 @@ func (r *Reconciler) apply(ctx context.Context, cs *v1alpha1.CloneSet, obs *obse
 	return workloadloop.Apply(ctx, cs, workloadloop.Writes{Control: r.Control(), Owner: r.owner(cs),
 		NewRevision: obs.newRevision, Revisions: obs.revisions, Pods: obs.pods, InFlight: inFlight, Lifecycle: plan.Lifecycle,
 		Deletes: deletes, Updates: changes, RecreateEvent: recreated,
+		// Ownership is settled last, but pods to adopt may be the orphans of this very CloneSet,
+		// deleted with propagation Orphan while the cache still holds it.
+		AdoptsLater: len(obs.adopt) > 0,
 		Delete: func(pod *corev1.Pod, ev podcontrol.Deletion, why string, done *podcontrol.Batch) error {
 			err := r.deletePod(ctx, cs, obs, pod, ev, why, done)
 			if err != nil && pod != nil && !scaleIn[pod.Name] {

@@ -52,8 +52,7 @@ func GatePatch(typ corev1.PodConditionType, reason, message string, now time.Tim
 
 // ReadyPatch returns a strategic-merge patch for pods/status that sets Ready False alone.
 func ReadyPatch(reason, message string, now time.Time) ([]byte, error) {
-	return json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{{Type: corev1.PodReady,
-		Status: corev1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(now)}}}})
+	return conditionPatch(corev1.PodReady, corev1.ConditionFalse, reason, message, now, false, nil, nil)
 }
 
 func conditionPatch(typ corev1.PodConditionType, status corev1.ConditionStatus, reason, message string, now time.Time, ready bool,

@@ -127,7 +127,7 @@ func (e *engine) awaitKubelets(ctx context.Context, pods []*corev1.Pod, release 
 // or the wait ran out) is out of its Services before its containers change: Ready False, written
 // by the engine unless it did so already when it took the pod out (pod is as held).
 func (e *engine) outOfService(ctx context.Context, pod *corev1.Pod) error {
-	if !readyTrue(pod) {
+	if !inplace.ConditionIs(pod, corev1.PodReady, corev1.ConditionTrue) {
 		return nil
 	}
 	return e.setReady(ctx, pod, "the kubelet did not report the pod not Ready")
@@ -169,14 +169,4 @@ func KubeletNotReady(pod *corev1.Pod) bool {
 		}
 	}
 	return true
-}
-
-// readyTrue reports whether pod's Ready condition is True.
-func readyTrue(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

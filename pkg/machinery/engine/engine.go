@@ -323,7 +323,7 @@ func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, opts UpdateOption
 	// A gate False holds the pod only while the update that wrote it runs: one whose containers all
 	// run again is opened by the reconcile's Progress before its updates (or was, and the cache is
 	// behind), so a new update of it takes it out again.
-	if inplace.GateFalse(pod) && inplace.Observe(pod) != inplace.Completed {
+	if heldByRunningUpdate(pod) {
 		return pod, nil
 	}
 	if err := e.admit(ctx, pod); err != nil {
@@ -357,6 +357,12 @@ func (e *engine) Unready(ctx context.Context, pod *corev1.Pod, opts UpdateOption
 	return &held, nil
 }
 
+// heldByRunningUpdate reports whether the pod's gate is False for an update still running (not
+// one whose containers all run again, which the reconcile opens).
+func heldByRunningUpdate(pod *corev1.Pod) bool {
+	return inplace.GateFalse(pod) && inplace.Observe(pod) != inplace.Completed
+}
+
 // resume applies the pod's deferred update (its grace period is over), keeping the pod NotReady.
 func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
 	d, err := inplace.DeferredOf(pod)
@@ -366,7 +372,7 @@ func (e *engine) resume(ctx context.Context, pod *corev1.Pod) error {
 	// The gate may have been opened by someone else meanwhile: the containers restart now, once
 	// the pod is out again. Held all along, it needs no wait: the grace period was it, and its
 	// kubelet has long seen the gate.
-	held := inplace.GateFalse(pod) && inplace.Observe(pod) != inplace.Completed
+	held := heldByRunningUpdate(pod)
 	if pod, err = e.Unready(ctx, pod, UpdateOptions{Reason: "grace period over"}); err != nil {
 		return err
 	}
@@ -438,37 +444,31 @@ func (e *engine) takeOut(ctx context.Context, pod *corev1.Pod, msg string, write
 		return e.setGate(ctx, pod, corev1.ConditionFalse, StartReason, msg)
 	}
 	patch, err := inplace.GatePatch(appspub.InPlaceUpdateReady, StartReason, msg, e.clock.Now())
-	if err != nil {
-		return err
-	}
-	if err := e.patch(ctx, pod, "status", types.StrategicMergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("set %s=False on pod %s: %w", appspub.InPlaceUpdateReady, pod.Name, err)
-	}
-	return nil
+	return e.patchStatus(ctx, pod, patch, err, fmt.Sprintf("set %s=False", appspub.InPlaceUpdateReady))
 }
 
 // setReady writes the pod's Ready False through pods/status: a pod the engine left to its kubelet
 // that did not report it not Ready in time; a pod that is gone is not an error.
 func (e *engine) setReady(ctx context.Context, pod *corev1.Pod, msg string) error {
 	patch, err := inplace.ReadyPatch(StartReason, msg, e.clock.Now())
-	if err != nil {
-		return err
-	}
-	if err := e.patch(ctx, pod, "status", types.StrategicMergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("set Ready=False on pod %s: %w", pod.Name, err)
-	}
-	return nil
+	return e.patchStatus(ctx, pod, patch, err, "set Ready=False")
 }
 
 // setGate writes the pod's InPlaceUpdateReady condition (with Ready when False) through
 // pods/status; a pod that is gone is not an error.
 func (e *engine) setGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, msg string) error {
 	patch, err := inplace.ConditionPatch(appspub.InPlaceUpdateReady, status, reason, msg, e.clock.Now())
-	if err != nil {
-		return err
+	return e.patchStatus(ctx, pod, patch, err, fmt.Sprintf("set %s=%s", appspub.InPlaceUpdateReady, status))
+}
+
+// patchStatus writes a strategic-merge patch (built with buildErr) to the pod's status; a pod
+// that is gone is not an error, any other failure is reported as what failed on the pod.
+func (e *engine) patchStatus(ctx context.Context, pod *corev1.Pod, patch []byte, buildErr error, what string) error {
+	if buildErr != nil {
+		return buildErr
 	}
 	if err := e.patch(ctx, pod, "status", types.StrategicMergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("set %s=%s on pod %s: %w", appspub.InPlaceUpdateReady, status, pod.Name, err)
+		return fmt.Errorf("%s on pod %s: %w", what, pod.Name, err)
 	}
 	return nil
 }
@@ -482,13 +482,7 @@ func (e *engine) complete(ctx context.Context, pod *corev1.Pod, done Metadata) e
 	}
 	patch, err := inplace.ConditionPatchWithMetadata(appspub.InPlaceUpdateReady, corev1.ConditionTrue, "InPlaceUpdateCompleted", "",
 		e.clock.Now(), done.Labels, done.Annotations)
-	if err != nil {
-		return err
-	}
-	if err := e.patch(ctx, pod, "status", types.StrategicMergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("complete the in-place update of pod %s: %w", pod.Name, err)
-	}
-	return nil
+	return e.patchStatus(ctx, pod, patch, err, "complete the in-place update")
 }
 
 // Ref is a pod's identity alone, for a write: a client call decodes the API server's answer into

@@ -80,14 +80,14 @@ func TestUnreadyLeavesReadyToAKubeletThatAnswers(t *testing.T) {
 	if len(reqs) != 1 || strings.Contains(reqs[0], `"type":"Ready"`) || !strings.Contains(reqs[0], `"type":"InPlaceUpdateReady","status":"False"`) {
 		t.Fatalf("a node not heard from: writes %q, want the gate alone", reqs)
 	}
-	if !inplace.GateFalse(held) || !readyTrue(held) {
+	if !inplace.GateFalse(held) || !inplace.ConditionIs(held, corev1.PodReady, corev1.ConditionTrue) {
 		t.Errorf("held %+v, want the gate False and Ready as the kubelet left it", held.Status.Conditions)
 	}
 	e.kubelets.Record(ctx, "n1", inplace.WaitDecision{Wait: true, Probe: true}, nil, true, "ns/p", time.Now())
 	if held, err = e.Unready(ctx, servingPod(), UpdateOptions{Reason: "rollout"}); err != nil {
 		t.Fatal(err)
 	}
-	if reqs = r.requests(); len(reqs) != 2 || !strings.Contains(reqs[1], `"type":"Ready","status":"False"`) || readyTrue(held) {
+	if reqs = r.requests(); len(reqs) != 2 || !strings.Contains(reqs[1], `"type":"Ready","status":"False"`) || inplace.ConditionIs(held, corev1.PodReady, corev1.ConditionTrue) {
 		t.Fatalf("a silent node: writes %q, held %+v, want the gate and Ready False together", reqs, held.Status.Conditions)
 	}
 	// A deferred update (gracePeriodSeconds) runs its period out of service, whatever the node.

@@ -107,7 +107,8 @@ func (c *Control) OwnerLive(ctx context.Context, o Owner) error {
 }
 
 // Adopt makes o the controller of pods (each only if it is still the pod observed: UID
-// precondition); an owner being deleted (CanAdopt) adopts none and gets ErrOwnerGone.
+// precondition). The caller has checked o live first (OwnerLive: workloadloop.Apply does, before
+// any write).
 func (c *Control) Adopt(ctx context.Context, o Owner, pods []*corev1.Pod, done *Batch) error {
 	ref, err := json.Marshal(metav1.NewControllerRef(o.Object, o.GVK))
 	if err != nil {
@@ -115,9 +116,6 @@ func (c *Control) Adopt(ctx context.Context, o Owner, pods []*corev1.Pod, done *
 	}
 	if len(pods) == 0 {
 		return nil
-	}
-	if err := c.OwnerLive(ctx, o); err != nil {
-		return err
 	}
 	var errs []error
 	for _, p := range pods {

@@ -39,6 +39,9 @@ type Writes struct {
 	// Adopt are the orphans to adopt before any plan acts on them; Release, the pods to let go
 	// after it.
 	Adopt, Release []*corev1.Pod
+	// AdoptsLater: the kind adopts orphans itself in a later step (Finish); like Adopt, the
+	// workload is checked live (Control.OwnerLive) before any write.
+	AdoptsLater bool
 	// Pods are the observed pods by name; InFlight their in-place updates the engine moves on.
 	Pods     map[string]*corev1.Pod
 	InFlight podcontrol.InFlight
@@ -69,7 +72,7 @@ type Writes struct {
 func Apply(ctx context.Context, obj client.Object, w Writes) Errors {
 	ctl, o := w.Control, w.Owner
 	var errs Errors
-	if len(w.Adopt) > 0 { // orphans: maybe this workload's own, left by its deletion (Control.OwnerLive)
+	if len(w.Adopt) > 0 || w.AdoptsLater { // orphans: maybe this workload's own, left by its deletion (Control.OwnerLive)
 		if err := ctl.OwnerLive(ctx, o); err != nil {
 			errs.Scale = err
 			return errs
