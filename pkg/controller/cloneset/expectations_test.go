@@ -103,23 +103,38 @@ func TestExpectationsOutlivingTheTimeoutAreCheckedLive(t *testing.T) {
 func TestExpectOpenUntilTheCacheShowsIt(t *testing.T) {
 	now := time.Now()
 	e := podcontrol.NewExpectations()
-	e.ExpectOpen("ns/cs", "p", now)
-	closed := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}}}}
+	closed := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{appspub.InPlaceUpdateStateKey: `{"revision":"r1"}`}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}}}}
+	e.ExpectOpen("ns/cs", closed, now)
 	if wait, _ := e.Pending("ns/cs", map[string]*corev1.Pod{"p": closed}, now, time.Minute, cacheOnly(t)); wait {
 		t.Error("an opened gate holds the plan back")
 	}
-	if !e.Opening("ns/cs", "p") {
+	if !e.Opening("ns/cs", closed) {
 		t.Fatal("the gate is opened but the cache still shows it closed: it must not be opened again")
 	}
 	open := closed.DeepCopy()
 	open.Status.Conditions[0].Status = corev1.ConditionTrue
 	_, _ = e.Pending("ns/cs", map[string]*corev1.Pod{"p": open}, now, time.Minute, cacheOnly(t))
-	if e.Opening("ns/cs", "p") {
+	if e.Opening("ns/cs", closed) {
 		t.Error("the cache shows the gate open; the expectation must go")
 	}
-	e.ExpectOpen("ns/cs", "q", now)
-	_, _ = e.Pending("ns/cs", map[string]*corev1.Pod{"q": closed}, now.Add(2*time.Minute), time.Minute, cacheOnly(t))
-	if e.Opening("ns/cs", "q") {
+	// Closed again on a new update before the cache showed the open: that update's end is not held
+	// back by the open of the one before, and the expectation goes.
+	e.ExpectOpen("ns/cs", closed, now)
+	again := closed.DeepCopy()
+	again.Annotations[appspub.InPlaceUpdateStateKey] = `{"revision":"r2"}`
+	if e.Opening("ns/cs", again) {
+		t.Error("a pod closed on a new update counts as opening")
+	}
+	_, _ = e.Pending("ns/cs", map[string]*corev1.Pod{"p": again}, now, time.Minute, cacheOnly(t))
+	if e.Opening("ns/cs", closed) {
+		t.Error("the cache shows the pod closed on a new update; the expectation must go")
+	}
+	q := closed.DeepCopy()
+	q.Name = "q"
+	e.ExpectOpen("ns/cs", q, now)
+	_, _ = e.Pending("ns/cs", map[string]*corev1.Pod{"q": q}, now.Add(2*time.Minute), time.Minute, cacheOnly(t))
+	if e.Opening("ns/cs", q) {
 		t.Error("an open expectation older than the timeout must go, so a lost write is retried")
 	}
 }

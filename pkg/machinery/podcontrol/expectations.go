@@ -20,7 +20,15 @@ type Expectations struct {
 	// opens are the InPlaceUpdateReady gates opened and not yet seen open in the cache. They do not
 	// hold the plan back (opening a gate changes no count the plan bounds); they only keep the
 	// controller from opening the same gate twice.
-	opens map[string]map[string]time.Time
+	opens map[string]map[string]opening
+}
+
+// opening is a gate opened at the end of one in-place update: the pod's update state annotation
+// names the update. A pod the cache shows under another update (taken out again since) is not
+// the one opened.
+type opening struct {
+	update string
+	since  time.Time
 }
 
 type expectation struct {
@@ -32,7 +40,7 @@ type expectation struct {
 
 // NewExpectations returns an empty set.
 func NewExpectations() *Expectations {
-	return &Expectations{pending: map[string]map[string]expectation{}, opens: map[string]map[string]time.Time{}}
+	return &Expectations{pending: map[string]map[string]expectation{}, opens: map[string]map[string]opening{}}
 }
 
 func (e *Expectations) expect(key, pod string, x expectation) {
@@ -81,22 +89,31 @@ func (e *Expectations) ExpectBatch(key, pod, state string, now time.Time) {
 	e.expect(key, pod, expectation{kind: "batch", revision: state, since: now})
 }
 
-// ExpectOpen records that pod's InPlaceUpdateReady gate was opened.
-func (e *Expectations) ExpectOpen(key, pod string, now time.Time) {
+// ExpectOpen records that pod's InPlaceUpdateReady gate was opened, ending the in-place update
+// its state annotation (as observed) records.
+func (e *Expectations) ExpectOpen(key string, pod *corev1.Pod, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.opens[key] == nil {
-		e.opens[key] = map[string]time.Time{}
+		e.opens[key] = map[string]opening{}
 	}
-	e.opens[key][pod] = now
+	e.opens[key][pod.Name] = opening{update: pod.Annotations[appspub.InPlaceUpdateStateKey], since: now}
 }
 
-// Opening reports whether pod's gate was opened and the cache does not show it yet.
-func (e *Expectations) Opening(key, pod string) bool {
+// Opening reports whether pod's gate was opened at the end of the update it shows, and the cache
+// does not show the gate open yet. A pod taken out again for a new update since is not opening:
+// that update's end opens it again.
+func (e *Expectations) Opening(key string, pod *corev1.Pod) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	_, ok := e.opens[key][pod]
-	return ok
+	o, ok := e.opens[key][pod.Name]
+	return ok && !o.met(pod)
+}
+
+// met reports whether pod no longer shows the gate closed on the update opened: open, or closed
+// on another update.
+func (o opening) met(pod *corev1.Pod) bool {
+	return !inplace.GateFalse(pod) || pod.Annotations[appspub.InPlaceUpdateStateKey] != o.update
 }
 
 // Drop removes what was recorded for one pod of key, after a write that failed.
@@ -165,9 +182,9 @@ func (e *Expectations) settle(key string, pods map[string]*corev1.Pod, now time.
 			wait = true
 		}
 	}
-	for name, since := range e.opens[key] {
+	for name, o := range e.opens[key] {
 		pod, seen := pods[name]
-		if !seen || !inplace.GateFalse(pod) || now.Sub(since) > timeout {
+		if !seen || o.met(pod) || now.Sub(o.since) > timeout {
 			delete(e.opens[key], name)
 		}
 	}

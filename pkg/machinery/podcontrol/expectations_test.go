@@ -15,7 +15,7 @@ func TestExpectationsDropWhatIsMet(t *testing.T) {
 	now := time.Now()
 	e.ExpectCreate("ns/cs", "a", now)
 	e.ExpectCreate("ns/cs", "b", now)
-	e.ExpectOpen("ns/cs", "a", now)
+	e.ExpectOpen("ns/cs", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, now)
 	pods := map[string]*corev1.Pod{"a": {ObjectMeta: metav1.ObjectMeta{Name: "a"}}}
 	if wait, _ := e.Pending("ns/cs", pods, now, time.Minute, nil); !wait {
 		t.Fatal("b is not in the cache yet: want to wait")

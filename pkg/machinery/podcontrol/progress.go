@@ -54,7 +54,7 @@ func (c *Control) Progress(ctx context.Context, o Owner, pods map[string]*corev1
 	key := o.Key()
 	var opens []string
 	for _, name := range f.Completed {
-		if !c.Expectations.Opening(key, name) { // opened already; the cache is behind
+		if !c.Expectations.Opening(key, pods[name]) { // opened already; the cache is behind
 			opens = append(opens, name)
 		}
 	}
@@ -72,7 +72,7 @@ func (c *Control) Progress(ctx context.Context, o Owner, pods map[string]*corev1
 		return nil
 	}
 	err := Parallel(opens, func(name string) error {
-		return refresh(name, func() { c.Expectations.ExpectOpen(key, name, now) })
+		return refresh(name, func() { c.Expectations.ExpectOpen(key, pods[name], now) })
 	})
 	err = errors.Join(err, Parallel(f.Batches, func(name string) error {
 		state := pods[name].Annotations[appspub.InPlaceUpdateStateKey]
@@ -88,6 +88,35 @@ func (c *Control) Progress(ctx context.Context, o Owner, pods map[string]*corev1
 		}
 		return nil
 	}))
+}
+
+// Reupdate settles the pods whose in-place update has completed (f.Completed: the gate still
+// closed) and which changes update in place again. Opened and taken out again in one reconcile, a
+// pod would leave its kubelet's Ready False from the update before standing as the answer to the
+// new take-out, while the kubelet, having seen the gate open, may still report it Ready once its
+// containers change. So such a pod is not opened: it stays out of service (Change.Held) and goes
+// straight on to its next update, two writes fewer. A pod opened by an earlier reconcile that the
+// cache does not show open yet is not updated by this one: the cache's event brings the next.
+func (c *Control) Reupdate(key string, pods map[string]*corev1.Pod, f InFlight, changes []Change) (InFlight, []Change) {
+	completed := map[string]bool{}
+	for _, name := range f.Completed {
+		completed[name] = true
+	}
+	var kept []Change
+	for _, ch := range changes {
+		if ch.Spec == nil || ch.Pod == nil || !completed[ch.Pod.Name] {
+			kept = append(kept, ch)
+			continue
+		}
+		if c.Expectations.Opening(key, pods[ch.Pod.Name]) {
+			continue
+		}
+		delete(completed, ch.Pod.Name)
+		ch.Held = true
+		kept = append(kept, ch)
+	}
+	f.Completed = slices.DeleteFunc(slices.Clone(f.Completed), func(name string) bool { return !completed[name] })
+	return f, kept
 }
 
 // afterUpdate is the lifecycle state a pod in Updating moves to in the write that ends its
@@ -190,8 +219,8 @@ type Change struct {
 	Pod    *corev1.Pod
 	Spec   *inplace.UpdateSpec
 	Reason string
-	// Held: this reconcile took Pod out of service for this change already (Unready); Pod is as
-	// it then stood.
+	// Held: Pod is out of service for this change already, as it stands: this reconcile took it
+	// out (Unready), or it never came back from its update before (Reupdate).
 	Held bool
 }
 
@@ -205,7 +234,7 @@ type Change struct {
 func (c *Control) ApplyUpdates(ctx context.Context, o Owner, changes []Change, recreate func(pod *corev1.Pod, reason string) error, done *Batch) (waiting []string, err error) {
 	var pending []Pending
 	for _, ch := range changes {
-		if ch.Spec != nil {
+		if ch.Spec != nil && !ch.Held {
 			pending = append(pending, Pending{Pod: ch.Pod, Spec: ch.Spec, Reason: ch.Reason})
 		}
 	}

@@ -90,7 +90,8 @@ func Apply(ctx context.Context, obj client.Object, w Writes) Errors {
 		errs.Scale = err
 		return errs
 	}
-	errs.Update = ctl.Progress(ctx, o, w.Pods, w.InFlight)
+	inFlight, updates := ctl.Reupdate(o.Key(), w.Pods, w.InFlight, w.Updates)
+	errs.Update = ctl.Progress(ctx, o, w.Pods, inFlight)
 	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(w.Lifecycle, func(m lifecycle.Move) error {
 		return ctl.MoveLifecycle(ctx, o, w.Pods[m.Pod], m.To, m.MarkNotReady, m.Reason, done)
 	}))
@@ -109,7 +110,7 @@ func Apply(ctx context.Context, obj client.Object, w Writes) Errors {
 	if recreate == (podcontrol.Deletion{}) {
 		recreate = podcontrol.DeletedToRecreate
 	}
-	waiting, err := ctl.ApplyUpdates(ctx, o, w.Updates, func(pod *corev1.Pod, why string) error {
+	waiting, err := ctl.ApplyUpdates(ctx, o, updates, func(pod *corev1.Pod, why string) error {
 		return del(pod, recreate, why, done)
 	}, done)
 	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
