@@ -76,7 +76,8 @@ func TestAPodUpdatedAgainIsNotOpenedFirst(t *testing.T) {
 					},
 					SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 						if _, ok := obj.(*corev1.Pod); ok {
-							b, _ := patch.Data(obj); record("patch " + sub + string(b))
+							b, _ := patch.Data(obj)
+							record("patch " + sub + string(b))
 						}
 						return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 					},
