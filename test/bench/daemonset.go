@@ -31,6 +31,11 @@ func runDaemonSets(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n,
 	defer func() {
 		_ = c.DeleteAllOf(context.Background(), &corev1.Node{}, client.MatchingLabels{daemonNodeLabel: "true"})
 	}()
+	floor, err := runDaemonFloor(ctx, sb, c, n)
+	if err != nil {
+		return nil, err
+	}
+	out := []result{floor}
 	ns, err := namespace(ctx, c, "bench-ads")
 	if err != nil {
 		return nil, err
@@ -49,7 +54,6 @@ func runDaemonSets(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n,
 				RollingUpdate: &appsv1beta1.DaemonSetRollingUpdate{Type: appsv1beta1.DaemonSetInplaceRollingUpdateType,
 					MaxUnavailable: ptr.To(intstr.FromString("20%"))}}}}
 	mgr := isUser(sandbox.KruiseManagerUser)
-	var out []result
 	r, err := measure(sb, "ads-scaleup", "kruise-manager", n, mgrPID, mgr, func() error {
 		if err := c.Create(ctx, ds); err != nil {
 			return err
@@ -81,11 +85,44 @@ func runDaemonSets(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n,
 	return out, deleteNamespace(ctx, c, ns)
 }
 
+// adsFloor is the floor of the DaemonSet's rollout (floorOf): the floor's protocol at
+// maxUnavailable 20% on the DaemonSet's own nodes, one pod per node. Its n nodes' heartbeats load
+// kwok and the API server on a 2-core machine, so the floor of the other scenarios (on the
+// sandbox's few nodes) would charge that load to the controller.
+const adsFloor = floorPrefix + "ads-maxu20"
+
+// runDaemonFloor measures adsFloor on the daemon nodes (daemonNodes), in a namespace deleted after
+// it.
+func runDaemonFloor(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n int) (result, error) {
+	cs, err := floorClientset(sb)
+	if err != nil {
+		return result{}, err
+	}
+	window, err := floorWindow(n, intstr.FromString("20%"))
+	if err != nil {
+		return result{}, err
+	}
+	ns, err := namespace(ctx, c, "bench-floor-ads")
+	if err != nil {
+		return result{}, err
+	}
+	r, err := runFloorScenario(ctx, sb, cs, ns, adsFloor, n, window, func(i int, spec *corev1.PodSpec) {
+		spec.NodeName = daemonNodeName(i)
+		spec.Tolerations = []corev1.Toleration{{Key: daemonNodeLabel, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	})
+	if err != nil {
+		return result{}, err
+	}
+	return r, deleteNamespace(ctx, c, ns)
+}
+
+func daemonNodeName(i int) string { return fmt.Sprintf("kwok-daemon-%d", i) }
+
 // daemonNodes creates n kwok nodes for the DaemonSet bench and waits until kwok reports them all
 // Ready, so that the scale-up measures the controller, not node registration.
 func daemonNodes(ctx context.Context, c client.Client, n int) error {
 	for i := range n {
-		node := sandbox.FakeNode(fmt.Sprintf("kwok-daemon-%d", i), fmt.Sprintf("10.252.%d.%d", i/250, 1+i%250))
+		node := sandbox.FakeNode(daemonNodeName(i), fmt.Sprintf("10.252.%d.%d", i/250, 1+i%250))
 		node.Labels[daemonNodeLabel] = "true"
 		node.Spec.Taints = []corev1.Taint{{Key: daemonNodeLabel, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
 		if err := c.Create(ctx, node); err != nil {

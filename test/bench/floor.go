@@ -53,16 +53,7 @@ func floorWindow(n int, maxUnavailable intstr.IntOrString) (int, error) {
 // engine writes, and InPlaceUpdateReady True as soon as the fake kubelet reports the restarted
 // container.
 func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, error) {
-	kc, err := sb.KubeconfigFor(floorUser, "system:masters")
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		return nil, err
-	}
-	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter() // the API server's fairness is the only bound
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := floorClientset(sb)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +71,7 @@ func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, error)
 		if err != nil {
 			return nil, err
 		}
-		r, err := runFloorScenario(ctx, sb, cs, ns, s.name, n, window)
+		r, err := runFloorScenario(ctx, sb, cs, ns, s.name, n, window, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -92,10 +83,26 @@ func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, error)
 	return out, nil
 }
 
+// floorClientset is the floor program's client: its own identity (floorUser), no client rate
+// limit (the API server's fairness is the only bound).
+func floorClientset(sb *sandbox.Sandbox) (kubernetes.Interface, error) {
+	kc, err := sb.KubeconfigFor(floorUser, "system:masters")
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	return kubernetes.NewForConfig(cfg)
+}
+
 // runFloorScenario measures scenario: the protocol on n new pods of ns, window of them in flight at
-// most.
-func runFloorScenario(ctx context.Context, sb *sandbox.Sandbox, cs kubernetes.Interface, ns, scenario string, n, window int) (result, error) {
-	pods, err := floorPods(ctx, cs, ns, n)
+// most; place, when set, puts pod i where it runs (the scheduler does otherwise).
+func runFloorScenario(ctx context.Context, sb *sandbox.Sandbox, cs kubernetes.Interface, ns, scenario string, n, window int,
+	place func(i int, spec *corev1.PodSpec)) (result, error) {
+	pods, err := floorPods(ctx, cs, ns, n, place)
 	if err != nil {
 		return result{}, err
 	}
@@ -123,13 +130,17 @@ func runFloorScenario(ctx context.Context, sb *sandbox.Sandbox, cs kubernetes.In
 	return r, err
 }
 
-// floorPods creates n running pods with the InPlaceUpdateReady gate open (not measured).
-func floorPods(ctx context.Context, cs kubernetes.Interface, ns string, n int) ([]*corev1.Pod, error) {
+// floorPods creates n running pods with the InPlaceUpdateReady gate open (not measured), each
+// placed by place when set.
+func floorPods(ctx context.Context, cs kubernetes.Interface, ns string, n int, place func(i int, spec *corev1.PodSpec)) ([]*corev1.Pod, error) {
 	pods := make([]*corev1.Pod, n)
 	err := parallel(n, func(i int) error {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("floor-%d", i), Labels: map[string]string{inplace.RevisionLabel: "v1"}},
 			Spec: podSpec(image("v1"))}
 		p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: appspub.InPlaceUpdateReady}}
+		if place != nil {
+			place(i, &p.Spec)
+		}
 		_, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 		if err != nil {
 			return err

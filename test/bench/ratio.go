@@ -10,12 +10,15 @@ import (
 const sidecarSetUpgradeMaxUnavailable = "20"
 
 // floorOf names the floor scenario (floorScenarios) an in-place scenario's wall time compares to:
-// floor-maxuNN for a rollout at maxUnavailable NN% (its base name ends in -maxuNN), "" for the
-// other scenarios and the floor's own.
+// floor-maxuNN for a rollout at maxUnavailable NN% (its base name ends in -maxuNN), the floor on its
+// own nodes for the DaemonSet's (adsFloor), "" for the other scenarios and the floor's own.
 func floorOf(scenario string) string {
 	base, _, _ := strings.Cut(scenario, "/")
 	if !inPlace(base) || strings.HasPrefix(base, floorPrefix) {
 		return ""
+	}
+	if strings.HasPrefix(base, "ads-") {
+		return adsFloor
 	}
 	if base == "sidecarset-upgrade" {
 		return floorPrefix + "maxu" + sidecarSetUpgradeMaxUnavailable
