@@ -1,10 +1,11 @@
 package harness
 
 import (
-	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kruise-ng/kruise/pkg/platform/freeport"
 )
 
 // Eventually polls cond until it reports true or timeout passes. cond returns what it observed;
@@ -39,15 +40,15 @@ func Consistently(t testing.TB, duration time.Duration, what string, cond func()
 	}
 }
 
-// FreePort is a loopback TCP port free at the time of the call.
+// FreePort is a loopback TCP port free at the time of the call, outside the kernel's ephemeral
+// range (pkg/platform/freeport): no client connection takes it before the test listens on it.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Pick()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // Every calls f every interval, in the background, until stop is called; stop returns once the

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kruise-ng/kruise/pkg/platform/freeport"
 )
 
 // ManagerReplica is one kruise-manager process of the sandbox and where it serves.
@@ -156,11 +158,11 @@ func (s *Sandbox) restartKruiseBehind(ctx context.Context, args func([]string) [
 	return s.restartKruise(ctx, "stopped", stop, args)
 }
 
-// freePorts returns n loopback ports free right now.
+// freePorts returns n loopback ports free right now (freeport).
 func freePorts(n int) ([]int, error) {
 	var ports []int
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := freeport.Listen()
 		if err != nil {
 			return nil, fmt.Errorf("find a free port: %w", err)
 		}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kruise-ng/kruise/pkg/platform/freeport"
 )
 
 // Config says what sandbox to start.
@@ -241,13 +243,14 @@ func (s *Sandbox) allocatePorts(apiPort int) error {
 		}
 	}()
 	for i := range ports {
-		addr := "127.0.0.1:0"
+		var l net.Listener
+		var err error
 		if i == 2 && apiPort != 0 {
-			addr = fmt.Sprintf("127.0.0.1:%d", apiPort)
-		}
-		l, err := net.Listen("tcp", addr)
-		if err != nil && addr != "127.0.0.1:0" {
-			return fmt.Errorf("port %d for the API server is taken (%v): stop what listens there, or pick another port (0 picks a free one)", apiPort, err)
+			if l, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", apiPort)); err != nil {
+				return fmt.Errorf("port %d for the API server is taken (%v): stop what listens there, or pick another port (0 picks a free one)", apiPort, err)
+			}
+		} else {
+			l, err = freeport.Listen() // outside the ephemeral range: no client connection takes it meanwhile
 		}
 		if err != nil {
 			return fmt.Errorf("find a free port: %w", err)
