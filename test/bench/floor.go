@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -83,10 +84,10 @@ func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, error)
 	return out, nil
 }
 
-// floorClientset is the floor program's client: its own identity (floorUser), no client rate
-// limit (the API server's fairness is the only bound).
-func floorClientset(sb *sandbox.Sandbox) (kubernetes.Interface, error) {
-	kc, err := sb.KubeconfigFor(floorUser, "system:masters")
+// unlimitedConfig is a client configuration of the bench's own identity user (so the audit log
+// counts its writes alone) with no client rate limit: the API server's fairness is the only bound.
+func unlimitedConfig(sb *sandbox.Sandbox, user string, warn rest.WarningHandler) (*rest.Config, error) {
+	kc, err := sb.KubeconfigFor(user, "system:masters")
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +96,16 @@ func floorClientset(sb *sandbox.Sandbox) (kubernetes.Interface, error) {
 		return nil, err
 	}
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	cfg.WarningHandler = warn
+	return cfg, nil
+}
+
+// floorClientset is the floor program's client (unlimitedConfig).
+func floorClientset(sb *sandbox.Sandbox) (kubernetes.Interface, error) {
+	cfg, err := unlimitedConfig(sb, floorUser, nil)
+	if err != nil {
+		return nil, err
+	}
 	return kubernetes.NewForConfig(cfg)
 }
 

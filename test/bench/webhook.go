@@ -17,8 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/prometheus/common/expfmt"
@@ -80,16 +78,10 @@ type latency struct {
 // SidecarSet with its own sidecar, registration awaited. With 20, the first entry called injects
 // all 20 sidecars and the API server skips the others by their matchConditions.
 func runWebhookLatency(ctx context.Context, sb *sandbox.Sandbox, nodes int, prof *profiler) ([]latency, error) {
-	kc, err := sb.KubeconfigFor(latencyUser, "system:masters")
+	cfg, err := unlimitedConfig(sb, latencyUser, warnings)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		return nil, err
-	}
-	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
-	cfg.WarningHandler = warnings
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

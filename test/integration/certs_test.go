@@ -279,12 +279,7 @@ func TestWebhookServerPicksUpRenewedCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := harness.FreePort(t)
 	srv := webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir})
 	go func() { _ = srv.Start(ctx) }()
 	serial := func() (string, error) {
