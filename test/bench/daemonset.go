@@ -91,29 +91,16 @@ func runDaemonSets(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n,
 // sandbox's few nodes) would charge that load to the controller.
 const adsFloor = floorPrefix + "ads-maxu20"
 
-// runDaemonFloor measures adsFloor on the daemon nodes (daemonNodes), in a namespace deleted after
-// it.
+// runDaemonFloor measures adsFloor on the daemon nodes (daemonNodes).
 func runDaemonFloor(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n int) (result, error) {
 	cs, err := floorClientset(sb)
 	if err != nil {
 		return result{}, err
 	}
-	window, err := floorWindow(n, intstr.FromString("20%"))
-	if err != nil {
-		return result{}, err
-	}
-	ns, err := namespace(ctx, c, "bench-floor-ads")
-	if err != nil {
-		return result{}, err
-	}
-	r, err := runFloorScenario(ctx, sb, cs, ns, adsFloor, n, window, func(i int, spec *corev1.PodSpec) {
+	return runFloorScenario(ctx, sb, cs, c, adsFloor, n, intstr.FromString("20%"), func(i int, spec *corev1.PodSpec) {
 		spec.NodeName = daemonNodeName(i)
 		spec.Tolerations = []corev1.Toleration{{Key: daemonNodeLabel, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	})
-	if err != nil {
-		return result{}, err
-	}
-	return r, deleteNamespace(ctx, c, ns)
 }
 
 func daemonNodeName(i int) string { return fmt.Sprintf("kwok-daemon-%d", i) }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/client-go/util/flowcontrol"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	"github.com/kruise-ng/kruise/pkg/app/sandbox"
@@ -64,22 +65,11 @@ func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, error)
 	}
 	var out []result
 	for _, s := range floorScenarios {
-		window, err := floorWindow(n, s.maxUnavailable)
-		if err != nil {
-			return nil, err
-		}
-		ns, err := namespace(ctx, c, "bench-floor")
-		if err != nil {
-			return nil, err
-		}
-		r, err := runFloorScenario(ctx, sb, cs, ns, s.name, n, window, nil)
+		r, err := runFloorScenario(ctx, sb, cs, c, s.name, n, s.maxUnavailable, nil)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, r)
-		if err := deleteNamespace(ctx, c, ns); err != nil {
-			return nil, err
-		}
 	}
 	return out, nil
 }
@@ -109,9 +99,28 @@ func floorClientset(sb *sandbox.Sandbox) (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
-// runFloorScenario measures scenario: the protocol on n new pods of ns, window of them in flight at
-// most; place, when set, puts pod i where it runs (the scheduler does otherwise).
-func runFloorScenario(ctx context.Context, sb *sandbox.Sandbox, cs kubernetes.Interface, ns, scenario string, n, window int,
+// runFloorScenario measures scenario: the protocol on n new pods, as many in flight at most as
+// maxUnavailable of n allows (floorWindow), in a namespace of its own deleted after it; place, when
+// set, puts pod i where it runs (the scheduler does otherwise).
+func runFloorScenario(ctx context.Context, sb *sandbox.Sandbox, cs kubernetes.Interface, c client.Client, scenario string, n int,
+	maxUnavailable intstr.IntOrString, place func(i int, spec *corev1.PodSpec)) (result, error) {
+	window, err := floorWindow(n, maxUnavailable)
+	if err != nil {
+		return result{}, err
+	}
+	ns, err := namespace(ctx, c, "bench-floor")
+	if err != nil {
+		return result{}, err
+	}
+	r, err := floorIn(ctx, sb, cs, ns, scenario, n, window, place)
+	if err != nil {
+		return result{}, err
+	}
+	return r, deleteNamespace(ctx, c, ns)
+}
+
+// floorIn measures scenario on n new pods of ns, window of them in flight at most.
+func floorIn(ctx context.Context, sb *sandbox.Sandbox, cs kubernetes.Interface, ns, scenario string, n, window int,
 	place func(i int, spec *corev1.PodSpec)) (result, error) {
 	pods, err := floorPods(ctx, cs, ns, n, place)
 	if err != nil {

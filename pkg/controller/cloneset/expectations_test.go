@@ -205,23 +205,9 @@ func TestReconcileOfAGoneCloneSetWritesNothing(t *testing.T) {
 			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	}
 	scheme := testScheme(t)
-	var writes atomic.Int32
-	count := interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			writes.Add(1)
-			return c.Create(ctx, obj, opts...)
-		},
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			writes.Add(1)
-			return c.Patch(ctx, obj, patch, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			writes.Add(1)
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-	}
+	var writes writeLog
 	cache := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cs, rev, orphan("web-a"), orphan("web-b")).WithStatusSubresource(cs).
-		WithInterceptorFuncs(count).Build()
+		WithInterceptorFuncs(writes.funcs()).Build()
 	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(rev, orphan("web-a"), orphan("web-b")).Build()
 	r := &Reconciler{Base: workloadloop.Base{Client: cache, APIReader: live, Recorder: events.NewFakeRecorder(100),
 		Clock: clocktesting.NewFakePassiveClock(time.Now()), Expectations: podcontrol.NewExpectations(), Engine: engine.New(cache, nil, inplace.Options{})}, Scheme: scheme}
@@ -229,7 +215,7 @@ func TestReconcileOfAGoneCloneSetWritesNothing(t *testing.T) {
 	if err != nil || res.RequeueAfter != time.Second {
 		t.Fatalf("result %+v, err %v: want a look again soon", res, err)
 	}
-	if n := writes.Load(); n != 0 {
+	if n := writes.total(); n != 0 {
 		t.Errorf("%d writes for a CloneSet the API server shows gone", n)
 	}
 }

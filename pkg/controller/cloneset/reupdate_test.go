@@ -3,8 +3,6 @@ package cloneset
 import (
 	"context"
 	"encoding/json"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
@@ -47,41 +44,9 @@ func TestAPodUpdatedAgainIsNotOpenedFirst(t *testing.T) {
 			cs.Spec.UpdateStrategy.Type = v1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType
 			cs.Spec.Template.Spec.Containers[0].Image = "app:v2"
 			pod := completedPod(t, cs, rev1.Name)
-			var mu sync.Mutex
-			var writes []string
-			record := func(w string) {
-				mu.Lock()
-				defer mu.Unlock()
-				writes = append(writes, w)
-			}
+			var writes writeLog
 			c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(cs, rev1, pod).WithStatusSubresource(cs, pod).
-				WithInterceptorFuncs(interceptor.Funcs{
-					Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-						if _, ok := obj.(*corev1.Pod); ok {
-							record("create " + obj.GetName())
-						}
-						return c.Create(ctx, obj, opts...)
-					},
-					Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-						if _, ok := obj.(*corev1.Pod); ok {
-							record("delete " + obj.GetName())
-						}
-						return c.Delete(ctx, obj, opts...)
-					},
-					Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-						if _, ok := obj.(*corev1.Pod); ok {
-							record("patch")
-						}
-						return c.Patch(ctx, obj, patch, opts...)
-					},
-					SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-						if _, ok := obj.(*corev1.Pod); ok {
-							b, _ := patch.Data(obj)
-							record("patch " + sub + string(b))
-						}
-						return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-					},
-				}).Build()
+				WithInterceptorFuncs(writes.funcs()).Build()
 			exp := podcontrol.NewExpectations()
 			now := time.Now()
 			if tc.openedOnce {
@@ -92,7 +57,7 @@ func TestAPodUpdatedAgainIsNotOpenedFirst(t *testing.T) {
 			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}); err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(writes, ", "); got != tc.want {
+			if got := writes.pods(); got != tc.want {
 				t.Fatalf("pod writes %q, want %q", got, tc.want)
 			}
 			got := &corev1.Pod{}
