@@ -253,6 +253,28 @@ func restartingPod(o *metav1.OwnerReference) *corev1.Pod {
 	return pod
 }
 
+// A container stopped for an update runs again whatever its spec names by then: the new image, or
+// the image it stopped on when the update was undone before the restart (a kubelet starts the
+// container its spec names). A running container on its spec's image is left alone.
+func TestAStoppedContainerRunsAgain(t *testing.T) {
+	stages := loadStages(t)
+	for spec, want := range map[string]string{"app:v2": "app:v2", "app:v1": "app:v1"} {
+		pod := restartingPod(owner("apps.kruise.io/v1alpha1", "CloneSet"))
+		pod.Spec.Containers[0].Image = spec
+		if got := podStagesMatching(t, stages, pod); !slices.Equal(got, []string{"kruise-pod-restarted"}) {
+			t.Errorf("stopped, spec %s: stages %v, want kruise-pod-restarted", spec, got)
+			continue
+		}
+		cs := render(t, stages["kruise-pod-restarted"], pod).ContainerStatuses[0]
+		if cs.State.Running == nil || cs.Image != want || cs.RestartCount != 1 || cs.ContainerID == "containerd://c0" {
+			t.Errorf("stopped, spec %s: container %+v; want %s running again in a new container", spec, cs, want)
+		}
+	}
+	if got := podStagesMatching(t, stages, runningPod("app:v1", corev1.RestartPolicyAlways, nil, nil)); len(got) != 0 {
+		t.Errorf("a running pod matches %v", got)
+	}
+}
+
 // A pod with a bad image never starts: its container waits with ImagePullBackOff instead.
 func TestBadImagesNeverRun(t *testing.T) {
 	stages := loadStages(t)

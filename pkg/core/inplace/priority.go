@@ -66,13 +66,20 @@ func SplitByPriority(pod *corev1.Pod, images map[string]string) (batch, next map
 
 // StartBatch records in state the batch applied now (its containers' image IDs before, to detect
 // their restart) and what remains for later batches.
+//
+// A container the kubelet is still changing for an earlier update (the pod's gate is False and
+// the container does not run the image its spec names yet) is recorded with no image ID, as one
+// that has not run yet: the next container the kubelet starts may be the earlier update's image,
+// a new image ID that is not this update's (a rollout right behind a rollback, soak seed 5), so
+// only a container running the image this update names completes it.
 func StartBatch(pod *corev1.Pod, state *appspub.InPlaceUpdateState, batch, next map[string]string, now time.Time) {
 	state.LastContainerStatuses = map[string]appspub.InPlaceUpdateContainerStatus{}
 	meta := RuntimeMeta(pod)
+	changing := GateFalse(pod)
 	for name := range batch {
 		last := appspub.InPlaceUpdateContainerStatus{}
 		for _, c := range pod.Status.ContainerStatuses {
-			if c.Name == name {
+			if c.Name == name && (!changing || c.State.Running != nil && sameImage(specImage(pod, name), c.Image)) {
 				last.ImageID = c.ImageID
 				if m, ok := meta[name]; ok && m.ContainerID == c.ContainerID {
 					last.PlainHash = m.Hashes.PlainHash

@@ -1,6 +1,7 @@
 package inplace
 
 import (
+	"encoding/json"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -197,5 +198,42 @@ func TestObservePendingAtTheUpdate(t *testing.T) {
 	}
 	if got := Observe(pod("app:v4")); got != Completed {
 		t.Errorf("running the spec's image: Observe = %s, want Completed", got)
+	}
+}
+
+// A rollout right behind a rollback the kubelet was still acting on (soak seed 5): the pod, at
+// v6, was updated back to v5, its container stopped for it, and the spec names v6 again. The
+// kubelet may start the v5 container it was about to run first, a new image ID that is not the
+// update's: only the container running v6 completes it, whether the update saw the container
+// stopped or (a cache behind) still running v6.
+func TestObserveRolloutBehindAnUnfinishedRollback(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	stopped := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+	now := metav1.Now().Time
+	for seen, st := range map[string]corev1.ContainerState{"stopped": stopped, "running v6": running} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{appspub.InPlaceUpdateStateKey: `{"revision":"v5",` +
+			`"updateTimestamp":"2026-12-06T22:39:42Z","lastContainerStatuses":{"app":{"imageID":"app@sha256:6"}}}`}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v5"}}},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}},
+				ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "app:v6", ImageID: "app@sha256:6", ContainerID: "c1", State: st}}}}
+		state := &appspub.InPlaceUpdateState{Revision: "v6"}
+		StartBatch(pod, state, map[string]string{"app": "app:v6"}, nil, now)
+		raw, err := json.Marshal(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		updated := func(image string, id string) *corev1.Pod {
+			p := pod.DeepCopy()
+			p.Annotations[appspub.InPlaceUpdateStateKey] = string(raw)
+			p.Spec.Containers[0].Image = "app:v6"
+			p.Status.ContainerStatuses[0] = corev1.ContainerStatus{Name: "app", Image: image, ImageID: id, ContainerID: "c2", State: running}
+			return p
+		}
+		if got := Observe(updated("app:v5", "app@sha256:5")); got != Updating {
+			t.Errorf("seen %s at the update, then running v5: Observe = %s, want Updating", seen, got)
+		}
+		if got := Observe(updated("app:v6", "app@sha256:6")); got != Completed {
+			t.Errorf("seen %s at the update, then running v6: Observe = %s, want Completed", seen, got)
+		}
 	}
 }
