@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
@@ -144,15 +143,11 @@ func (rc requestChecker) Holding(namespace, name string) bool {
 		slices.Contains(crr.Finalizers, v1alpha1.ContainerRecreateRequestUnreadyAcquiredKey)
 }
 
-// SetupWithManager watches the pods that carry the gate.
+// SetupWithManager watches the pods that carry the gate (gatedPods).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	gated := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		pod, ok := o.(*corev1.Pod)
-		return ok && podgate.HasKruisePodReady(pod)
-	})
 	// A request's end releases its holder on the pod.
 	requestPod := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		crr, ok := o.(*v1alpha1.ContainerRecreateRequest)
@@ -163,7 +158,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("pod-readiness-controller").
-		For(&corev1.Pod{}, builder.WithPredicates(gated)).
+		For(&corev1.Pod{}, builder.WithPredicates(gatedPods())).
 		Watches(&v1alpha1.ContainerRecreateRequest{}, requestPod).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)

@@ -9,14 +9,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
 	"github.com/kruise-ng/kruise/test/harness"
-	"k8s.io/apimachinery/pkg/api/equality"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // watched is how long Kruise runs on the taken-over objects before they are checked.
