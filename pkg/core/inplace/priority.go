@@ -68,18 +68,27 @@ func SplitByPriority(pod *corev1.Pod, images map[string]string) (batch, next map
 // their restart) and what remains for later batches.
 //
 // A container the kubelet is still changing for an earlier update (the pod's gate is False and
-// the container does not run the image its spec names yet) is recorded with no image ID, as one
-// that has not run yet: the next container the kubelet starts may be the earlier update's image,
-// a new image ID that is not this update's (a rollout right behind a rollback, soak seed 5), so
-// only a container running the image this update names completes it.
+// the container has not restarted for the update its state records) is recorded with no image ID,
+// as one that has not run yet: the next container the kubelet starts may be the earlier update's
+// image, a new image ID that is not this update's (a rollout right behind a rollback, soak seed
+// 5), so only a container running the image this update names completes it.
 func StartBatch(pod *corev1.Pod, state *appspub.InPlaceUpdateState, batch, next map[string]string, now time.Time) {
-	state.LastContainerStatuses = map[string]appspub.InPlaceUpdateContainerStatus{}
 	meta := RuntimeMeta(pod)
-	changing := GateFalse(pod)
+	earlier, ok := StateOf(pod)
+	if !ok || !GateFalse(pod) {
+		earlier = nil
+	}
+	state.LastContainerStatuses = map[string]appspub.InPlaceUpdateContainerStatus{}
 	for name := range batch {
 		last := appspub.InPlaceUpdateContainerStatus{}
+		if earlier != nil {
+			if before, changed := earlier.LastContainerStatuses[name]; changed && !containerRestarted(pod, meta, name, before) {
+				state.LastContainerStatuses[name] = last
+				continue
+			}
+		}
 		for _, c := range pod.Status.ContainerStatuses {
-			if c.Name == name && (!changing || c.State.Running != nil && sameImage(specImage(pod, name), c.Image)) {
+			if c.Name == name {
 				last.ImageID = c.ImageID
 				if m, ok := meta[name]; ok && m.ContainerID == c.ContainerID {
 					last.PlainHash = m.Hashes.PlainHash

@@ -162,34 +162,39 @@ func GateFalse(pod *corev1.Pod) bool {
 func restarted(pod *corev1.Pod, state *appspub.InPlaceUpdateState) bool {
 	meta := RuntimeMeta(pod)
 	for name, before := range state.LastContainerStatuses {
-		ok := false
-		for _, cs := range pod.Status.ContainerStatuses {
-			if cs.Name != name || cs.State.Running == nil {
-				continue
-			}
-			if before.ContainerID != "" { // restarted for its env only: another container runs
-				ok = ok || cs.ContainerID != before.ContainerID
-				continue
-			}
-			// A container that reported no image ID before the update (the pod was not running
-			// yet) is done only once it runs the image its spec names: the first one it runs may
-			// be the old one, which the kubelet has not replaced yet.
-			if cs.ImageID != "" && cs.ImageID != before.ImageID && (before.ImageID != "" || sameImage(specImage(pod, name), cs.Image)) {
-				ok = true
-			}
-			if cs.ImageID != "" && cs.ImageID == before.ImageID && sameImage(specImage(pod, name), cs.Image) {
-				ok = true
-			}
-			if m, reported := meta[name]; reported && before.PlainHash != 0 && m.ContainerID == cs.ContainerID &&
-				m.Hashes.PlainHash != before.PlainHash {
-				ok = true
-			}
-		}
-		if !ok {
+		if !containerRestarted(pod, meta, name, before) {
 			return false
 		}
 	}
 	return true
+}
+
+// containerRestarted is restarted for the one container name, recorded as before; meta is
+// kruise-daemon's report (RuntimeMeta).
+func containerRestarted(pod *corev1.Pod, meta map[string]appspub.RuntimeContainerMeta, name string, before appspub.InPlaceUpdateContainerStatus) bool {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name != name || cs.State.Running == nil {
+			continue
+		}
+		if before.ContainerID != "" { // restarted for its env only: another container runs
+			return cs.ContainerID != before.ContainerID
+		}
+		// A container that reported no image ID before the update (the pod was not running
+		// yet, or the kubelet was still changing it for an earlier update) is done only once it
+		// runs the image its spec names: the first one it runs may be the old one, which the
+		// kubelet has not replaced yet.
+		if cs.ImageID != "" && cs.ImageID != before.ImageID && (before.ImageID != "" || sameImage(specImage(pod, name), cs.Image)) {
+			return true
+		}
+		if cs.ImageID != "" && cs.ImageID == before.ImageID && sameImage(specImage(pod, name), cs.Image) {
+			return true
+		}
+		if m, reported := meta[name]; reported && before.PlainHash != 0 && m.ContainerID == cs.ContainerID &&
+			m.Hashes.PlainHash != before.PlainHash {
+			return true
+		}
+	}
+	return false
 }
 
 // specImage is the image the spec gives the named container or init container ("" for none).

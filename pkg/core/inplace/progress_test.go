@@ -237,3 +237,38 @@ func TestObserveRolloutBehindAnUnfinishedRollback(t *testing.T) {
 		}
 	}
 }
+
+// A pod taken out for its update before its spec is written (the kubelet's answer awaited) has its
+// gate False already, with the state of an earlier update that has completed: its containers are
+// recorded as they run, image ID and kruise-daemon's spec hash, even when the kubelet reports the
+// image under another tag of the same digest (the real node's registry, whose app:v1 and app:v2
+// share one). Only a container still changing for the earlier update is recorded without.
+func TestStartBatchAfterTheTakeOut(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+		appspub.InPlaceUpdateStateKey: `{"revision":"v1","updateTimestamp":"2026-12-06T12:00:00Z","lastContainerStatuses":{"app":{"imageID":"app@sha256:0"}}}`,
+		appspub.RuntimeContainerMetaKey: `{"containers":[{"name":"app","containerID":"c1","restartCount":1,"hashes":{"plainHash":17}}]}`}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "reg/app:v1"}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "reg/app:v2", ImageID: "app@sha256:1", ContainerID: "c1", State: running}}}}
+	for name, tc := range map[string]struct {
+		earlier string
+		want    appspub.InPlaceUpdateContainerStatus
+	}{
+		"an earlier update completed": {`{"app":{"imageID":"app@sha256:0"}}`, appspub.InPlaceUpdateContainerStatus{ImageID: "app@sha256:1", PlainHash: 17}},
+		"no earlier update recorded":  {"", appspub.InPlaceUpdateContainerStatus{ImageID: "app@sha256:1", PlainHash: 17}},
+		"the earlier one not done":    {`{"app":{"imageID":"app@sha256:1"}}`, appspub.InPlaceUpdateContainerStatus{}},
+	} {
+		p := pod.DeepCopy()
+		if tc.earlier == "" {
+			delete(p.Annotations, appspub.InPlaceUpdateStateKey)
+		} else {
+			p.Annotations[appspub.InPlaceUpdateStateKey] = `{"revision":"v1","updateTimestamp":"2026-12-06T12:00:00Z","lastContainerStatuses":` + tc.earlier + `}`
+		}
+		state := &appspub.InPlaceUpdateState{Revision: "v2"}
+		StartBatch(p, state, map[string]string{"app": "reg/app:v2"}, nil, metav1.Now().Time)
+		if got := state.LastContainerStatuses["app"]; got.ImageID != tc.want.ImageID || got.PlainHash != tc.want.PlainHash {
+			t.Errorf("%s: recorded %+v, want %+v", name, got, tc.want)
+		}
+	}
+}
