@@ -246,7 +246,7 @@ func TestObserveRolloutBehindAnUnfinishedRollback(t *testing.T) {
 func TestStartBatchAfterTheTakeOut(t *testing.T) {
 	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-		appspub.InPlaceUpdateStateKey: `{"revision":"v1","updateTimestamp":"2026-12-06T12:00:00Z","lastContainerStatuses":{"app":{"imageID":"app@sha256:0"}}}`,
+		appspub.InPlaceUpdateStateKey:   `{"revision":"v1","updateTimestamp":"2026-12-06T12:00:00Z","lastContainerStatuses":{"app":{"imageID":"app@sha256:0"}}}`,
 		appspub.RuntimeContainerMetaKey: `{"containers":[{"name":"app","containerID":"c1","restartCount":1,"hashes":{"plainHash":17}}]}`}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "reg/app:v1"}}},
 		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionFalse}},
