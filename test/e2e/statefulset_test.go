@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,34 +116,45 @@ func TestStatefulSetOrderedReadyIdentity(t *testing.T) {
 		got := ordinalsOf("ordered", podsByName(t, ns, "app=ordered"))
 		return slices.Equal(got, []int{0}), fmt.Sprint(got)
 	})
-	if got := deleted(); !slices.Equal(got, []string{"ordered-3", "ordered-2", "ordered-1"}) {
+	if got := deleted(3); !slices.Equal(got, []string{"ordered-3", "ordered-2", "ordered-1"}) {
 		t.Errorf("deleted in the order %v, want ordered-3, ordered-2, ordered-1", got)
 	}
 }
 
-// watchDeletions records the order in which pods get a deletionTimestamp from now on.
-func watchDeletions(t *testing.T, ns, selector string) func() []string {
+// watchDeletions records the order in which pods get a deletionTimestamp from now on. The func it
+// returns gives the order once n pods are recorded (or after 10 s): a list can show a deletion
+// before this watch delivers it.
+func watchDeletions(t *testing.T, ns, selector string) func(n int) []string {
 	t.Helper()
 	w, err := cs.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	var order []string
-	done := make(chan struct{})
+	var (
+		mu    sync.Mutex
+		order []string
+	)
 	go func() {
-		defer close(done)
 		for ev := range w.ResultChan() {
 			p, ok := ev.Object.(*corev1.Pod)
+			mu.Lock()
 			if ok && (p.DeletionTimestamp != nil || ev.Type == watch.Deleted) && !slices.Contains(order, p.Name) {
 				order = append(order, p.Name)
 			}
+			mu.Unlock()
 		}
 	}()
-	return func() []string {
-		w.Stop()
-		<-done
-		return order
+	return func(n int) []string {
+		var got []string
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			mu.Lock()
+			got = slices.Clone(order)
+			mu.Unlock()
+			if len(got) >= n || time.Now().After(deadline) {
+				return got
+			}
+		}
 	}
 }
 

@@ -231,12 +231,7 @@ const NoDaemonGates = "InPlaceUpdateEnvFromMetadata=false,ImagePullJobGate=true"
 
 // hasProcess reports whether the sandbox runs a process of that name.
 func (s *Sandbox) hasProcess(name string) bool {
-	for _, p := range s.Processes {
-		if p.Name == name {
-			return true
-		}
-	}
-	return false
+	return s.process(name) != nil
 }
 
 // CrashKruiseDaemon kills kruise-daemon with SIGKILL and starts it again with the same binary,

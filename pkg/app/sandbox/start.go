@@ -154,7 +154,8 @@ func (s *Sandbox) startControlPlane(ctx context.Context, b Binaries, audit bool)
 }
 
 func (s *Sandbox) startNodes(ctx context.Context, b Binaries) error {
-	if _, err := s.run("kwok", b.Kwok, kwokArgs(s.Dir, s.Ports), nil); err != nil {
+	kwok, err := s.run("kwok", b.Kwok, kwokArgs(s.Dir, s.Ports), nil)
+	if err != nil {
 		return err
 	}
 	cs, err := s.clientset()
@@ -164,6 +165,34 @@ func (s *Sandbox) startNodes(ctx context.Context, b Binaries) error {
 	if err := createFakeNodes(ctx, cs, s.Nodes); err != nil {
 		return err
 	}
+	err = s.waitNodesReady(ctx, cs)
+	for attempt := 0; err != nil && attempt < 3 && !kwok.Alive() && kwokStageRace(tail(kwok.Log, 40)); attempt++ {
+		err = s.restartProcess(ctx, "kwok", "crashed building a stage (kwok's own race); starting again", func(*Process) error { return nil }, sameArgs,
+			func(ctx context.Context) error { return s.waitNodesReady(ctx, cs) })
+		kwok = s.process("kwok")
+	}
+	return err
+}
+
+// kwokStageRace reports whether kwok's log ends in the crash of its own race at start: its
+// workers build a stage's CEL environment lazily, several at once, unsynchronized
+// (sigs.k8s.io/kwok v0.8.0, lifecycle.(*Stage).init). Started again, it runs.
+func kwokStageRace(log string) bool {
+	return strings.Contains(log, "pkg/utils/lifecycle.(*Stage).init")
+}
+
+// process is the sandbox's process name (nil when it has none).
+func (s *Sandbox) process(name string) *Process {
+	for _, p := range s.Processes {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// waitNodesReady waits for the sandbox's kwok nodes to be Ready.
+func (s *Sandbox) waitNodesReady(ctx context.Context, cs kubernetes.Interface) error {
 	return s.waitFor(ctx, fmt.Sprintf("%d kwok node(s) Ready", s.Nodes), func(ctx context.Context) (bool, error) {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: NodeTypeLabel + "=kwok"})
 		if err != nil {
