@@ -250,9 +250,8 @@ func (s *Sandbox) restartKruise(ctx context.Context, how string, stop func(*Proc
 }
 
 // restartProcess stops the sandbox's process name with stop, starts it again with args of its
-// old arguments, and waits for it with ready. The sandbox's ports come from the ephemeral range,
-// so a client's outgoing connection may hold one for a moment after its process went: a process
-// that exits at once because its port is taken is started again, up to 20 times in 10 s.
+// old arguments, and waits for it with ready. A process that exits at once for a passing reason
+// (startsAgain) is started again, up to 20 times in 10 s.
 func (s *Sandbox) restartProcess(ctx context.Context, name, how string, stop func(*Process) error, args func([]string) []string,
 	ready func(context.Context) error) error {
 	for i, p := range s.Processes {
@@ -276,7 +275,7 @@ func (s *Sandbox) restartProcess(ctx context.Context, name, how string, stop fun
 				return err
 			}
 			err = ready(ctx)
-			if err == nil || np.Alive() || attempt == 19 || !strings.Contains(logFrom(np.Log, logStart), "address already in use") {
+			if err == nil || np.Alive() || attempt == 19 || !startsAgain(logFrom(np.Log, logStart)) {
 				return err
 			}
 			time.Sleep(500 * time.Millisecond)

@@ -166,19 +166,21 @@ func (s *Sandbox) startNodes(ctx context.Context, b Binaries) error {
 		return err
 	}
 	err = s.waitNodesReady(ctx, cs)
-	for attempt := 0; err != nil && attempt < 3 && !kwok.Alive() && kwokStageRace(tail(kwok.Log, 40)); attempt++ {
-		err = s.restartProcess(ctx, "kwok", "crashed building a stage (kwok's own race); starting again", func(*Process) error { return nil }, sameArgs,
+	if err != nil && !kwok.Alive() && startsAgain(tail(kwok.Log, 40)) {
+		// restartProcess starts it again as long as it exits for a passing reason.
+		err = s.restartProcess(ctx, "kwok", "exited at start; starting again", func(*Process) error { return nil }, sameArgs,
 			func(ctx context.Context) error { return s.waitNodesReady(ctx, cs) })
-		kwok = s.process("kwok")
 	}
 	return err
 }
 
-// kwokStageRace reports whether kwok's log ends in the crash of its own race at start: its
-// workers build a stage's CEL environment lazily, several at once, unsynchronized
-// (sigs.k8s.io/kwok v0.8.0, lifecycle.(*Stage).init). Started again, it runs.
-func kwokStageRace(log string) bool {
-	return strings.Contains(log, "pkg/utils/lifecycle.(*Stage).init")
+// startsAgain reports whether a process that exited at once, its log ending in log, exited for a
+// passing reason and runs when started again: its port was taken (the sandbox's ports come from
+// the ephemeral range, where a client's outgoing connection may hold one for a moment), or kwok
+// crashed in its own race at start (its workers build a stage's CEL environment lazily, several at
+// once, unsynchronized: sigs.k8s.io/kwok v0.8.0, lifecycle.(*Stage).init).
+func startsAgain(log string) bool {
+	return strings.Contains(log, "address already in use") || strings.Contains(log, "pkg/utils/lifecycle.(*Stage).init")
 }
 
 // process is the sandbox's process name (nil when it has none).

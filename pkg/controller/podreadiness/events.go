@@ -2,6 +2,7 @@ package podreadiness
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -15,17 +16,16 @@ import (
 // images and revision) change none of it, and a rollout of N pods would otherwise cost some 7N
 // reconciles that write nothing.
 func gatedPods() predicate.Predicate {
-	gated := func(pod *corev1.Pod, ok bool) bool { return ok && podgate.HasKruisePodReady(pod) }
-	return predicate.Funcs{
-		CreateFunc:  func(e event.CreateEvent) bool { pod, ok := e.Object.(*corev1.Pod); return gated(pod, ok) },
-		DeleteFunc:  func(e event.DeleteEvent) bool { pod, ok := e.Object.(*corev1.Pod); return gated(pod, ok) },
-		GenericFunc: func(e event.GenericEvent) bool { pod, ok := e.Object.(*corev1.Pod); return gated(pod, ok) },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			old, okOld := e.ObjectOld.(*corev1.Pod)
-			pod, ok := e.ObjectNew.(*corev1.Pod)
-			return gated(pod, ok) && (!okOld || readChanged(old, pod))
-		},
-	}
+	gated := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		pod, ok := o.(*corev1.Pod)
+		return ok && podgate.HasKruisePodReady(pod)
+	})
+	changed := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*corev1.Pod)
+		pod, ok := e.ObjectNew.(*corev1.Pod)
+		return !okOld || !ok || readChanged(old, pod)
+	}}
+	return predicate.And(gated, changed)
 }
 
 // readChanged reports whether new differs from old in what Reconcile reads: the gate, the
