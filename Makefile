@@ -178,7 +178,7 @@ bench-scale: check-go ## the CloneSet's bench at N = $(SCALE_NS) (N/200 kwok nod
 	@hack/tools.sh $(SANDBOX_TOOLS)
 	set -e; for n in $(SCALE_NS); do \
 	  nodes=$$(( n / 200 > $(BENCH_NODES) ? n / 200 : $(BENCH_NODES) )); \
-	  $(GO) run ./test/bench -n $$n -nodes $$nodes -cloneset-only -profiles $(SCALE_PROFILES) $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/n$$n); \
+	  $(GO) run ./test/bench -n $$n -nodes $$nodes -kinds cloneset -profiles $(SCALE_PROFILES) $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/n$$n); \
 	done
 	$(GO) run ./test/bench -many $(SCALE_MANY) -nodes 25 $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/many)
 

@@ -27,27 +27,56 @@ func podSpec(img string) corev1.PodSpec {
 	return corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: img}}, TerminationGracePeriodSeconds: ptr.To[int64](1)}
 }
 
-// runControllers measures the CloneSet and Advanced StatefulSet scenarios (writer: kruise-manager) and the Deployment
-// reference (writer: kube-controller-manager's deployment and replicaset controllers); cloneSetOnly: the
-// CloneSet's scenarios only; inPlaceOnly: no Deployment (the caller keeps the in-place rows).
-func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, cloneSetOnly, inPlaceOnly bool, prof *profiler) ([]result, error) {
+// runControllers measures the scenarios of set's kinds in turn (writer: kruise-manager), then, unless
+// set is in-place only or narrowed to some kinds, the Deployment reference (writer:
+// kube-controller-manager's deployment and replicaset controllers).
+func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, set scenarioSet, prof *profiler) ([]result, error) {
 	c, mgrPID, err := managerBench(sb)
 	if err != nil {
 		return nil, err
 	}
-	kcmPID, err := processPID(sb, "kube-controller-manager")
+	var out []result
+	kinds := []struct {
+		name string
+		run  func() ([]result, error)
+	}{
+		{"cloneset", func() ([]result, error) { return runCloneSets(ctx, sb, c, n, mgrPID, prof) }},
+		{"statefulset", func() ([]result, error) { return runStatefulSets(ctx, sb, c, n, mgrPID, prof) }},
+		// The DaemonSet runs one pod per node of its own: at most maxDaemonNodes (a kwok node
+		// costs the API server heartbeats; 10,000 of them would measure kwok, not Kruise).
+		{"daemonset", func() ([]result, error) { return runDaemonSets(ctx, sb, c, min(n, maxDaemonNodes), mgrPID, prof) }},
+		{"sidecarset", func() ([]result, error) { return runSidecarSet(ctx, sb, c, n, mgrPID, prof) }},
+	}
+	for _, k := range kinds {
+		if !set.runs(k.name) {
+			continue
+		}
+		rs, err := k.run()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	if set.inPlaceOnly || set.kindsOnly() {
+		return out, nil
+	}
+	r, err := runDeployment(ctx, sb, c, n)
 	if err != nil {
 		return nil, err
 	}
+	return append(out, r), nil
+}
+
+// runCloneSets measures a CloneSet of n pods: scale-up, then in-place rollouts at maxUnavailable
+// 20% and 100%; its namespace is gone afterwards.
+func runCloneSets(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n, mgrPID int, prof *profiler) ([]result, error) {
 	mgr := isUser(sandbox.KruiseManagerUser)
 	var out []result
-
 	ns, err := namespace(ctx, c, "bench-cloneset")
 	if err != nil {
 		return nil, err
 	}
-	labels := map[string]string{"app": "bench"}
-	cs := benchCloneSet(ns, n, labels)
+	cs := benchCloneSet(ns, n, map[string]string{"app": "bench"})
 	r, err := measureScaleUp(ctx, sb, c, "scaleup", cs, n, mgrPID, mgr)
 	if err != nil {
 		return nil, err
@@ -82,62 +111,40 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, cloneSetOnl
 	if err := rollout("inplace-maxu100", "100%", image("v3")); err != nil {
 		return nil, err
 	}
-	if cloneSetOnly {
-		return out, nil
-	}
-	if err := deleteNamespace(ctx, c, ns); err != nil {
-		return nil, err
-	}
-	asts, err := runStatefulSets(ctx, sb, c, n, mgrPID, prof)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, asts...)
-	// The DaemonSet runs one pod per node of its own: at most maxDaemonNodes (a kwok node costs
-	// the API server heartbeats; 10,000 of them would measure kwok, not Kruise).
-	ads, err := runDaemonSets(ctx, sb, c, min(n, maxDaemonNodes), mgrPID, prof)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, ads...)
-	sidecars, err := runSidecarSet(ctx, sb, c, n, mgrPID, prof)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, sidecars...)
-	if inPlaceOnly {
-		return out, nil
-	}
+	return out, deleteNamespace(ctx, c, ns)
+}
 
+// runDeployment measures an apps/v1 Deployment of n pods rolled out, the reference.
+func runDeployment(ctx context.Context, sb *sandbox.Sandbox, c client.Client, n int) (result, error) {
+	kcmPID, err := processPID(sb, "kube-controller-manager")
+	if err != nil {
+		return result{}, err
+	}
+	labels := map[string]string{"app": "bench"}
 	dns, err := namespace(ctx, c, "bench-deployment")
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: dns},
 		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(n)), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(image("v1"))}}}
 	if err := c.Create(ctx, d); err != nil {
-		return nil, err
+		return result{}, err
 	}
 	deploymentDone := func(d *appsv1.Deployment) bool {
 		s := d.Status
 		return s.ObservedGeneration == d.Generation && s.UpdatedReplicas == int32(n) && s.AvailableReplicas == int32(n) && s.Replicas == int32(n)
 	}
 	if err := waitDeployment(ctx, c, d, deploymentDone); err != nil {
-		return nil, err
+		return result{}, err
 	}
-	r, err = measure(sb, "deployment-rollout", "kube-controller-manager", n, kcmPID,
+	return measure(sb, "deployment-rollout", "kube-controller-manager", n, kcmPID,
 		isServiceAccountOf("deployment-controller", "replicaset-controller"), func() error {
 			if err := patch(ctx, c, d, fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, image("v2"))); err != nil {
 				return err
 			}
 			return waitDeployment(ctx, c, d, deploymentDone)
 		})
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, r)
-	return out, nil
 }
 
 // benchConfig is the scenarios' configuration of the sandbox's API server (QPS 200).

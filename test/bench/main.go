@@ -75,7 +75,7 @@ func main() {
 	jsonOut := flag.String("json", "", "append one JSON object per scenario to this file")
 	profileDir := flag.String("profile", "", "write kruise-manager's CPU and allocation profiles of each scenario to this folder")
 	spreadOnly := flag.Bool("spread-only", false, "measure only the pod creations under a WorkloadSpread (and without one)")
-	cloneSetOnly := flag.Bool("cloneset-only", false, "measure only the CloneSet's scale-up and in-place rollouts (for profiling the core)")
+	kindNames := flag.String("kinds", "", "measure only these kinds' scenarios, comma-separated among cloneset, statefulset, daemonset, sidecarset (each scale-up and in-place rollouts, with the floor; no Deployment, webhook or spread latency)")
 	flag.DurationVar(&cpuWindow, "cpu-window", cpuWindow, "with -profile: the CPU profile covers this much of each scenario's start")
 	many := flag.String("many", "", "COUNTxSIZE: measure only COUNT CloneSets of SIZE pods rolled in place together against one CloneSet of COUNT×SIZE pods")
 	profileNames := flag.String("profiles", "rewrite,no-rewrite", "kwok node profiles, each on a sandbox of its own: rewrite runs every scenario, no-rewrite the in-place ones (not with -many)")
@@ -100,8 +100,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(2)
 	}
+	kinds, err := parseKinds(*kindNames)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	}
 	scaleTimeout(*n)
-	set := scenarioSet{floor: *floor, spreadOnly: *spreadOnly, cloneSetOnly: *cloneSetOnly}
+	set := scenarioSet{floor: *floor, spreadOnly: *spreadOnly, kinds: kinds}
 	if err := run(*n, *nodes, set, profiles, *jsonOut, *profileDir); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
@@ -167,18 +172,18 @@ func runIn(sb *sandbox.Sandbox, n, nodes int, set scenarioSet, jsonOut, profileD
 	if !set.floor {
 		prof := newProfiler(profileDir, sb)
 		if !set.spreadOnly {
-			controllers, err := runControllers(ctx, sb, n, set.cloneSetOnly, set.inPlaceOnly, prof)
+			controllers, err := runControllers(ctx, sb, n, set, prof)
 			if err != nil {
 				return err
 			}
 			results = append(results, controllers...)
 		}
-		if !set.spreadOnly && !set.cloneSetOnly && !set.inPlaceOnly {
+		if !set.spreadOnly && !set.kindsOnly() && !set.inPlaceOnly {
 			if latencies, err = runWebhookLatency(ctx, sb, nodes, prof); err != nil {
 				return err
 			}
 		}
-		if !set.cloneSetOnly && !set.inPlaceOnly {
+		if !set.kindsOnly() && !set.inPlaceOnly {
 			if spread, err = runSpreadLatencyIn(ctx, sb, n, prof); err != nil {
 				return err
 			}

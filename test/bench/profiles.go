@@ -33,9 +33,35 @@ func parseProfiles(s string) ([]sandbox.NodeProfile, error) {
 	return out, nil
 }
 
+// benchKinds are the workload kinds -kinds selects, in the order they run.
+var benchKinds = []string{"cloneset", "statefulset", "daemonset", "sidecarset"}
+
+// parseKinds reads -kinds: names among benchKinds, comma-separated, each once; empty selects none
+// (every scenario runs).
+func parseKinds(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(benchKinds, name) {
+			return nil, fmt.Errorf("-kinds: unknown kind %q (%s)", name, strings.Join(benchKinds, ", "))
+		}
+		if slices.Contains(out, name) {
+			return nil, fmt.Errorf("-kinds: %s twice", name)
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
 // scenarioSet is what one sandbox runs.
 type scenarioSet struct {
-	floor, spreadOnly, cloneSetOnly bool
+	floor, spreadOnly bool
+	// kinds (-kinds): only these kinds' scenarios run (no Deployment, webhook or spread latency);
+	// nil: all of them.
+	kinds []string
 	// inPlaceOnly: the in-place rollouts alone (with what they need first, unprinted).
 	inPlaceOnly bool
 	profile     sandbox.NodeProfile
@@ -51,6 +77,12 @@ func (set scenarioSet) forProfile(p sandbox.NodeProfile) scenarioSet {
 	}
 	return set
 }
+
+// runs reports whether set runs the scenarios of kind.
+func (set scenarioSet) runs(kind string) bool { return set.kinds == nil || slices.Contains(set.kinds, kind) }
+
+// kindsOnly reports whether -kinds narrowed set to some kinds' scenarios.
+func (set scenarioSet) kindsOnly() bool { return set.kinds != nil }
 
 // nothing reports whether set runs no scenario (-spread-only on a later profile).
 func (set scenarioSet) nothing() bool { return set.inPlaceOnly && set.spreadOnly && !set.floor }

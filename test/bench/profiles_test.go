@@ -51,3 +51,22 @@ func TestProfileRows(t *testing.T) {
 		t.Error("-spread-only runs something on the no-rewrite profile")
 	}
 }
+
+func TestParseKinds(t *testing.T) {
+	got, err := parseKinds("statefulset, daemonset")
+	if err != nil || !slices.Equal(got, []string{"statefulset", "daemonset"}) {
+		t.Errorf("two kinds: %v, %v", got, err)
+	}
+	set := scenarioSet{kinds: got}
+	if !set.kindsOnly() || set.runs("cloneset") || !set.runs("daemonset") {
+		t.Errorf("-kinds statefulset,daemonset: runs cloneset %v, daemonset %v", set.runs("cloneset"), set.runs("daemonset"))
+	}
+	if all, err := parseKinds(""); err != nil || all != nil || !(scenarioSet{kinds: all}).runs("sidecarset") || (scenarioSet{}).kindsOnly() {
+		t.Errorf("no -kinds: %v, %v", all, err)
+	}
+	for _, bad := range []string{"cloneset,cloneset", "deployment", ","} {
+		if _, err := parseKinds(bad); err == nil {
+			t.Errorf("%q parses", bad)
+		}
+	}
+}
