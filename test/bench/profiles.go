@@ -79,7 +79,9 @@ func (set scenarioSet) forProfile(p sandbox.NodeProfile) scenarioSet {
 }
 
 // runs reports whether set runs the scenarios of kind.
-func (set scenarioSet) runs(kind string) bool { return set.kinds == nil || slices.Contains(set.kinds, kind) }
+func (set scenarioSet) runs(kind string) bool {
+	return set.kinds == nil || slices.Contains(set.kinds, kind)
+}
 
 // kindsOnly reports whether -kinds narrowed set to some kinds' scenarios.
 func (set scenarioSet) kindsOnly() bool { return set.kinds != nil }
