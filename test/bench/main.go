@@ -66,6 +66,9 @@ type result struct {
 	// FloorRatio is the wall time over that of the floor of the same maxUnavailable on the same
 	// profile (setFloorRatios); zero where none applies.
 	FloorRatio float64 `json:"floor_ratio,omitempty"`
+	// Requests (-requests) are every client's requests during the scenario by "client verb
+	// resource" (requests.go).
+	Requests map[string]int `json:"requests,omitempty"`
 }
 
 func main() {
@@ -76,6 +79,7 @@ func main() {
 	profileDir := flag.String("profile", "", "write kruise-manager's CPU and allocation profiles of each scenario to this folder")
 	spreadOnly := flag.Bool("spread-only", false, "measure only the pod creations under a WorkloadSpread (and without one)")
 	kindNames := flag.String("kinds", "", "measure only these kinds' scenarios, comma-separated among cloneset, statefulset, daemonset, sidecarset (each scale-up and in-place rollouts, with the floor; no Deployment, webhook or spread latency)")
+	flag.BoolVar(&tallyRequests, "requests", false, "also count every client's requests (reads and watches too) during each scenario, from the audit log, and print the most frequent per pod")
 	flag.DurationVar(&cpuWindow, "cpu-window", cpuWindow, "with -profile: the CPU profile covers this much of each scenario's start")
 	many := flag.String("many", "", "COUNTxSIZE: measure only COUNT CloneSets of SIZE pods rolled in place together against one CloneSet of COUNT×SIZE pods")
 	profileNames := flag.String("profiles", "rewrite,no-rewrite", "kwok node profiles, each on a sandbox of its own: rewrite runs every scenario, no-rewrite the in-place ones (not with -many)")
@@ -202,6 +206,10 @@ func runIn(sb *sandbox.Sandbox, n, nodes int, set scenarioSet, jsonOut, profileD
 		printTable(results)
 		fmt.Println()
 		printKubeletWaits(results)
+		if tallyRequests {
+			fmt.Println()
+			printRequests(results)
+		}
 	}
 	if len(latencies) > 0 {
 		fmt.Println()
@@ -289,7 +297,13 @@ func measure(sb *sandbox.Sandbox, scenario, writer string, n, pid int, users fun
 	if err != nil {
 		return result{}, err
 	}
-	return result{Scenario: scenario, N: n, Writer: writer, WallSeconds: wall,
+	var requests map[string]int
+	if tallyRequests {
+		if requests, err = tallyFrom(sb.AuditLog, offset); err != nil {
+			return result{}, err
+		}
+	}
+	return result{Requests: requests, Scenario: scenario, N: n, Writer: writer, WallSeconds: wall,
 		PodWritesPerPod: float64(counts.PodWrites) / float64(n), OtherWritesPerPod: float64(counts.OtherWrites) / float64(n),
 		Conflicts: counts.Conflicts, CPUSeconds: cpu1 - cpu0, ControlPlaneCPUSeconds: cp1 - cp0, PeakRSSMB: rss, Writes: counts.ByResource,
 		Profile: sb.NodeProfile().Name(), KubeletWait: wait1.since(wait0)}, nil

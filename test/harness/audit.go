@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// AuditWrite is one write answered by the API server, from its audit log (ResponseComplete).
+// AuditWrite is one request (a write, for AuditWrites) answered by the API server, from its audit
+// log (ResponseComplete).
 type AuditWrite struct {
 	User, Verb, Resource, Subresource, Namespace, Name, RequestURI string
 	// Code is the HTTP status of the answer.
@@ -56,6 +57,19 @@ func AuditSize(path string) int64 {
 // AuditWrites reads the audit log from offset and returns the writes of the users that user
 // matches, dry runs left out (they write nothing).
 func AuditWrites(path string, offset int64, user func(string) bool) ([]AuditWrite, error) {
+	all, err := AuditRequests(path, offset, user)
+	out := all[:0]
+	for _, r := range all {
+		if writeVerbs[r.Verb] && !strings.Contains(r.RequestURI, "dryRun=") {
+			out = append(out, r)
+		}
+	}
+	return out, err
+}
+
+// AuditRequests reads the audit log from offset and returns every answered request on a resource
+// (reads and watches included) of the users that user matches.
+func AuditRequests(path string, offset int64, user func(string) bool) ([]AuditWrite, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -70,7 +84,7 @@ func AuditWrites(path string, offset int64, user func(string) bool) ([]AuditWrit
 	for sc.Scan() {
 		var e auditEvent
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Stage != "ResponseComplete" || !user(e.User.Username) ||
-			!writeVerbs[e.Verb] || e.ObjectRef == nil || e.ResponseStatus == nil || strings.Contains(e.RequestURI, "dryRun=") {
+			e.ObjectRef == nil || e.ResponseStatus == nil {
 			continue
 		}
 		out = append(out, AuditWrite{User: e.User.Username, Verb: e.Verb, Resource: e.ObjectRef.Resource,
