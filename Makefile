@@ -183,7 +183,7 @@ bench-scale: check-go ## the CloneSet's bench at N = $(SCALE_NS) (N/200 kwok nod
 	$(GO) run ./test/bench -many $(SCALE_MANY) -nodes 25 $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE)/many)
 
 .PHONY: bench-floor
-bench-floor: check-go ## the machine's floor: the in-place protocol's writes for N pods with no controller, the kubelet's Ready False awaited, all at once (floor-maxu100) and ceil(20% of N) in flight (floor-maxu20), on each of BENCH_PROFILES
+bench-floor: check-go ## the machine's floor: the in-place protocol's writes for N pods with no controller, the kubelet's Ready False awaited and each pod done once Ready again, all at once (floor-maxu100) and ceil(20% of N) in flight (floor-maxu20), on each of BENCH_PROFILES
 	@hack/tools.sh $(SANDBOX_TOOLS)
 	$(GO) run ./test/bench -floor -n $(N) -nodes $(BENCH_NODES) -profiles $(BENCH_PROFILES) $(if $(BENCH_JSON),-json $(BENCH_JSON))
 

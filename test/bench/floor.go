@@ -202,8 +202,9 @@ func floorPods(ctx context.Context, cs kubernetes.Interface, ns string, n int, p
 // kubelet's to write); once the watch shows the kubelet's own Ready False, the spec patch (or, when
 // floorWaitBound passes first, as the engine's wait for a node not heard from, Ready False and then
 // the spec patch); and InPlaceUpdateReady True once the watch shows the container restarted on the
-// new image. Both profiles' kubelets report a gate's change. At most window pods are in flight
-// (from the hold written to the gate opened), and at most floorWorkers writes.
+// new image. Both profiles' kubelets report a gate's change. A pod is done when the watch shows its
+// kubelet's Ready True after that, as a controller counts it available. At most window pods are in
+// flight (from the hold written to Ready again), and at most floorWorkers writes.
 func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods []*corev1.Pod, w watch.Interface,
 	window int) (*kubeletWait, error) {
 	ctx, cancel := context.WithCancel(ctx) // on an error, the pods not started yet stay so
@@ -242,7 +243,7 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 		_, err = cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.JSONPatchType, body, metav1.PatchOptions{})
 		return err
 	}
-	// inFlight holds a slot per pod from its hold until its gate is open.
+	// inFlight holds a slot per pod from its hold until it is Ready again.
 	inFlight := make(chan struct{}, window)
 	go func() {
 		for _, p := range pods {
@@ -288,7 +289,8 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	for len(opened) < len(pods) {
+	available := map[string]bool{}
+	for len(available) < len(pods) {
 		if err, _ := firstErr.Load().(error); err != nil {
 			return nil, err
 		}
@@ -296,7 +298,7 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 		select {
 		case e, ok := <-w.ResultChan():
 			if !ok {
-				return nil, fmt.Errorf("the pod watch ended with %d of %d pods done", len(opened), len(pods))
+				return nil, fmt.Errorf("the pod watch ended with %d of %d pods done", len(available), len(pods))
 			}
 			ev = e
 		case <-tick.C:
@@ -313,7 +315,16 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 			return nil, fmt.Errorf("the pod watch failed: %v", ev.Object)
 		}
 		p, isPod := ev.Object.(*corev1.Pod)
-		if !isPod || byName[p.Name] == nil || opened[p.Name] || len(p.Status.ContainerStatuses) != 1 {
+		if !isPod || byName[p.Name] == nil || available[p.Name] || len(p.Status.ContainerStatuses) != 1 {
+			continue
+		}
+		if opened[p.Name] {
+			// The pod counts as updated, and its slot frees, once its kubelet reports it Ready
+			// again: what a controller's maxUnavailable and its rollout's end wait for.
+			if podReady(p) {
+				available[p.Name] = true
+				<-inFlight
+			}
 			continue
 		}
 		if !patched[p.Name] {
@@ -335,11 +346,8 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 			if err != nil {
 				return err
 			}
-			if _, err := cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, open, metav1.PatchOptions{}, "status"); err != nil {
-				return err
-			}
-			<-inFlight
-			return nil
+			_, err = cs.CoreV1().Pods(ns).Patch(ctx, p.Name, types.StrategicMergePatchType, open, metav1.PatchOptions{}, "status")
+			return err
 		})
 	}
 	wg.Wait()
@@ -358,6 +366,16 @@ const floorHoldReason = engine.StartReason
 
 // floorWaitBound is the engine's longest wait for a kubelet (a node not heard from yet).
 var floorWaitBound = inplace.DefaultKubeletPolicy().Probe
+
+// podReady reports whether p's Ready condition is True.
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
 
 // floorHeld reports whether the floor's hold shows on p: InPlaceUpdateReady False.
 func floorHeld(p *corev1.Pod) bool {
