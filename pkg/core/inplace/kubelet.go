@@ -103,6 +103,19 @@ func DecideWait(r *KubeletRecord, classSilent bool, now time.Time, p KubeletPoli
 	return WaitDecision{Wait: true, Bound: min(max(bound, p.Min), p.Probe), Why: "answers"}
 }
 
+// WaitDeadline is when the wait for one pod's kubelet ends, for a wait on its node that started at
+// start with bound d.Bound: d.Bound after the start, or, while the node's kubelet answers other
+// pods of the same wait, d.Bound after its latest answer (lastAnswer; zero: none yet) -- a kubelet
+// working through a large batch is slow, not silent -- yet never later than the policy's Probe
+// after the start.
+func (p KubeletPolicy) WaitDeadline(start time.Time, d WaitDecision, lastAnswer time.Time) time.Time {
+	wait := d.Bound
+	if !lastAnswer.IsZero() {
+		wait = max(wait, min(lastAnswer.Sub(start)+d.Bound, max(p.Probe, d.Bound)))
+	}
+	return start.Add(wait)
+}
+
 // KubeletTransition is a change of a kubelet's standing.
 type KubeletTransition int
 

@@ -75,3 +75,25 @@ func TestKubeletSamplesAreBounded(t *testing.T) {
 		t.Fatalf("p99 %s: the latest samples count", p99)
 	}
 }
+
+// A wait ends its bound after its start, or, while the node's kubelet answers other pods of the
+// wait, its bound after the latest answer, never past the probe's length.
+func TestWaitDeadlineFollowsAnsweringKubelet(t *testing.T) {
+	p := DefaultKubeletPolicy()
+	start := time.Unix(1000, 0)
+	d := WaitDecision{Wait: true, Bound: 2 * time.Second}
+	for _, c := range []struct {
+		name       string
+		lastAnswer time.Time
+		want       time.Duration
+	}{
+		{"no answer yet", time.Time{}, 2 * time.Second},
+		{"an answer early in the wait", start.Add(-time.Second), 2 * time.Second},
+		{"an answer 3 s in", start.Add(3 * time.Second), 5 * time.Second},
+		{"answers 9 s in: the probe's 10 s at most", start.Add(9 * time.Second), 10 * time.Second},
+	} {
+		if got := p.WaitDeadline(start, d, c.lastAnswer).Sub(start); got != c.want {
+			t.Errorf("%s: wait %s, want %s", c.name, got, c.want)
+		}
+	}
+}

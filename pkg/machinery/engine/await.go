@@ -28,7 +28,9 @@ func init() { metrics.Registry.MustRegister(notReadyTimeouts) }
 
 // awaitKubelets waits, once for all of pods (taken out of service: Unready), for each pod's kubelet
 // to write its Ready condition False itself, and calls release(i, err) for pods[i] the moment it
-// may go on: its kubelet answered, its node's wait ran out, its node is not waited for (Kubelets),
+// may go on: its kubelet answered, its node's wait ran out (KubeletPolicy.WaitDeadline: the
+// node's bound from the wait's start, or from its kubelet's latest answer), its node is not
+// waited for (Kubelets),
 // or it needs no wait (no InPlaceUpdateReady readiness gate, not on a node, answered already). No pod
 // waits for another's kubelet. A pod released without its kubelet's answer is taken out of its
 // Services by the engine (Ready False) unless it was already. It learns from each node's answers
@@ -44,15 +46,15 @@ func (e *engine) awaitKubelets(ctx context.Context, pods []*corev1.Pod, release 
 	// The wait runs on the wall clock (kubelets answer in real time); how long a pod was held
 	// before it is read from the engine's clock.
 	type waiting struct {
-		i        int
-		held     time.Duration // held this long when the wait began
-		deadline time.Time     // wall clock
+		i    int
+		held time.Duration // held this long when the wait began (for the answer's latency)
 	}
 	type nodeWait struct {
-		d        inplace.WaitDecision
-		answered []time.Duration
-		missed   string // a pod it let run out
-		pending  int
+		d          inplace.WaitDecision
+		answered   []time.Duration
+		lastAnswer time.Time // wall clock: its kubelet's latest answer in this wait
+		missed     string    // a pod it let run out
+		pending    int
 	}
 	now, start := e.clock.Now(), time.Now()
 	nodes := map[string]*nodeWait{}
@@ -72,9 +74,13 @@ func (e *engine) awaitKubelets(ctx context.Context, pods []*corev1.Pod, release 
 			release(i, e.outOfService(ctx, pod))
 			continue
 		}
+		// The bound runs from the wait's start, whenever the pod was taken out: under a large
+		// batch the kubelet sees the last gates later than the first, and a pod taken out first
+		// would otherwise have spent its bound while the others were being taken out. Its answer's
+		// latency counts from its hold.
 		held := max(now.Sub(heldSince(pod, now)), 0)
 		nw.pending++
-		pending = append(pending, waiting{i: i, held: held, deadline: start.Add(nw.d.Bound - held)})
+		pending = append(pending, waiting{i: i, held: held})
 	}
 	done := func(node string) {
 		nw := nodes[node]
@@ -97,9 +103,10 @@ func (e *engine) awaitKubelets(ctx context.Context, pods []*corev1.Pod, release 
 				done(node)
 			case answered:
 				nodes[node].answered = append(nodes[node].answered, w.held+now.Sub(start))
+				nodes[node].lastAnswer = now
 				release(w.i, nil)
 				done(node)
-			case !now.Before(w.deadline):
+			case !now.Before(e.kubelets.policy.WaitDeadline(start, nodes[node].d, nodes[node].lastAnswer)):
 				notReadyTimeouts.Inc()
 				nodes[node].missed = pod.Namespace + "/" + pod.Name
 				release(w.i, e.outOfService(ctx, pod))
