@@ -30,9 +30,8 @@ func init() { metrics.Registry.MustRegister(notReadyTimeouts) }
 // to write its Ready condition False itself, and calls release(i, err) for pods[i] the moment it
 // may go on: its kubelet answered, its node's wait ran out (KubeletPolicy.WaitDeadline: the
 // node's bound from the wait's start, or from its kubelet's latest answer), its node is not
-// waited for (Kubelets),
-// or it needs no wait (no InPlaceUpdateReady readiness gate, not on a node, answered already). No pod
-// waits for another's kubelet. A pod released without its kubelet's answer is taken out of its
+// waited for (Kubelets), or it needs no wait (no InPlaceUpdateReady readiness gate, not on a node,
+// answered already). No pod waits for another's kubelet. A pod released without its kubelet's answer is taken out of its
 // Services by the engine (Ready False) unless it was already. It learns from each node's answers
 // and returns once every pod is released; err is set for a pod replaced meanwhile, one whose Ready
 // could not be written, or when ctx ends.

@@ -9,7 +9,7 @@ import (
 // independent of each other, and a rollout step should take one API round trip, not one per pod.
 // 64, as the bench's floor keeps in flight: at 16, taking 500 pods out at once took several
 // seconds of round trips on a loaded API server (maxUnavailable 100%: 1.2–1.46 × the floor; at 64,
-// 1.09; docs/development.md).
+// 0.88–1.09; docs/development.md).
 const WriteParallelism = 64
 
 // Parallel runs write for every item, at most WriteParallelism at a time, and joins the errors.
