@@ -321,7 +321,7 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 		if opened[p.Name] {
 			// The pod counts as updated, and its slot frees, once its kubelet reports it Ready
 			// again: what a controller's maxUnavailable and its rollout's end wait for.
-			if podReady(p) {
+			if inplace.ConditionIs(p, corev1.PodReady, corev1.ConditionTrue) {
 				available[p.Name] = true
 				<-inFlight
 			}
@@ -366,16 +366,6 @@ const floorHoldReason = engine.StartReason
 
 // floorWaitBound is the engine's longest wait for a kubelet (a node not heard from yet).
 var floorWaitBound = inplace.DefaultKubeletPolicy().Probe
-
-// podReady reports whether p's Ready condition is True.
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
 
 // floorHeld reports whether the floor's hold shows on p: InPlaceUpdateReady False.
 func floorHeld(p *corev1.Pod) bool {
