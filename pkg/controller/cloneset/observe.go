@@ -95,12 +95,14 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bo
 			obs.snap.Rollback = &d
 		}
 	}
-	byHash := map[string]string{revision.ShortHash(dec.Update.Name): dec.Update.Name}
+	// known are the revisions a pod's label may name, by that label: each revision's name and its
+	// short hash (CloneSetShortHash), and the update revision's even before it is created.
+	known := map[string]string{dec.Update.Name: dec.Update.Name, revision.ShortHash(dec.Update.Name): dec.Update.Name}
 	for name := range obs.revisions {
-		byHash[revision.ShortHash(name)] = name
+		known[name], known[revision.ShortHash(name)] = name, name
 	}
 	for _, pod := range read.Matching {
-		if !metav1.IsControlledBy(pod, cs) && !predecessors(pod, obs.revisions, byHash) {
+		if !metav1.IsControlledBy(pod, cs) && !predecessors(pod, known) {
 			continue
 		}
 		if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
@@ -111,7 +113,7 @@ func (r *Reconciler) observe(ctx context.Context, cs *v1alpha1.CloneSet, live bo
 		}
 		obs.pods[pod.Name] = pod
 		facts, progress, recreate := podFacts(pod, spec)
-		if name, ok := byHash[facts.Revision]; ok && obs.revisions[facts.Revision] == nil {
+		if name, ok := known[facts.Revision]; ok {
 			facts.Revision = name // a short hash (CloneSetShortHash) names its revision
 		}
 		obs.inFlight.Add(pod.Name, progress, recreate)
@@ -153,19 +155,21 @@ func (r *Reconciler) predecessorPods(ctx context.Context, cs *v1alpha1.CloneSet,
 }
 
 // predecessors reports whether pod, to adopt (no controller), was made by a CloneSet of this
-// template: it has an instance ID and a revision this CloneSet knows. Such a pod -- a CloneSet
-// deleted with propagation Orphan and created again leaves them -- is adopted before the plan acts
-// (Apply) and counts as a replica at once, as OpenKruise claims pods before it counts them: not
-// counting it made the CloneSet create as many pods again, then delete them (the soak, seed 3).
-// Other orphans are adopted and counted from the next reconcile.
-func predecessors(pod *corev1.Pod, revisions map[string]*appsv1.ControllerRevision, byHash map[string]string) bool {
+// template: it has an instance ID and names a revision this CloneSet knows (known: by name or
+// short hash), the update revision included even while it is to be created. Such a pod -- a
+// CloneSet deleted with propagation Orphan and created again leaves them -- is adopted before the
+// plan acts (Apply) and counts as a replica at once, as OpenKruise claims pods before it counts
+// them: not counting it made the CloneSet create as many pods again, then delete them (the soak,
+// seed 3; again when the garbage collector had deleted the orphans' revision, which the new
+// CloneSet then created under the same name). Other orphans are adopted and counted from the next
+// reconcile.
+func predecessors(pod *corev1.Pod, known map[string]string) bool {
 	if !podcontrol.Adoptable(pod) || pod.Labels[v1alpha1.CloneSetInstanceIDLabelKey] == "" {
 		return false
 	}
 	rev := pod.Labels[inplace.RevisionLabel]
-	_, known := revisions[rev]
-	_, hashed := byHash[rev]
-	return rev != "" && (known || hashed)
+	_, ok := known[rev]
+	return rev != "" && ok
 }
 
 // observeClaims reads the CloneSet's PVCs (volumeClaimTemplates) by instance ID, and the instance

@@ -3,6 +3,7 @@ package cloneset
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -98,5 +99,41 @@ func TestObserveWaitsForThePredecessorsPods(t *testing.T) {
 	}
 	if _, err := r.observe(context.Background(), cs, false); err != nil {
 		t.Fatalf("observe once released: %v", err)
+	}
+}
+
+// Orphans of this template count at once even when their revision is gone (the garbage collector
+// deleted it with the predecessor) and is the update revision to create again under its name:
+// the CloneSet created as many pods again, then deleted them (the soak, seed 3, in CI).
+func TestObserveCountsOrphansOfTheRevisionToCreate(t *testing.T) {
+	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "new"},
+		Spec: v1alpha1.CloneSetSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "api"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}}}}}
+	rev, err := revision.New(cs, gvk, revision.Input{Template: &cs.Spec.Template}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := func(name, id, label string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
+			Labels: map[string]string{"app": "api", v1alpha1.CloneSetInstanceIDLabelKey: id, inplace.RevisionLabel: label}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(cs,
+		orphan("api-a", "a", rev.Name), orphan("api-b", "b", revision.ShortHash(rev.Name)), orphan("api-c", "c", "api-gone")).Build()
+	r := &Reconciler{Base: workloadloop.Base{Client: c, Engine: engine.New(c, nil, inplace.Options{})}}
+	obs, err := r.observe(context.Background(), cs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obs.newRevision == nil || obs.snap.UpdateRevision != rev.Name {
+		t.Fatalf("update revision %s (to create: %v), want %s to create", obs.snap.UpdateRevision, obs.newRevision != nil, rev.Name)
+	}
+	var got []string
+	for _, p := range obs.snap.Pods {
+		got = append(got, p.Name+"@"+p.Revision)
+	}
+	if want := []string{"api-a@" + rev.Name, "api-b@" + rev.Name}; !slices.Equal(got, want) {
+		t.Errorf("replicas %v, want %v: the orphans of the revision to create count; one of an unknown revision does not", got, want)
 	}
 }
