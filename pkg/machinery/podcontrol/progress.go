@@ -48,6 +48,25 @@ func (f *InFlight) Add(pod string, p inplace.Progress, recreate []string) {
 	}
 }
 
+// Split divides f by pod: first has the pods in (in), beside the others.
+func (f InFlight) Split(in func(pod string) bool) (first, beside InFlight) {
+	split := func(names []string) (a, b []string) {
+		for _, n := range names {
+			if in(n) {
+				a = append(a, n)
+			} else {
+				b = append(b, n)
+			}
+		}
+		return a, b
+	}
+	first.Completed, beside.Completed = split(f.Completed)
+	first.Batches, beside.Batches = split(f.Batches)
+	first.Recreates, beside.Recreates = split(f.Recreates)
+	first.Resumes, beside.Resumes = split(f.Resumes)
+	return first, beside
+}
+
 // Progress moves the in-flight updates on through the engine's Refresh. pods are the workload's
 // pods by name as observed.
 func (c *Control) Progress(ctx context.Context, o Owner, pods map[string]*corev1.Pod, f InFlight) error {

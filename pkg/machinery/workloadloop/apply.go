@@ -91,7 +91,14 @@ func Apply(ctx context.Context, obj client.Object, w Writes) Errors {
 		return errs
 	}
 	inFlight, updates := ctl.Reupdate(o.Key(), w.Pods, w.InFlight, w.Updates)
-	errs.Update = ctl.Progress(ctx, o, w.Pods, inFlight)
+	// The in-flight updates of pods no other step writes move on beside the steps below: a gate
+	// opening or a next container batch need not wait for this reconcile's take-outs and their
+	// kubelets, nor those for the openings (an opening changes no count the plan bounds). The
+	// pods another step writes move on first, as before.
+	first, beside := inFlight.Split(touched(w, updates))
+	errs.Update = ctl.Progress(ctx, o, w.Pods, first)
+	besideErr := make(chan error, 1)
+	go func() { besideErr <- ctl.Progress(ctx, o, w.Pods, beside) }()
 	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(w.Lifecycle, func(m lifecycle.Move) error {
 		return ctl.MoveLifecycle(ctx, o, w.Pods[m.Pod], m.To, m.MarkNotReady, m.Reason, done)
 	}))
@@ -116,10 +123,32 @@ func Apply(ctx context.Context, obj client.Object, w Writes) Errors {
 	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
 	errs.Scale = errors.Join(errs.Scale, step(w.Create, done))
 	errs.Scale = errors.Join(errs.Scale, ctl.Release(ctx, o, w.Release, done), step(w.Finish, done))
+	errs.Update = errors.Join(errs.Update, <-besideErr)
 	if w.Prune != nil {
 		w.Prune()
 	}
 	return errs
+}
+
+// touched reports whether a step of w other than Progress writes the pod named (updates are
+// w's updates as Reupdate kept them).
+func touched(w Writes, updates []podcontrol.Change) func(string) bool {
+	names := map[string]bool{}
+	for _, ch := range updates {
+		if ch.Pod != nil {
+			names[ch.Pod.Name] = true
+		}
+	}
+	for _, m := range w.Lifecycle {
+		names[m.Pod] = true
+	}
+	for _, d := range w.Deletes {
+		names[d.Pod] = true
+	}
+	for _, p := range w.Release {
+		names[p.Name] = true
+	}
+	return func(name string) bool { return names[name] }
 }
 
 func step(f func(*podcontrol.Batch) error, done *podcontrol.Batch) error {
