@@ -328,7 +328,7 @@ func floorRollout(ctx context.Context, cs kubernetes.Interface, ns string, pods 
 			continue
 		}
 		if !patched[p.Name] {
-			if _, ok := held[p.Name]; !ok && floorHeld(p) {
+			if _, ok := held[p.Name]; !ok && inplace.GateFalse(p) { // the floor's hold shows: InPlaceUpdateReady False
 				held[p.Name] = time.Now()
 			}
 			if _, ok := held[p.Name]; ok && engine.KubeletNotReady(p) {
@@ -366,16 +366,6 @@ const floorHoldReason = engine.StartReason
 
 // floorWaitBound is the engine's longest wait for a kubelet (a node not heard from yet).
 var floorWaitBound = inplace.DefaultKubeletPolicy().Probe
-
-// floorHeld reports whether the floor's hold shows on p: InPlaceUpdateReady False.
-func floorHeld(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == appspub.InPlaceUpdateReady {
-			return c.Status == corev1.ConditionFalse
-		}
-	}
-	return false
-}
 
 // parallel runs fn(0..n-1) with floorWorkers at once and returns the first error.
 func parallel(n int, fn func(i int) error) error {

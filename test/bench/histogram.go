@@ -54,13 +54,17 @@ func managerHistogram(ctx context.Context, sb *sandbox.Sandbox, name, key, value
 	return out, nil
 }
 
-func hasLabel(m *dto.Metric, key, value string) bool {
-	for _, lp := range m.GetLabel() {
-		if lp.GetName() == key {
-			return lp.GetValue() == value
+// hasLabel reports whether m has label key with value.
+func hasLabel(m *dto.Metric, key, value string) bool { return labelOf(m, key) == value }
+
+// labelOf is the value of m's label name ("" without it).
+func labelOf(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
 		}
 	}
-	return false
+	return ""
 }
 
 // quantile is the q-quantile of the observations between before and after, interpolated

@@ -69,6 +69,8 @@ type result struct {
 	// Requests (-requests) are every client's requests during the scenario by "client verb
 	// resource" (requests.go).
 	Requests map[string]int `json:"requests,omitempty"`
+	// Phases (-phases) are the in-place protocol's steps, timed pod by pod (phases.go).
+	Phases map[string]phaseStat `json:"phases,omitempty"`
 }
 
 func main() {
@@ -79,6 +81,7 @@ func main() {
 	profileDir := flag.String("profile", "", "write kruise-manager's CPU and allocation profiles of each scenario to this folder")
 	spreadOnly := flag.Bool("spread-only", false, "measure only the pod creations under a WorkloadSpread (and without one)")
 	kindNames := flag.String("kinds", "", "measure only these kinds' scenarios, comma-separated among cloneset, statefulset, daemonset, sidecarset (each scale-up and in-place rollouts, with the floor; no Deployment, webhook or spread latency)")
+	flag.BoolVar(&tallyPhases, "phases", false, "also time each in-place pod's steps (the kubelet's answer, the spec write, the restart, the gate's opening, Ready again, a window's slot refilled) from the audit log, and print their p50/p90")
 	flag.BoolVar(&tallyRequests, "requests", false, "also count every client's requests (reads and watches too) during each scenario, from the audit log, and print the most frequent per pod")
 	flag.DurationVar(&cpuWindow, "cpu-window", cpuWindow, "with -profile: the CPU profile covers this much of each scenario's start")
 	many := flag.String("many", "", "COUNTxSIZE: measure only COUNT CloneSets of SIZE pods rolled in place together against one CloneSet of COUNT×SIZE pods")
@@ -206,6 +209,10 @@ func runIn(sb *sandbox.Sandbox, n, nodes int, set scenarioSet, jsonOut, profileD
 		printTable(results)
 		fmt.Println()
 		printKubeletWaits(results)
+		if tallyPhases {
+			fmt.Println()
+			printPhases(results)
+		}
 		if tallyRequests {
 			fmt.Println()
 			printRequests(results)
@@ -303,7 +310,13 @@ func measure(sb *sandbox.Sandbox, scenario, writer string, n, pid int, users fun
 			return result{}, err
 		}
 	}
-	return result{Requests: requests, Scenario: scenario, N: n, Writer: writer, WallSeconds: wall,
+	var steps map[string]phaseStat
+	if tallyPhases && inPlace(scenario) {
+		if steps, err = phasesFrom(sb.AuditLog, offset, users, isFakeKubelet); err != nil {
+			return result{}, err
+		}
+	}
+	return result{Phases: steps, Requests: requests, Scenario: scenario, N: n, Writer: writer, WallSeconds: wall,
 		PodWritesPerPod: float64(counts.PodWrites) / float64(n), OtherWritesPerPod: float64(counts.OtherWrites) / float64(n),
 		Conflicts: counts.Conflicts, CPUSeconds: cpu1 - cpu0, ControlPlaneCPUSeconds: cp1 - cp0, PeakRSSMB: rss, Writes: counts.ByResource,
 		Profile: sb.NodeProfile().Name(), KubeletWait: wait1.since(wait0)}, nil

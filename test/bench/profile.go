@@ -121,7 +121,10 @@ func (p *profiler) gcGoal() (float64, error) {
 	return f.GetMetric()[0].GetGauge().GetValue(), nil
 }
 
-// reconciles are the manager's controller_runtime_reconcile_total by controller and result.
+// reconciles are the manager's controller_runtime_reconcile_total by controller and result, and
+// by controller the sums and counts of its reconciles' times and its work queue's: how long a key
+// waited in the queue (workqueue_queue_duration_seconds) and was worked on
+// (workqueue_work_duration_seconds).
 func (p *profiler) reconciles() (map[string]float64, error) {
 	families, err := managerMetrics(context.Background(), p.sb)
 	if err != nil {
@@ -129,26 +132,34 @@ func (p *profiler) reconciles() (map[string]float64, error) {
 	}
 	out := map[string]float64{}
 	for _, m := range families["controller_runtime_reconcile_total"].GetMetric() {
-		var controller, result string
-		for _, l := range m.GetLabel() {
-			switch l.GetName() {
-			case "controller":
-				controller = l.GetValue()
-			case "result":
-				result = l.GetValue()
-			}
+		out[labelOf(m, "controller")+" "+labelOf(m, "result")] += m.GetCounter().GetValue()
+	}
+	for family, label := range map[string]string{"controller_runtime_reconcile_time_seconds": "controller",
+		"workqueue_queue_duration_seconds": "name", "workqueue_work_duration_seconds": "name"} {
+		for _, m := range families[family].GetMetric() {
+			h := m.GetHistogram()
+			out[labelOf(m, label)+" "+family+" sum"] += h.GetSampleSum()
+			out[labelOf(m, label)+" "+family+" count"] += float64(h.GetSampleCount())
 		}
-		out[controller+" "+result] += m.GetCounter().GetValue()
 	}
 	return out, nil
 }
 
-// writeReconciles writes the reconciles each controller ran between before and after, by result.
+// writeReconciles writes the reconciles each controller ran between before and after, by result,
+// and the mean of each time it measures (its sum over its count), in ms.
 func writeReconciles(path string, before, after map[string]float64) error {
 	keys := slices.Sorted(maps.Keys(after))
 	var b strings.Builder
 	for _, k := range keys {
-		if d := after[k] - before[k]; d > 0 {
+		d := after[k] - before[k]
+		if d <= 0 {
+			continue
+		}
+		if base, ok := strings.CutSuffix(k, " count"); ok {
+			fmt.Fprintf(&b, "%s mean_ms %.1f (%.0f)\n", base, 1000*(after[base+" sum"]-before[base+" sum"])/d, d)
+			continue
+		}
+		if !strings.HasSuffix(k, " sum") {
 			fmt.Fprintf(&b, "%s %.0f\n", k, d)
 		}
 	}

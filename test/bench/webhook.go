@@ -225,11 +225,7 @@ func webhookAdmissions(ctx context.Context, cs kubernetes.Interface) (count, sum
 		return 0, 0, nil // no webhook called yet
 	}
 	for _, m := range f.GetMetric() {
-		labels := map[string]string{}
-		for _, lp := range m.GetLabel() {
-			labels[lp.GetName()] = lp.GetValue()
-		}
-		if labels["operation"] != "CREATE" || labels["type"] != "admit" || m.GetHistogram() == nil {
+		if !hasLabel(m, "operation", "CREATE") || !hasLabel(m, "type", "admit") || m.GetHistogram() == nil {
 			continue
 		}
 		count += float64(m.GetHistogram().GetSampleCount())

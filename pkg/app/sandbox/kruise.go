@@ -26,6 +26,9 @@ const (
 	// KruiseManagerUser is the user name of the manager's client certificate, bound to the
 	// generated roles: RBAC is exercised, and the audit log attributes its requests to it.
 	KruiseManagerUser = "kruise-manager"
+	// KwokUser is the user name of kwok's client certificate: the fake kubelets' writes in the
+	// audit log.
+	KwokUser = "kwok-controller"
 )
 
 // startKruise installs Kruise's CRDs, RBAC and webhook configurations and runs kruise-manager as a

@@ -66,7 +66,7 @@ func (s *Sandbox) writeFiles(audit bool) error {
 		{s.Kubeconfig(), "kruise-admin", []string{"system:masters"}},
 		{filepath.Join(s.Dir, kubeconfigsDir, "kube-controller-manager.kubeconfig"), "system:kube-controller-manager", nil},
 		{filepath.Join(s.Dir, kubeconfigsDir, "kube-scheduler.kubeconfig"), "system:kube-scheduler", nil},
-		{filepath.Join(s.Dir, kubeconfigsDir, "kwok.kubeconfig"), "kwok-controller", []string{"system:masters"}},
+		{filepath.Join(s.Dir, kubeconfigsDir, "kwok.kubeconfig"), KwokUser, []string{"system:masters"}},
 		{filepath.Join(s.Dir, kubeconfigsDir, "storage.kubeconfig"), "sandbox-storage", []string{"system:masters"}},
 	}
 	for _, c := range clients {
