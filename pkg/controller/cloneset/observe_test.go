@@ -106,21 +106,14 @@ func TestObserveWaitsForThePredecessorsPods(t *testing.T) {
 // deleted it with the predecessor) and is the update revision to create again under its name:
 // the CloneSet created as many pods again, then deleted them (the soak, seed 3, in CI).
 func TestObserveCountsOrphansOfTheRevisionToCreate(t *testing.T) {
-	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "new"},
-		Spec: v1alpha1.CloneSetSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "api"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:v1"}}}}}}
-	rev, err := revision.New(cs, gvk, revision.Input{Template: &cs.Spec.Template}, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, rev := webAndRevision(t, 2)
 	orphan := func(name, id, label string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
-			Labels: map[string]string{"app": "api", v1alpha1.CloneSetInstanceIDLabelKey: id, inplace.RevisionLabel: label}},
+			Labels: map[string]string{"app": "web", v1alpha1.CloneSetInstanceIDLabelKey: id, inplace.RevisionLabel: label}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	}
-	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(cs,
-		orphan("api-a", "a", rev.Name), orphan("api-b", "b", revision.ShortHash(rev.Name)), orphan("api-c", "c", "api-gone")).Build()
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(cs, // not rev: it is to create
+		orphan("web-a", "a", rev.Name), orphan("web-b", "b", revision.ShortHash(rev.Name)), orphan("web-c", "c", "web-gone")).Build()
 	r := &Reconciler{Base: workloadloop.Base{Client: c, Engine: engine.New(c, nil, inplace.Options{})}}
 	obs, err := r.observe(context.Background(), cs, false)
 	if err != nil {
@@ -133,7 +126,7 @@ func TestObserveCountsOrphansOfTheRevisionToCreate(t *testing.T) {
 	for _, p := range obs.snap.Pods {
 		got = append(got, p.Name+"@"+p.Revision)
 	}
-	if want := []string{"api-a@" + rev.Name, "api-b@" + rev.Name}; !slices.Equal(got, want) {
+	if want := []string{"web-a@" + rev.Name, "web-b@" + rev.Name}; !slices.Equal(got, want) {
 		t.Errorf("replicas %v, want %v: the orphans of the revision to create count; one of an unknown revision does not", got, want)
 	}
 }
