@@ -23,7 +23,9 @@
 //
 // Handler decides from the live pod the request names (by UID, from the cache or the API
 // server; pkg/webhook/livepod), never from the request's oldObject: a request about a pod that
-// does not exist or has another UID changes no budget. Who may call it at all is
+// does not exist or has another UID changes no budget. A budget the cache does not hold yet is
+// read from the API server: the one a budget's entry names, and those of the namespace when an
+// eviction's pod is among none the cache holds. Who may call it at all is
 // pkg/webhook/callers' concern.
 //
 // A refused eviction answers 429 with a retry hint, as Kubernetes' PodDisruptionBudget does, so

@@ -209,8 +209,10 @@ func (h *Handler) operation(ctx context.Context, req admission.Request) (*corev1
 
 // budgetFor returns the budget that guards pod: the one named (a budget's entry called) if it
 // selects the pod; else the one the pod's related-pub annotation names if it still does, else one
-// of its namespace whose pods it is among. A named budget the cache does not know yet is read from
-// the API server: its entry was registered before it was stored.
+// of its namespace whose pods it is among. A budget the cache does not know yet is read from the
+// API server (the named one, or the namespace's when the cache has none for the pod: the call came
+// through the namespace's eviction entry, which the budget's admission may have registered
+// moments ago): its entries were registered before it was stored.
 func (h *Handler) budgetFor(ctx context.Context, pod *corev1.Pod, name string) (*policyv1alpha1.PodUnavailableBudget, error) {
 	if name != "" {
 		return h.selecting(ctx, pod, name)
@@ -221,8 +223,17 @@ func (h *Handler) budgetFor(ctx context.Context, pod *corev1.Pod, name string) (
 			return pub, err
 		}
 	}
+	pub, err := h.amongNamespace(ctx, h.Reader, pod)
+	if pub != nil || err != nil || h.Live == nil {
+		return pub, err
+	}
+	return h.amongNamespace(ctx, h.Live, pod)
+}
+
+// amongNamespace returns a budget of pod's namespace, as r lists them, whose pods pod is among.
+func (h *Handler) amongNamespace(ctx context.Context, r client.Reader, pod *corev1.Pod) (*policyv1alpha1.PodUnavailableBudget, error) {
 	list := &policyv1alpha1.PodUnavailableBudgetList{}
-	if err := h.Reader.List(ctx, list, client.InNamespace(pod.Namespace)); err != nil {
+	if err := r.List(ctx, list, client.InNamespace(pod.Namespace)); err != nil {
 		return nil, err
 	}
 	for i := range list.Items {

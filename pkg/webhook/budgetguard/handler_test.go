@@ -215,6 +215,22 @@ func TestHandlerEvictionUnguarded(t *testing.T) {
 	}
 }
 
+// An eviction through the namespace's entry, right after a budget's create registered it, is
+// refused though the cache does not hold the budget yet: the namespace's budgets are read from
+// the API server then (found in e2e TestBudgetAppliedGuardsAtOnce, with other tests loading the
+// manager: the first eviction passed).
+func TestHandlerEvictionFindsABudgetTheCacheLacks(t *testing.T) {
+	a := guardedPod("a")
+	stale := cluster(t, nil, a)
+	live := cluster(t, nil, webBudget(0), a)
+	h, _ := handler(t, live)
+	h.Reader = stale
+	resp := serve(t, h, PathPrefix+"ns", eviction(t, a))
+	if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusTooManyRequests {
+		t.Errorf("eviction of a pod a budget the cache lacks guards: allowed %v, %+v", resp.Allowed, resp.Result)
+	}
+}
+
 // A dry run is answered as the real operation would be, and records nothing.
 func TestHandlerDryRun(t *testing.T) {
 	a := guardedPod("a")
