@@ -135,9 +135,13 @@ integration: check-go ## integration tests against a real kube-apiserver + etcd 
 	@hack/tools.sh $(APISERVER_TOOLS) helm
 	$(GO) test -count=1 -timeout 10m ./test/integration/...
 
-# go-test-e2e PACKAGES: runs e2e packages, appending `go test -json` to $(E2E_JSON) when set.
+# go-test-e2e PACKAGES: runs e2e packages, appending `go test -json` to $(E2E_JSON) when set. The
+# tests that only touch their own namespaces and nodes call t.Parallel and run E2E_PARALLEL at once
+# on the shared sandbox, after the others (those restart the manager, start sandboxes of their own,
+# or change what every test sees); they mostly wait, so more than the 2 cores run at once.
+E2E_PARALLEL ?= 4
 define go-test-e2e
-	$(if $(E2E_JSON),$(GO) test -count=1 -timeout 30m -json $(1) | tee -a $(E2E_JSON),$(GO) test -count=1 -timeout 30m -v $(1))
+	$(if $(E2E_JSON),$(GO) test -count=1 -timeout 30m -parallel $(E2E_PARALLEL) -json $(1) | tee -a $(E2E_JSON),$(GO) test -count=1 -timeout 30m -parallel $(E2E_PARALLEL) -v $(1))
 endef
 
 .PHONY: e2e

@@ -118,6 +118,7 @@ func claimDeletingSet(ns string) *appsv1beta1.StatefulSet {
 // deleting pods and claims, or updating a Deployment cannot get those powers through a Kruise
 // object: each is refused with 403 naming the permission, and accepted for a user who has it.
 func TestKruiseLendsNoPower(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := namespace(t)
 	target := ejRunningPods(t, ns, "target", 1)[0]
@@ -168,6 +169,7 @@ func TestKruiseLendsNoPower(t *testing.T) {
 // PodProbeMarker input that would reach beyond the pod or take over Kubernetes' and Kruise's own
 // conditions and marks is refused with the field path.
 func TestPodProbeMarkerRefusesHostsAndReservedMarks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -197,6 +199,7 @@ func TestPodProbeMarkerRefusesHostsAndReservedMarks(t *testing.T) {
 // A pod whose author forges the injected-list annotation of a SidecarSet that selects it still
 // gets the SidecarSet's sidecar.
 func TestForgedInjectedListGetsTheSidecar(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -22,6 +22,7 @@ import (
 
 	appsv1alpha1 "github.com/kruise-ng/kruise/apis/apps/v1alpha1"
 	appsv1beta1 "github.com/kruise-ng/kruise/apis/apps/v1beta1"
+	"github.com/kruise-ng/kruise/pkg/app/sandbox"
 	"github.com/kruise-ng/kruise/pkg/controller/advancedcronjob"
 	"github.com/kruise-ng/kruise/test/harness"
 )
@@ -188,6 +189,7 @@ func acjEvent(t *testing.T, ns, reason string) bool {
 // goroutine (t.Run may be called concurrently), which, unlike t.Parallel, is not held to
 // -test.parallel (GOMAXPROCS, 2 on a small machine). The whole test takes about two ticks.
 func TestAdvancedCronJob(t *testing.T) {
+	t.Parallel() // mostly waiting for the minute's ticks
 	cfg, err := sb.RESTConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +302,9 @@ func acjImageListPullJob(t *testing.T, c client.Client) {
 	ns := namespace(t)
 	acj := newCronJob(ns, "pull", "*/1 * * * *", appsv1beta1.AdvancedCronJobTemplate{
 		ImageListPullJobTemplate: &appsv1beta1.AdvancedCronJobImageListPullJobTemplate{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"cron": "e2e"}},
-			Spec: appsv1beta1.ImageListPullJobSpec{Images: []string{"registry.example/a:v1", "registry.example/b:v1"}}}})
+			// One shared node: the pulls stay off the private nodes tests running beside this one make.
+			Spec: appsv1beta1.ImageListPullJobSpec{Images: []string{"registry.example/a:v1", "registry.example/b:v1"},
+				ImagePullJobTemplate: appsv1beta1.ImagePullJobTemplate{Selector: &appsv1beta1.ImagePullJobNodeSelector{Names: []string{sandbox.FakeNodeName(0)}}}}}})
 	acjCreate(t, c, acj)
 	acj = acjWait(t, c, ns, "pull", "an ImageListPullJob started", acjTick, func(a *appsv1beta1.AdvancedCronJob) bool {
 		return a.Status.LastScheduleTime != nil && a.Status.Type == appsv1beta1.AdvancedCronJobImageListPullJobTemplateKind

@@ -105,6 +105,7 @@ func bcjEvents(t *testing.T, ns, job string) []string {
 // makes it (name, labels, owner, pinned by node affinity and bound by the scheduler), and
 // completes once every node's pod succeeded.
 func TestBroadcastJobParallelismCompletes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -160,6 +161,7 @@ func TestBroadcastJobParallelismCompletes(t *testing.T) {
 // failurePolicy.restartLimit); Continue completes it with the failures counted; Pause holds it
 // until the failed pod is gone, then goes on.
 func TestBroadcastJobFailurePolicies(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 
@@ -263,6 +265,7 @@ func TestBroadcastJobFailurePolicies(t *testing.T) {
 // An Always job still running at activeDeadlineSeconds fails: its running pods are deleted and
 // counted failed.
 func TestBroadcastJobActiveDeadline(t *testing.T) {
+	t.Parallel()
 	c := kruiseClient(t)
 	ns := namespace(t)
 	privateNodes(t, ns, 2)
@@ -310,7 +313,10 @@ func TestBroadcastJobTTL(t *testing.T) {
 	if gone := time.Since(done); gone < 3*time.Second {
 		t.Errorf("deleted %s after it finished; the TTL is 3s", gone)
 	}
-	harness.Eventually(t, 30*time.Second, "its pods collected", func() (bool, string) {
+	// The garbage collector deletes the pods, once it knows their owner's kind: it learns the kinds
+	// of CRDs installed after it started at its discovery resync, every 30 s, and then retries what
+	// it could not resolve with its own backoff; this test may run in the sandbox's first minute.
+	harness.Eventually(t, 90*time.Second, "its pods collected", func() (bool, string) {
 		pods := bcjPods(t, ns, job.Name)
 		return len(pods) == 0, fmt.Sprint(len(pods))
 	})
@@ -319,6 +325,7 @@ func TestBroadcastJobTTL(t *testing.T) {
 // A Never job follows its nodes: a node with an untolerated taint gets no pod until the taint is
 // removed, and a node added later gets one too; the job never finishes.
 func TestBroadcastJobFollowsNodes(t *testing.T) {
+	t.Parallel()
 	c := kruiseClient(t)
 	ns := namespace(t)
 	open := privateNodes(t, ns, 1)[0]
@@ -358,6 +365,7 @@ func TestBroadcastJobFollowsNodes(t *testing.T) {
 
 // The validating webhook refuses, in both versions, what OpenKruise refuses, at the field.
 func TestBroadcastJobValidation(t *testing.T) {
+	t.Parallel()
 	c := kruiseClient(t)
 	ns := namespace(t)
 	beta := newBroadcastJob(ns, "always")

@@ -29,6 +29,7 @@ const (
 // removes its hold label, and stays Updated until it puts the label back; a scale-in waits in
 // PreparingDelete (NotReady) until it removes its finalizer.
 func TestCloneSetLifecycleHooks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -20,6 +20,7 @@ import (
 // orphan pod that matches is adopted (and counted, so one pod is scaled in); a pod named in
 // podsToDelete is deleted and its name dropped from the list.
 func TestCloneSetOwnership(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -19,6 +19,7 @@ import (
 // higher KRUISE_CONTAINER_PRIORITY first; the other container's image changes only once the first
 // runs its new image and is ready. The state annotation records both batches.
 func TestCloneSetContainerLaunchPriority(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -24,6 +24,7 @@ import (
 // PreparingNormal), and an in-place update through Updating back to Normal, the state written in
 // the write that ends the update: still three pod writes per pod updated in place.
 func TestCloneSetStatesAsOpenKruise(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -41,6 +41,7 @@ func countImages(t *testing.T, ns, app string) map[string]int {
 // partition keeps that many pods at the old revision; lowering it to 0 finishes the rollout. Paused
 // updates nothing until resumed.
 func TestCloneSetPartitionAndPause(t *testing.T) {
+	t.Parallel()
 	c := kruiseClient(t)
 	ns := namespace(t)
 	clone := newCloneSet(ns, "part", 6, appsv1alpha1.InPlaceIfPossibleCloneSetUpdateStrategyType)
@@ -73,6 +74,7 @@ func TestCloneSetPartitionAndPause(t *testing.T) {
 // InPlaceIfPossible recreates pods when the change cannot be done in place (here: a new env var);
 // kubectl scale works through the scale subresource; a pod labelled specified-delete is replaced.
 func TestCloneSetRecreateScaleAndSpecifiedDelete(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -145,6 +147,7 @@ func TestCloneSetRecreateScaleAndSpecifiedDelete(t *testing.T) {
 // A non-image change already pending when the update type becomes InPlaceOnly cannot be applied in
 // place: the CloneSet says so in a Warning event, and no pod is deleted or recreated.
 func TestCloneSetInPlaceOnlyRefusesPendingChange(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -191,6 +194,7 @@ func TestCloneSetInPlaceOnlyRefusesPendingChange(t *testing.T) {
 // surge pod (OpenKruise creates them and deletes old pods: openkruise/kruise#2369); a change that
 // needs recreating still uses the surge.
 func TestCloneSetSurgeOnlyWhenRecreating(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

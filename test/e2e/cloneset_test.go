@@ -34,6 +34,7 @@ func kruiseClient(t *testing.T) client.Client {
 // once, never more than maxUnavailable pods are NotReady at a time, and the status reports the
 // rollout done. Scaling in then removes pods down to the new replica count.
 func TestCloneSetRollsOutInPlace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

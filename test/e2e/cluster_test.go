@@ -26,6 +26,7 @@ func podSpec(image string) corev1.PodSpec {
 // A Deployment on kwok nodes is scheduled, started and becomes Ready through the real
 // kube-controller-manager and kube-scheduler.
 func TestDeploymentBecomesReady(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := namespace(t)
 	labels := map[string]string{"app": "web"}
@@ -67,6 +68,7 @@ func TestDeploymentBecomesReady(t *testing.T) {
 // Changing a running pod's image restarts its container in place: same pod, new image and
 // imageID, restartCount 1, NotReady while restarting and Ready again after.
 func TestImageChangeRestartsContainerInPlace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := namespace(t)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns}, Spec: podSpec("registry.example/app:v1")}
@@ -116,6 +118,7 @@ func TestImageChangeRestartsContainerInPlace(t *testing.T) {
 // A readiness gate holds a running pod NotReady until its owner sets the condition True through
 // the status subresource, and turns it NotReady again when set False.
 func TestReadinessGateControlsReady(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := namespace(t)
 	const gate = "example.kruise.io/gate"

@@ -118,6 +118,7 @@ func holdsBarrier(t *testing.T, pod *corev1.Pod, want string) {
 // after the barrier is deleted; then it marks the pod completed. Pods that do not ask are left
 // alone, and a priority that is not an integer is refused.
 func TestContainerLaunchPriority(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := namespace(t)
 

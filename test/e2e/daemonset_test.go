@@ -106,6 +106,7 @@ func patchNode(t *testing.T, name, patch string) {
 // (kruise#1199), a NoExecute taint or a label change that unselects a node removes it, and a failed
 // pod is replaced.
 func TestAdvancedDaemonSetFollowsNodes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -170,6 +171,7 @@ func TestAdvancedDaemonSetFollowsNodes(t *testing.T) {
 // maxUnavailable, keeps partition nodes (the lowest names) old, and recreates pods for a change
 // that cannot be made in place.
 func TestAdvancedDaemonSetRollsOutInPlace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -260,6 +262,7 @@ func imagesOn(t *testing.T, ns, name string, want map[string]string) map[string]
 // been ready for minReadySeconds); a node whose label is removed goes back to the old revision
 // (kruise#1871).
 func TestAdvancedDaemonSetCanarySurge(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -350,6 +353,7 @@ func watchDaemonPeak(t *testing.T, ns, selector string) func() int {
 // With a preDelete hook, a recreating rollout holds each pod in PreparingDelete until the hook's
 // label goes, one node at a time (maxUnavailable 1), and only then replaces it.
 func TestAdvancedDaemonSetPreDeleteOneByOne(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -394,6 +398,7 @@ func TestAdvancedDaemonSetPreDeleteOneByOne(t *testing.T) {
 // A v1alpha1 Advanced DaemonSet is stored as v1beta1 and read back the same; its status carries
 // daemonSetHash, v1beta1's updateRevision.
 func TestAdvancedDaemonSetV1alpha1RoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -219,6 +219,7 @@ func boolInt(b bool) int {
 // activeDeadlineSeconds after its start it ends Failed with reason DeadlineExceeded while its
 // container still waits, as OpenKruise ends it.
 func TestEphemeralJobPausedThenDeadline(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -262,6 +263,7 @@ func TestEphemeralJobPausedThenDeadline(t *testing.T) {
 // Invalid EphemeralJobs are refused with the field's path; a job carrying OpenKruise's finalizer
 // (one taken over) is deleted, the controller releasing the finalizer.
 func TestEphemeralJobValidationAndTakeover(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

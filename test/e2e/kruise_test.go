@@ -17,6 +17,7 @@ import (
 // The sandbox runs kruise-manager as its own user: the API server reaches its webhooks by URL
 // (a CloneSet is defaulted), and the audit log attributes the manager's requests to that user.
 func TestSandboxRunsKruiseManager(t *testing.T) {
+	t.Parallel()
 	if !sb.Kruise {
 		t.Fatal("the e2e sandbox was started without Kruise")
 	}

@@ -46,6 +46,7 @@ func kubectlKruise(t *testing.T, bin, ns string, args ...string) (string, int) {
 // kubectl-kruise drives a CloneSet: set image, rollout status (until done; non-zero when stuck),
 // pause/resume, history, undo, scaledown.
 func TestKubectlKruise(t *testing.T) {
+	t.Parallel()
 	bin, err := harness.BuildCommand("kubectl-kruise")
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +154,7 @@ func TestKubectlKruise(t *testing.T) {
 // revisions, undo goes back to the first image, and pause and resume flip
 // updateStrategy.rollingUpdate.paused. The set is named in each of the forms kubectl-kruise reads.
 func TestKubectlKruiseStatefulSet(t *testing.T) {
+	t.Parallel()
 	bin, err := harness.BuildCommand("kubectl-kruise")
 	if err != nil {
 		t.Fatal(err)
@@ -230,6 +232,7 @@ func TestKubectlKruiseStatefulSet(t *testing.T) {
 // of the app never drop below the Deployment's replicas, the Deployment ends at 0 and the CloneSet
 // runs them all; a second run resumes (nothing left to do); a CloneSet it did not make is refused.
 func TestKubectlKruiseMigrate(t *testing.T) {
+	t.Parallel()
 	bin, err := harness.BuildCommand("kubectl-kruise")
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
-		cfg.QPS, cfg.Burst = 100, 200
+		cfg.QPS, cfg.Burst = 400, 800 // shared by the tests that run in parallel
 		cs = kubernetes.NewForConfigOrDie(cfg)
 		return func() error { return errors.Join(checkManagerPermissions(), harness.Down(sb)) }, nil
 	})

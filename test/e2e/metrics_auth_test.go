@@ -19,6 +19,7 @@ import (
 // user may get /metrics (ClusterRole kruise-metrics-reader): 401 without a (valid) token, 403 for
 // a ServiceAccount without the role, 200 for one with it; its /healthz stays open.
 func TestMetricsNeedAuthorization(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ns := namespace(t)

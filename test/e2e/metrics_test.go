@@ -95,6 +95,7 @@ next:
 // counted as updated in place, the rollout's duration is observed, and the webhook latency and
 // reconcile error series exist.
 func TestRolloutMetrics(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -171,6 +172,7 @@ func TestRolloutMetrics(t *testing.T) {
 
 // An Advanced StatefulSet's rollout moves the same metrics, with kind StatefulSet.
 func TestStatefulSetRolloutMetrics(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -200,6 +202,7 @@ func TestStatefulSetRolloutMetrics(t *testing.T) {
 // label of controller_runtime_* and workqueue metrics (dashboards, alerts) reads as it did; the
 // leader says so in OpenKruise's kruise_manager_is_leader.
 func TestControllerNamesAsOpenKruise(t *testing.T) {
+	t.Parallel()
 	fams := scrape(t)
 	if v := metricValue(fams, "kruise_manager_is_leader", nil); v != 1 {
 		t.Errorf("kruise_manager_is_leader %v on the leader, want 1", v)

@@ -22,6 +22,7 @@ import (
 // budget refuses, every metric in test/monitoring/names.txt (which that module checks to be exactly
 // what the expressions name) is in a scrape of the manager.
 func TestMonitoringNamesServedMetrics(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -74,6 +74,7 @@ func TestNodeImagePerNode(t *testing.T) {
 // The NodeImage webhook refuses, with the field path, what OpenKruise's refuses: here a tag
 // without createdAt and a duplicate tag.
 func TestNodeImageRefusedWithFieldPath(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	at := metav1.Now()

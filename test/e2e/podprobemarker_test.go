@@ -87,6 +87,7 @@ func podCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition
 // annotations (the opposite policy's removed), prunes gone pods, counts matched pods, and lets a
 // deleted marker go once its probes left every NodePodProbe. Invalid markers are refused.
 func TestPodProbeMarker(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -48,6 +48,7 @@ func waitBudget(t *testing.T, c client.Client, ns, name, what string, cond func(
 // A PodUnavailableBudget over a CloneSet (targetRef) counts its pods and replicas and marks each
 // pod with kruise.io/related-pub.
 func TestPodUnavailableBudgetCountsAWorkload(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -107,6 +108,7 @@ func TestPodUnavailableBudgetCountsAWorkload(t *testing.T) {
 // pod is ready again, an eviction goes through. A pod marked pub.kruise.io/no-protect is deleted
 // whatever the budget.
 func TestPodUnavailableBudgetGuardsDeletionsAndEvictions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -182,6 +184,7 @@ func TestPodUnavailableBudgetGuardsDeletionsAndEvictions(t *testing.T) {
 // pod out of service, and the pods it holds back wait (event WaitingForPodUnavailableBudget) until
 // the budget frees; every pod is updated in the end, in place.
 func TestPodUnavailableBudgetGuardsInPlaceUpdates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -254,6 +257,7 @@ func waitBudgetEntries(t *testing.T, c client.Client, ns, name string) {
 // it), and let through once the budget frees (here the record's timeout: kwok's pods never
 // restart, so the first pod never leaves service).
 func TestPodUnavailableBudgetGuardsRestarts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -23,6 +23,7 @@ import (
 // so that a user (or `kubectl wait --for=condition=ProtectionRegistered`) knows when a new budget
 // holds, and sees it when one cannot be registered.
 func TestBudgetSpreadAndStateSayTheyAreRegistered(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -88,6 +88,7 @@ func failedIn(st appsv1alpha1.ResourceDistributionStatus, typ appsv1alpha1.Resou
 // up front), a change of the resource reaches every copy, and deleting the distribution removes
 // them.
 func TestResourceDistributionFollowsNamespaces(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	key, value := "rd-e2e", utilrand.String(6)
@@ -214,6 +215,7 @@ func TestResourceDistributionFollowsNamespaces(t *testing.T) {
 // and data arrive as given, a copy whose data is edited is put back, a namespace leaving the team
 // loses its copy, and a malformed secret is refused at admission by the API server's own rules.
 func TestResourceDistributionPullSecret(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	key, value := "rd-team", utilrand.String(6)

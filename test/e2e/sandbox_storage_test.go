@@ -56,6 +56,7 @@ func capacity(pvc *corev1.PersistentVolumeClaim) string {
 // its size, made on disk under the sandbox; a claim of "expandable" grows when asked to, one of
 // "standard" cannot (the API server refuses); a deleted claim's volume and folder go.
 func TestSandboxStorage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := namespace(t)
 	claims := cs.CoreV1().PersistentVolumeClaims(ns)
@@ -133,6 +134,7 @@ func TestSandboxStorage(t *testing.T) {
 // its containers (OnFailure, until the Job gives up); a pod of an image from
 // invalid.registry.k8s.io never runs.
 func TestSandboxPodsExit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := namespace(t)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "once"},

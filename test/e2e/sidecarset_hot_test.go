@@ -95,6 +95,7 @@ func watchBothRunning(t *testing.T, ns, selector string) (seen func() map[string
 // follow the SidecarSet's resourceVersion as OpenKruise writes them, and no pod is recreated nor
 // its app container restarted.
 func TestSidecarSetHotUpgrade(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -283,6 +283,7 @@ func sidecarImages(t *testing.T, ns, selector, container string) map[string]int 
 // containers never restart and every pod keeps its UID; a change beyond images leaves the pods
 // as they are, marked SidecarSetUpgradable=False.
 func TestSidecarSetUpgradesInPlace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

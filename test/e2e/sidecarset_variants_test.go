@@ -216,6 +216,7 @@ func svSameQuantities(got corev1.ResourceList, want map[corev1.ResourceName]stri
 // containers in the pod's hash entry; with shareVolumePolicy and transferEnv they get the app
 // container's mounts and env vars. A native sidecar needs updateStrategy NotUpdate.
 func TestSidecarSetVariantInitContainers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -306,6 +307,7 @@ func TestSidecarSetVariantInitContainers(t *testing.T) {
 // pull secrets after its own and the volumes its sidecar mounts, its own volume winning on a name
 // clash.
 func TestSidecarSetVariantSharedVolumesAndTransferEnv(t *testing.T) {
+	t.Parallel()
 	c := kruiseClient(t)
 	ns := namespace(t)
 	set := newSidecarSet("share-"+ns, ns, "share", corev1.Container{Name: "agent", Image: "registry.example/agent:v1",
@@ -501,6 +503,7 @@ func TestSidecarSetVariantPatchPodMetadata(t *testing.T) {
 // expression names (sum or max), through its expressions; a target without a limit leaves the
 // sidecar unlimited for that resource, and the injected sidecars are never targets.
 func TestSidecarSetVariantResourcesPolicy(t *testing.T) {
+	t.Parallel()
 	c := kruiseClient(t)
 	ns := namespace(t)
 	set := newSidecarSet("res-"+ns, ns, "res", corev1.Container{Name: "agent", Image: "registry.example/agent:v1"}, "")
@@ -563,6 +566,7 @@ func TestSidecarSetVariantResourcesPolicy(t *testing.T) {
 // into that namespace's pods only, reads back in both versions, and upgrades its pods when its
 // image changes through v1alpha1.
 func TestSidecarSetVariantV1alpha1(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -621,6 +625,7 @@ func TestSidecarSetVariantV1alpha1(t *testing.T) {
 // update selector, new pods the selector picks get the latest and the others the pinned one,
 // while the canary upgrades only the selected pods.
 func TestSidecarSetVariantRevisionPinnedDuringCanary(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -733,6 +738,7 @@ func svAll(image string, names ...string) map[string]string {
 
 // 3a. updateStrategy.selector: only the pods it selects are upgraded; removing it upgrades the rest.
 func TestSidecarSetVariantUpdateSelector(t *testing.T) {
+	t.Parallel()
 	c := kruiseClient(t)
 	ns := namespace(t)
 	const v1, v2 = "registry.example/agent:v1", "registry.example/agent:v2"
@@ -760,6 +766,7 @@ func TestSidecarSetVariantUpdateSelector(t *testing.T) {
 // 3b. priorityStrategy: with maxUnavailable 1 the pods are upgraded one at a time, highest weight
 // first (the names would order them the other way).
 func TestSidecarSetVariantPriority(t *testing.T) {
+	t.Parallel()
 	c := kruiseClient(t)
 	ns := namespace(t)
 	const v2 = "registry.example/agent:v2"
@@ -793,6 +800,7 @@ func TestSidecarSetVariantPriority(t *testing.T) {
 // the old image; the status shows maxUnavailable pods updated and none of them ready. A good image
 // then rolls out to every pod, the stuck ones first.
 func TestSidecarSetVariantBrokenImageStopsAtMaxUnavailable(t *testing.T) {
+	t.Parallel()
 	c := kruiseClient(t)
 	ns := namespace(t)
 	const v1, broken, v3 = "registry.example/agent:v1", "registry.example/agent:broken", "registry.example/agent:v3"
@@ -840,6 +848,7 @@ func TestSidecarSetVariantBrokenImageStopsAtMaxUnavailable(t *testing.T) {
 // 3d. updateStrategy.type NotUpdate: a new image upgrades no pod of the CloneSet, while a pod
 // created afterwards gets it.
 func TestSidecarSetVariantNotUpdate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -885,6 +894,7 @@ func TestSidecarSetVariantNotUpdate(t *testing.T) {
 // 3e. injectionStrategy.paused: new pods get no sidecar while the pods that have it are still
 // upgraded; resuming injects the latest sidecar again.
 func TestSidecarSetVariantInjectionPaused(t *testing.T) {
+	t.Parallel()
 	c := kruiseClient(t)
 	ns := namespace(t)
 	const v2 = "registry.example/agent:v2"
@@ -918,6 +928,7 @@ func TestSidecarSetVariantInjectionPaused(t *testing.T) {
 // the same name on disjoint pods (another label value, another namespace) is accepted, and an
 // update that makes such a SidecarSet overlap is refused.
 func TestSidecarSetVariantConflictRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -975,6 +986,7 @@ func TestSidecarSetVariantConflictRefused(t *testing.T) {
 // injectionStrategy.revision.customVersion finds them; a v1alpha1 read shows it as the
 // SidecarSet's label apps.kruise.io/sidecarset-custom-version, as OpenKruise converts it.
 func TestSidecarSetVariantCustomVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -200,6 +200,7 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 
 // Issue 39: a SidecarSet applied in one file with a CloneSet of 5 injects every pod of it.
 func TestSidecarSetAppliedWithItsCloneSet(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	team := "t-" + namespace(t)
@@ -238,6 +239,7 @@ func TestSidecarSetAppliedWithItsCloneSet(t *testing.T) {
 // Issue 39: an update that moves a SidecarSet's selector, or widens its namespace selector, to
 // the pods applied after it in the same file injects them.
 func TestSidecarSetSelectorUpdateAppliedWithItsPods(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	team := "t-" + namespace(t)
@@ -309,6 +311,7 @@ func TestSidecarSetJustCreatedOutageRefusesSelectedPods(t *testing.T) {
 // run without its sidecars — here one created while its injection was paused — with a count in
 // its status and an event on the pod.
 func TestSidecarSetReportsPodsWithoutItsSidecars(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -47,6 +47,7 @@ func claim(t *testing.T, ns, name string) *corev1.PersistentVolumeClaim {
 // scale-in (and a reserved ordinal) takes the claims of the pods it removes, other claims stay;
 // with whenDeleted Retain they outlive the set.
 func TestStatefulSetClaimsAndRetention(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -95,6 +96,7 @@ func TestStatefulSetClaimsAndRetention(t *testing.T) {
 // volumeClaimUpdateStrategy OnPodRollingUpdate, one pod at a time, no pod recreated or restarted,
 // and status.volumeClaims reports it; a class that cannot expand is refused at admission.
 func TestStatefulSetExpandsClaimsInPlace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -151,6 +153,7 @@ func restarts(p *corev1.Pod) int32 {
 // B1: maxUnavailable above 1 with OrderedReady (upstream's MaxUnavailableStatefulSet) updates that
 // many pods at once.
 func TestStatefulSetOrderedReadyMaxUnavailable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -67,6 +67,7 @@ func ordinalsOf(set string, pods map[string]*corev1.Pod) []int {
 // An OrderedReady set creates its pods one at a time, by ascending ordinal, each once the one
 // before is ready; each pod has its stable identity; a scale-in deletes from the highest ordinal.
 func TestStatefulSetOrderedReadyIdentity(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -161,6 +162,7 @@ func watchDeletions(t *testing.T, ns, selector string) func(n int) []string {
 // A Parallel set rolls a new image out in place above its partition, never more than
 // maxUnavailable pods NotReady at once, every pod keeping its UID; partition 0 finishes it.
 func TestStatefulSetRollsOutInPlace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -196,6 +198,7 @@ func TestStatefulSetRollsOutInPlace(t *testing.T) {
 // reserveOrdinals skips ordinals (the set extends past them) and deletes the pod of an ordinal
 // reserved later.
 func TestStatefulSetReserveOrdinals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -221,6 +224,7 @@ func TestStatefulSetReserveOrdinals(t *testing.T) {
 
 // A pod that ends (Failed, or Succeeded) is replaced by a new pod of the same ordinal.
 func TestStatefulSetReplacesFinishedPods(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -247,6 +251,7 @@ func TestStatefulSetReplacesFinishedPods(t *testing.T) {
 
 // A set written as v1alpha1 is stored and run as v1beta1.
 func TestStatefulSetV1alpha1(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -268,6 +273,7 @@ func TestStatefulSetV1alpha1(t *testing.T) {
 // rollout (Progressing False, ProgressDeadlineExceeded, a Warning event) after the deadline; the
 // fix is one apply: the broken pod is updated without waiting for it to become ready.
 func TestStatefulSetBrokenRolloutIsReportedAndFixedByOneApply(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -309,6 +315,7 @@ func TestStatefulSetBrokenRolloutIsReportedAndFixedByOneApply(t *testing.T) {
 // removes its label, and keeps it Updated after the update until the label is back; a preDelete
 // hook holds a scale-in the same way.
 func TestStatefulSetLifecycleHooks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -384,6 +391,7 @@ func TestStatefulSetLifecycleHooks(t *testing.T) {
 // OnDelete updates a pod only when it is deleted; paused updates nothing, and once resumed
 // InPlaceOnly rolls the image change in place.
 func TestStatefulSetOnDeletePausedAndInPlaceOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -433,6 +441,7 @@ func TestStatefulSetOnDeletePausedAndInPlaceOnly(t *testing.T) {
 // An orphan pod named as one of the set's pods and matching its selector is adopted (not created
 // again); a pod relabelled out of the selector is released and keeps running.
 func TestStatefulSetAdoptsAndReleases(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -147,6 +147,7 @@ func (sw *statusWatch) counted(t *testing.T, what string, gen, want int64) {
 // counters count its pods — read through both served versions, during a rollout of each kind
 // (the DaemonSet's recreating, under a preDelete hook, as in the trap OpenKruise's own tests hit).
 func TestStatusIsOneObservation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

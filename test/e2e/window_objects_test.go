@@ -36,6 +36,7 @@ func budgetObject(ns, name string, sel map[string]string) *policyv1alpha1.PodUna
 // deletion of one made at once, every time; so does a budget applied in one file with the
 // CloneSet it targets.
 func TestBudgetAppliedGuardsAtOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -93,6 +94,7 @@ func TestBudgetAppliedGuardsAtOnce(t *testing.T) {
 // A WorkloadSpread applied in one file before the Deployment or the CloneSet it spreads places
 // every pod of it.
 func TestWorkloadSpreadAppliedWithItsWorkload(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	zones := zonedNodes(t, ns, "a", "b")
 	const runs, replicas = 5, 3
@@ -139,6 +141,7 @@ func TestWorkloadSpreadAppliedWithItsWorkload(t *testing.T) {
 // create returns: the pod recreated once its state is recorded comes back in its recorded zone,
 // with no wait for a registrar.
 func TestPersistentPodStateAppliedWithItsStatefulSet(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -176,6 +179,7 @@ func TestPersistentPodStateAppliedWithItsStatefulSet(t *testing.T) {
 // Deletion protection needs no registration (its entries select the label itself): an object
 // applied with delete-protection Always is refused its deletion at once, every time.
 func TestDeletionProtectionAppliedGuardsAtOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ns := namespace(t)
 	const runs = 20
@@ -199,6 +203,7 @@ func TestDeletionProtectionAppliedGuardsAtOnce(t *testing.T) {
 // A WorkloadSpread whose targetFilter is widened, applied in one file with a scale-up of its
 // Deployment, places every pod the scale-up creates.
 func TestWorkloadSpreadWidenedWithAScaleUp(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	zonedNodes(t, ns, "a", "b")
 	tmpl := spreadCloneSet(ns, "wide").Spec.Template

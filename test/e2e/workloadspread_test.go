@@ -138,6 +138,7 @@ func subsetStatus(ws *appsv1alpha1.WorkloadSpread, name string) appsv1alpha1.Wor
 // pod carries its subset's affinity and annotation, the status counts them, the deletion costs
 // rank zone b's pods first, and a scale-in removes zone b's pods first.
 func TestWorkloadSpreadPlacesCloneSetPods(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -187,6 +188,7 @@ func TestWorkloadSpreadPlacesCloneSetPods(t *testing.T) {
 // B1: during a rollout with maxSurge, the surge pods count against their subset: zone a never
 // holds more live pods than its maxReplicas, sampled all along the rollout.
 func TestWorkloadSpreadHoldsDuringSurgeRollout(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -261,6 +263,7 @@ func sampleSubset(t *testing.T, ns, app, subset string) (peak, samples func() in
 // B2: pods deleted and recreated at a high rate are each placed in their subset: every pod created
 // carries its subset's affinity, and the spread's quota holds once the churn stops.
 func TestWorkloadSpreadUnderChurn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -328,6 +331,7 @@ func TestWorkloadSpreadUnderChurn(t *testing.T) {
 // (pod-template-hash) as OpenKruise keeps them; after a rollout the new revision is spread as the
 // first was.
 func TestWorkloadSpreadPlacesDeploymentPods(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)
@@ -433,6 +437,7 @@ func TestWorkloadSpreadManagerOutage(t *testing.T) {
 // rescheduleCriticalSeconds the subset is marked unschedulable (condition Schedulable False) and
 // the pods are deleted, so the CloneSet recreates them and they are placed in the next subset.
 func TestWorkloadSpreadAdaptiveReschedules(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := kruiseClient(t)
 	ns := namespace(t)

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,15 +103,23 @@ func (a *APIServer) Stop() error { return a.env.Stop() }
 // always run the code under test.
 func BuildManager() (string, error) { return BuildCommand("kruise-manager") }
 
-// BuildCommand builds cmd/NAME from this checkout into bin/NAME and returns its path.
+// builds are the commands built by this test process: each is built once, so tests running in
+// parallel never write a binary another is running.
+var builds sync.Map // name → func() (string, error)
+
+// BuildCommand builds cmd/NAME from this checkout into bin/NAME, once per test process, and
+// returns its path.
 func BuildCommand(name string) (string, error) {
-	out := filepath.Join(RepoRoot(), "bin", name)
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
-	cmd.Dir = RepoRoot()
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build %s: %v\n%s", name, err, msg)
-	}
-	return out, nil
+	build, _ := builds.LoadOrStore(name, sync.OnceValues(func() (string, error) {
+		out := filepath.Join(RepoRoot(), "bin", name)
+		cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
+		cmd.Dir = RepoRoot()
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("build %s: %v\n%s", name, err, msg)
+		}
+		return out, nil
+	}))
+	return build.(func() (string, error))()
 }
 
 // StartSandbox starts a sandbox with the given number of kwok nodes, and kruise-manager built from
