@@ -313,10 +313,7 @@ func TestBroadcastJobTTL(t *testing.T) {
 	if gone := time.Since(done); gone < 3*time.Second {
 		t.Errorf("deleted %s after it finished; the TTL is 3s", gone)
 	}
-	// The garbage collector deletes the pods, once it knows their owner's kind: it learns the kinds
-	// of CRDs installed after it started at its discovery resync, every 30 s, and then retries what
-	// it could not resolve with its own backoff; this test may run in the sandbox's first minute.
-	harness.Eventually(t, 90*time.Second, "its pods collected", func() (bool, string) {
+	harness.Eventually(t, 30*time.Second, "its pods collected", func() (bool, string) {
 		pods := bcjPods(t, ns, job.Name)
 		return len(pods) == 0, fmt.Sprint(len(pods))
 	})

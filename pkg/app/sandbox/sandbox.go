@@ -190,7 +190,7 @@ func (s *Sandbox) startCluster(ctx context.Context, cfg Config, bins Binaries) e
 	if err := s.writeFiles(cfg.AuditLog); err != nil {
 		return err
 	}
-	if err := s.startControlPlane(ctx, bins, cfg.AuditLog); err != nil {
+	if err := s.startControlPlane(ctx, bins, cfg.AuditLog, cfg.KruiseManager != ""); err != nil {
 		return err
 	}
 	if err := s.startStorage(ctx); err != nil {
