@@ -164,7 +164,7 @@ BENCH_NODES ?= 10
 BENCH_PROFILES ?= rewrite,no-rewrite
 
 .PHONY: bench
-bench: check-go ## CloneSet and Advanced StatefulSet scale-up and in-place rollouts (maxUnavailable 20%, 100%), an Advanced DaemonSet's on N extra kwok nodes (maxUnavailable 20%), a SidecarSet upgrade (maxUnavailable 20%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes; pod creation latency with 0, 1, 20 SidecarSets and under a WorkloadSpread of 3 subsets; the in-place rollouts again on nodes that do not rewrite Ready (BENCH_PROFILES); each profile first runs the floor (bench-floor), and each in-place rollout's wall time is given × its floor of the same maxUnavailable (the Advanced DaemonSet's: × the floor on its own nodes, floor-ads-maxu20)
+bench: check-go ## CloneSet and Advanced StatefulSet scale-up and in-place rollouts (maxUnavailable 20%, 100%), an Advanced DaemonSet's on N extra kwok nodes (maxUnavailable 20%), a SidecarSet upgrade (maxUnavailable 20%) and a Deployment rollout, N=$(N) pods on $(BENCH_NODES) kwok nodes; pod creation latency with 0, 1, 20 SidecarSets and under a WorkloadSpread of 3 subsets; the in-place rollouts again on nodes that do not rewrite Ready (BENCH_PROFILES); each kind's scenarios follow the floor (bench-floor) measured right before them, and each in-place rollout's wall time is given × that floor of the same maxUnavailable (the Advanced DaemonSet's: × the floor on its own nodes, floor-ads-maxu20)
 	@hack/tools.sh $(SANDBOX_TOOLS)
 	$(GO) run ./test/bench -n $(N) -nodes $(BENCH_NODES) -profiles $(BENCH_PROFILES) $(if $(BENCH_JSON),-json $(BENCH_JSON)) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE))
 

@@ -27,29 +27,43 @@ func podSpec(img string) corev1.PodSpec {
 	return corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: img}}, TerminationGracePeriodSeconds: ptr.To[int64](1)}
 }
 
-// runControllers measures the scenarios of set's kinds in turn (writer: kruise-manager), then, unless
-// set is in-place only or narrowed to some kinds, the Deployment reference (writer:
-// kube-controller-manager's deployment and replicaset controllers).
+// runControllers measures the scenarios of set's kinds in turn (writer: kruise-manager), each kind's
+// after the floor scenarios its in-place rollouts compare with (floorOf), measured anew right
+// before it so that a ratio compares like with like on a machine whose pace drifts over a long
+// run; then, unless set is in-place only or narrowed to some kinds, the Deployment reference
+// (writer: kube-controller-manager's deployment and replicaset controllers).
 func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, set scenarioSet, prof *profiler) ([]result, error) {
 	c, mgrPID, err := managerBench(sb)
 	if err != nil {
 		return nil, err
 	}
 	var out []result
+	maxu20, maxu100 := floorPrefix+"maxu20", floorPrefix+"maxu100"
 	kinds := []struct {
-		name string
-		run  func() ([]result, error)
+		name   string
+		floors []string
+		run    func() ([]result, error)
 	}{
-		{"cloneset", func() ([]result, error) { return runCloneSets(ctx, sb, c, n, mgrPID, prof) }},
-		{"statefulset", func() ([]result, error) { return runStatefulSets(ctx, sb, c, n, mgrPID, prof) }},
+		{"cloneset", []string{maxu20, maxu100}, func() ([]result, error) { return runCloneSets(ctx, sb, c, n, mgrPID, prof) }},
+		{"statefulset", []string{maxu20, maxu100}, func() ([]result, error) { return runStatefulSets(ctx, sb, c, n, mgrPID, prof) }},
 		// The DaemonSet runs one pod per node of its own: at most maxDaemonNodes (a kwok node
-		// costs the API server heartbeats; 10,000 of them would measure kwok, not Kruise).
-		{"daemonset", func() ([]result, error) { return runDaemonSets(ctx, sb, c, min(n, maxDaemonNodes), mgrPID, prof) }},
-		{"sidecarset", func() ([]result, error) { return runSidecarSet(ctx, sb, c, n, mgrPID, prof) }},
+		// costs the API server heartbeats; 10,000 of them would measure kwok, not Kruise). Its
+		// floor, on those nodes, is part of its scenarios.
+		{"daemonset", nil, func() ([]result, error) { return runDaemonSets(ctx, sb, c, min(n, maxDaemonNodes), mgrPID, prof) }},
+		{"sidecarset", []string{floorPrefix + "maxu" + sidecarSetUpgradeMaxUnavailable}, func() ([]result, error) {
+			return runSidecarSet(ctx, sb, c, n, mgrPID, prof)
+		}},
 	}
 	for _, k := range kinds {
 		if !set.runs(k.name) {
 			continue
+		}
+		if len(k.floors) > 0 {
+			floors, err := runFloor(ctx, sb, n, k.floors...)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, floors...)
 		}
 		rs, err := k.run()
 		if err != nil {

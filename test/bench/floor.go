@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,8 +54,8 @@ func floorWindow(n int, maxUnavailable intstr.IntOrString) (int, error) {
 // scenario's window allow, InPlaceUpdateReady False, then, once the node's kubelet has written
 // Ready False itself (the kubelets of both profiles report a gate's change), the spec patch the
 // engine writes, and InPlaceUpdateReady True as soon as the fake kubelet reports the restarted
-// container.
-func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, error) {
+// container. names, when given, narrows it to those scenarios.
+func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int, names ...string) ([]result, error) {
 	cs, err := floorClientset(sb)
 	if err != nil {
 		return nil, err
@@ -65,6 +66,9 @@ func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int) ([]result, error)
 	}
 	var out []result
 	for _, s := range floorScenarios {
+		if len(names) > 0 && !slices.Contains(names, s.name) {
+			continue
+		}
 		r, err := runFloorScenario(ctx, sb, cs, c, s.name, n, s.maxUnavailable, nil)
 		if err != nil {
 			return nil, err

@@ -2,11 +2,11 @@
 // scale-up, in-place rollouts at maxUnavailable 20% and 100%, the same for an Advanced
 // StatefulSet, an Advanced DaemonSet's scale-up and in-place rollout at maxUnavailable 20% over N
 // nodes of its own, a SidecarSet's in-place sidecar upgrade at maxUnavailable 20% over a CloneSet's
-// pods, an apps/v1 Deployment rollout by kube-controller-manager as reference, and first (alone
-// with -floor) the machine's floor: the in-place protocol's writes done directly, with no
-// controller, as fast as the API server allows, every pod at once (floor-maxu100) and ceil(20%) of
-// them in flight (floor-maxu20); each in-place rollout's wall time is also given × its floor of the
-// same maxUnavailable (ratio.go). It prints figures, not pass/fail: wall seconds, the writer's successful
+// pods, an apps/v1 Deployment rollout by kube-controller-manager as reference, and, right before
+// each kind's scenarios (alone with -floor), the machine's floor: the in-place protocol's writes
+// done directly, with no controller, as fast as the API server allows, every pod at once
+// (floor-maxu100) and ceil(20%) of them in flight (floor-maxu20); each in-place rollout's wall
+// time is also given × its floor of the same maxUnavailable measured last before it (ratio.go). It prints figures, not pass/fail: wall seconds, the writer's successful
 // writes per pod (pods and pods/status vs everything else, from the API server's audit log, by
 // the writer's own identity), 409 conflicts, the writer's CPU seconds (and per pod) and peak RSS,
 // and the CPU of the API server and etcd; then what the pod webhook adds to a pod's creation (p50,
@@ -170,8 +170,8 @@ func runIn(sb *sandbox.Sandbox, n, nodes int, set scenarioSet, jsonOut, profileD
 	var results []result
 	var latencies []latency
 	var spread spreadLatency
-	// The floor runs first, for the in-place rollouts' × floor.
-	if set.floor || !set.spreadOnly {
+	// -floor: the floor alone (otherwise each kind's scenarios measure theirs, runControllers).
+	if set.floor {
 		if results, err = runFloor(ctx, sb, n); err != nil {
 			return err
 		}

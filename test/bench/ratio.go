@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -31,7 +32,8 @@ func floorOf(scenario string) string {
 }
 
 // setFloorRatios sets each result's FloorRatio: its wall time over that of its floor (floorOf) on
-// the same profile, among results; zero where none applies.
+// the same profile, the last one measured before it in results (each kind's scenarios follow a
+// floor of their own, runControllers); zero where none applies.
 func setFloorRatios(results []result) {
 	for i := range results {
 		r := &results[i]
@@ -40,10 +42,11 @@ func setFloorRatios(results []result) {
 		if floor == "" {
 			continue
 		}
-		for _, f := range results {
+		for _, f := range slices.Backward(results[:i]) {
 			base, _, _ := strings.Cut(f.Scenario, "/")
 			if base == floor && f.Profile == r.Profile && f.WallSeconds > 0 {
 				r.FloorRatio = r.WallSeconds / f.WallSeconds
+				break
 			}
 		}
 	}
