@@ -6,9 +6,10 @@
 // each kind's scenarios (alone with -floor), the machine's floor: the in-place protocol's writes
 // done directly, with no controller, as fast as the API server allows, every pod at once
 // (floor-maxu100) and ceil(20%) of them in flight (floor-maxu20); each in-place rollout's wall
-// time is also given × its floor of the same maxUnavailable measured last before it (ratio.go). It prints figures, not pass/fail: wall seconds, the writer's successful
-// writes per pod (pods and pods/status vs everything else, from the API server's audit log, by
-// the writer's own identity), 409 conflicts, the writer's CPU seconds (and per pod) and peak RSS,
+// time is also given × its floor of the same maxUnavailable measured last before it (ratio.go).
+// It prints figures, not pass/fail: wall seconds, the writer's successful writes per pod (pods
+// and pods/status vs everything else, from the API server's audit log, by the writer's own
+// identity), 409 conflicts, the writer's CPU seconds (and per pod) and peak RSS,
 // and the CPU of the API server and etcd; then what the pod webhook adds to a pod's creation (p50,
 // p99) with 0, 1 and 20 SidecarSets. With -many COUNTxSIZE it measures only COUNT CloneSets of
 // SIZE pods rolled in place together against one CloneSet of COUNT×SIZE pods.
