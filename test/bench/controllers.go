@@ -38,19 +38,20 @@ func runControllers(ctx context.Context, sb *sandbox.Sandbox, n int, set scenari
 		return nil, err
 	}
 	var out []result
-	maxu20, maxu100 := floorPrefix+"maxu20", floorPrefix+"maxu100"
+	// Each kind's floors are those its in-place rollouts compare with (floorOf).
+	inPlaceFloors := []string{floorOf("inplace-maxu20"), floorOf("inplace-maxu100")}
 	kinds := []struct {
 		name   string
 		floors []string
 		run    func() ([]result, error)
 	}{
-		{"cloneset", []string{maxu20, maxu100}, func() ([]result, error) { return runCloneSets(ctx, sb, c, n, mgrPID, prof) }},
-		{"statefulset", []string{maxu20, maxu100}, func() ([]result, error) { return runStatefulSets(ctx, sb, c, n, mgrPID, prof) }},
+		{"cloneset", inPlaceFloors, func() ([]result, error) { return runCloneSets(ctx, sb, c, n, mgrPID, prof) }},
+		{"statefulset", inPlaceFloors, func() ([]result, error) { return runStatefulSets(ctx, sb, c, n, mgrPID, prof) }},
 		// The DaemonSet runs one pod per node of its own: at most maxDaemonNodes (a kwok node
 		// costs the API server heartbeats; 10,000 of them would measure kwok, not Kruise). Its
 		// floor, on those nodes, is part of its scenarios.
 		{"daemonset", nil, func() ([]result, error) { return runDaemonSets(ctx, sb, c, min(n, maxDaemonNodes), mgrPID, prof) }},
-		{"sidecarset", []string{floorPrefix + "maxu" + sidecarSetUpgradeMaxUnavailable}, func() ([]result, error) {
+		{"sidecarset", []string{floorOf("sidecarset-upgrade")}, func() ([]result, error) {
 			return runSidecarSet(ctx, sb, c, n, mgrPID, prof)
 		}},
 	}

@@ -37,10 +37,32 @@ const floorWorkers = 64
 // floorScenarios are the floor's rollouts, each of its own n pods: at maxUnavailable 100% every pod
 // at once; at 20% a sliding window of ceil(20% of n) pods in flight, the next pod starting as one
 // in flight completes (what a controller at maxUnavailable 20% can at best do).
-var floorScenarios = []struct {
+var floorScenarios = []floorScenario{{"floor-maxu20", intstr.FromString("20%")}, {"floor-maxu100", intstr.FromString("100%")}}
+
+type floorScenario struct {
 	name           string
 	maxUnavailable intstr.IntOrString
-}{{"floor-maxu20", intstr.FromString("20%")}, {"floor-maxu100", intstr.FromString("100%")}}
+}
+
+// floorsNamed are the floorScenarios named, in their order (all of them without names); a name
+// none has is an error, not a floor silently skipped.
+func floorsNamed(names []string) ([]floorScenario, error) {
+	if len(names) == 0 {
+		return floorScenarios, nil
+	}
+	var out []floorScenario
+	for _, s := range floorScenarios {
+		if slices.Contains(names, s.name) {
+			out = append(out, s)
+		}
+	}
+	for _, name := range names {
+		if !slices.ContainsFunc(out, func(s floorScenario) bool { return s.name == name }) {
+			return nil, fmt.Errorf("no floor scenario %q", name)
+		}
+	}
+	return out, nil
+}
 
 // floorWindow is how many of n pods a rollout at maxUnavailable may have in flight: maxUnavailable
 // of n rounded up, as the controllers count it, and at least one.
@@ -56,6 +78,10 @@ func floorWindow(n int, maxUnavailable intstr.IntOrString) (int, error) {
 // engine writes, and InPlaceUpdateReady True as soon as the fake kubelet reports the restarted
 // container. names, when given, narrows it to those scenarios.
 func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int, names ...string) ([]result, error) {
+	scenarios, err := floorsNamed(names)
+	if err != nil {
+		return nil, err
+	}
 	cs, err := floorClientset(sb)
 	if err != nil {
 		return nil, err
@@ -65,10 +91,7 @@ func runFloor(ctx context.Context, sb *sandbox.Sandbox, n int, names ...string) 
 		return nil, err
 	}
 	var out []result
-	for _, s := range floorScenarios {
-		if len(names) > 0 && !slices.Contains(names, s.name) {
-			continue
-		}
+	for _, s := range scenarios {
 		r, err := runFloorScenario(ctx, sb, cs, c, s.name, n, s.maxUnavailable, nil)
 		if err != nil {
 			return nil, err

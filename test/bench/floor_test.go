@@ -19,3 +19,20 @@ func TestFloorWindow(t *testing.T) {
 		}
 	}
 }
+
+// Every in-place rollout's floor (floorOf) is a floor scenario the bench runs before it; a name no
+// floor scenario has is refused rather than measuring nothing.
+func TestFloorsNamed(t *testing.T) {
+	for _, scenario := range []string{"inplace-maxu20", "inplace-maxu100", "asts-inplace-maxu20", "asts-inplace-maxu100", "sidecarset-upgrade"} {
+		got, err := floorsNamed([]string{floorOf(scenario)})
+		if err != nil || len(got) != 1 || got[0].name != floorOf(scenario) {
+			t.Errorf("%s's floor %q: %v, %v", scenario, floorOf(scenario), got, err)
+		}
+	}
+	if all, err := floorsNamed(nil); err != nil || len(all) != len(floorScenarios) {
+		t.Errorf("no names: %v, %v; want every floor scenario", all, err)
+	}
+	if _, err := floorsNamed([]string{"floor-maxu20", "floor-maxu50"}); err == nil {
+		t.Error("an unknown floor was not refused")
+	}
+}

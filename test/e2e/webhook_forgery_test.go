@@ -100,13 +100,6 @@ func userCertificate(t *testing.T, user string) *tls.Certificate {
 	return &pair
 }
 
-// A forged AdmissionReview — the DELETE of a pod a PodUnavailableBudget guards, the pod copied
-// from the API server, UID and all — posted straight to the webhook port changes no budget:
-// without a client certificate, with a self-made one or with a user's certificate of the cluster
-// CA it is refused (403: a certificate that does not verify counts as none). Even with the API server's own certificate, a request
-// about a pod that does not exist, or under another UID, is allowed and changes nothing (the budget
-// decides from the live pod). The defaulting webhooks refuse anonymous callers too. A real eviction
-// through the API server is still counted.
 // guardedPods creates pods a, b and c under the budget guard (maxUnavailable 1 of 3), waits until
 // its entries are registered, and returns a reader of what an admitted disruption changes in it.
 func guardedPods(t *testing.T, c client.Client, ns string) func() string {
@@ -144,6 +137,14 @@ func guardedPods(t *testing.T, c client.Client, ns string) func() string {
 	}
 }
 
+// A forged AdmissionReview — the DELETE of a pod a PodUnavailableBudget guards, the pod copied
+// from the API server, UID and all — posted straight to the webhook port changes no budget (its
+// disrupted and unavailable pods, the disruptions it allows): without a client certificate, with a
+// self-made one or with a user's certificate of the cluster CA it is refused (403: a certificate
+// that does not verify counts as none). Even with the API server's own certificate, a request about
+// a pod that does not exist, or under another UID, is allowed and changes nothing (the budget
+// decides from the live pod). The defaulting webhooks refuse anonymous callers too. A real eviction
+// through the API server is still counted.
 func TestForgedAdmissionReviewChangesNoBudget(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
