@@ -51,10 +51,15 @@ type SubsetOutcome struct {
 }
 
 // ComputeSubsetStatus recomputes a subset's status from its pods, as OpenKruise's controller does:
-// replicas counts the active pods; missingReplicas starts at the quota (-1 unlimited) and drops by
-// one per active pod and per creation still expected (never below 0), and rises by one per
-// deletion still expected (never above the quota). A pod seen leaves creatingPods; records past
-// their timeout are dropped. Conditions are copied from Old. It errors on a malformed quota.
+// replicas counts the active pods; missingReplicas is the quota (-1 unlimited) less one per active
+// pod and per creation still expected, plus one per deletion still expected, clamped to
+// [0, quota] once. A pod seen leaves creatingPods; records past their timeout are dropped.
+// Conditions are copied from Old. It errors on a malformed quota.
+//
+// Deliberately unlike OpenKruise, which clamps after each pod, the clamp comes last: a pod admitted
+// into the replica of a pod whose deletion is recorded may be in the cache before that pod's
+// deletion is, and counted pod by pod the subset then reads one replica short of full whenever
+// the going pod is counted after the clamp at 0 — one pod too many placed there, for good.
 func ComputeSubsetStatus(in SubsetInput, now time.Time) (SubsetOutcome, error) {
 	quota, err := MaxReplicas(in.MaxReplicas, in.WorkloadReplicas)
 	if err != nil {
@@ -63,6 +68,7 @@ func ComputeSubsetStatus(in SubsetInput, now time.Time) (SubsetOutcome, error) {
 	out := SubsetOutcome{Status: appsv1alpha1.WorkloadSpreadSubsetStatus{Name: in.Name, MissingReplicas: quota,
 		CreatingPods: map[string]metav1.Time{}, DeletingPods: map[string]metav1.Time{}}}
 	st := &out.Status
+	missing := int64(quota) // before the clamp; unused when unlimited
 	var creating, deleting map[string]metav1.Time
 	if in.Old != nil {
 		creating = maps.Clone(in.Old.CreatingPods)
@@ -77,9 +83,7 @@ func ComputeSubsetStatus(in SubsetInput, now time.Time) (SubsetOutcome, error) {
 			continue
 		}
 		st.Replicas++
-		if st.MissingReplicas > 0 {
-			st.MissingReplicas--
-		}
+		missing--
 		at, ok := deleting[p.Name]
 		if !ok {
 			continue
@@ -90,9 +94,7 @@ func ComputeSubsetStatus(in SubsetInput, now time.Time) (SubsetOutcome, error) {
 			continue
 		}
 		st.DeletingPods[p.Name] = at
-		if quota != Unlimited && st.MissingReplicas < quota {
-			st.MissingReplicas++
-		}
+		missing++
 		out.RecheckAt = subset.Earliest(out.RecheckAt, deadline)
 	}
 	for key, at := range creating {
@@ -102,10 +104,11 @@ func ComputeSubsetStatus(in SubsetInput, now time.Time) (SubsetOutcome, error) {
 			continue
 		}
 		st.CreatingPods[key] = at
-		if st.MissingReplicas > 0 {
-			st.MissingReplicas--
-		}
+		missing--
 		out.RecheckAt = subset.Earliest(out.RecheckAt, deadline)
+	}
+	if quota != Unlimited {
+		st.MissingReplicas = int32(min(max(missing, 0), int64(quota)))
 	}
 	return out, nil
 }

@@ -37,6 +37,20 @@ func TestComputeSubsetStatus(t *testing.T) {
 			Old: &appsv1alpha1.WorkloadSpreadSubsetStatus{DeletingPods: map[string]metav1.Time{"gone": at(-time.Second)}}},
 			0, 1, 0, 0, 0},
 		{"unlimited", SubsetInput{Pods: []Member{member("a")}}, 1, -1, 0, 0, 0},
+		// y took going's replica and is in the cache before going's deletion is: full, whichever
+		// pod is counted first (counted pod by pod with a clamp at 0, going last read one short).
+		{"a pod in the replica of one going, going listed last", SubsetInput{MaxReplicas: num(3),
+			Pods: []Member{member("a"), member("b"), member("y"), member("going")},
+			Old:  &appsv1alpha1.WorkloadSpreadSubsetStatus{DeletingPods: map[string]metav1.Time{"going": at(-time.Second)}}},
+			4, 0, 0, 1, DeleteTimeout - time.Second},
+		{"a pod in the replica of one going, going listed first", SubsetInput{MaxReplicas: num(3),
+			Pods: []Member{member("going"), member("a"), member("b"), member("y")},
+			Old:  &appsv1alpha1.WorkloadSpreadSubsetStatus{DeletingPods: map[string]metav1.Time{"going": at(-time.Second)}}},
+			4, 0, 0, 1, DeleteTimeout - time.Second},
+		{"an expected creation in the replica of one going", SubsetInput{MaxReplicas: num(2), Pods: []Member{member("a"), member("going")},
+			Old: &appsv1alpha1.WorkloadSpreadSubsetStatus{CreatingPods: map[string]metav1.Time{"y": at(-time.Second)},
+				DeletingPods: map[string]metav1.Time{"going": at(-time.Second)}}},
+			2, 0, 1, 1, DeleteTimeout - time.Second},
 	} {
 		out, err := ComputeSubsetStatus(tc.in, t0)
 		if err != nil {
