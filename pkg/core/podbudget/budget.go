@@ -175,19 +175,20 @@ type Decision struct {
 	Reason string
 }
 
-// Admit decides whether op may disrupt pod under pub (nil: no budget guards it) at now, as
-// OpenKruise's webhook decides: pods marked no-protect, budgets that need nothing available,
-// operations the budget does not guard, pods it recorded already and pods unavailable already pass
-// for free — except the eviction of an unavailable pod while the budget is not met, refused as
-// Kubernetes refuses it; any other pod takes one unit of unavailableAllowed, recorded in
-// pub.Status (pub is modified only when the decision is Record). Beyond OpenKruise, a budget
-// created less than UncountedFor ago whose controller has not counted its pods yet refuses: a
-// disruption made right after the budget's create is not let through for want of a count.
 // UncountedFor is how long a new budget whose controller has not counted its pods refuses their
 // disruptions; past it (a budget its controller cannot count: its events say why), it decides from
 // the status it has, as OpenKruise does.
 const UncountedFor = time.Minute
 
+// Admit decides whether op may disrupt pod under pub (nil: no budget guards it) at now, as
+// OpenKruise's webhook decides: pods marked no-protect, budgets that need nothing available,
+// operations the budget does not guard, pods it recorded already (for an update: unless back
+// since, see backSince) and pods unavailable already pass for free — except the eviction of an
+// unavailable pod while the budget is not met, refused as Kubernetes refuses it; any other pod
+// takes one unit of unavailableAllowed, recorded in pub.Status (pub is modified only when the
+// decision is Record). Beyond OpenKruise, a budget created less than UncountedFor ago whose
+// controller has not counted its pods yet refuses: a disruption made right after the budget's
+// create is not let through for want of a count.
 func Admit(pub *policyv1alpha1.PodUnavailableBudget, pod *corev1.Pod, op policyv1alpha1.PubOperation, now time.Time) Decision {
 	switch {
 	case pub == nil,
@@ -202,7 +203,10 @@ func Admit(pub *policyv1alpha1.PodUnavailableBudget, pod *corev1.Pod, op policyv
 	if _, ok := pub.Status.DisruptedPods[pod.Name]; ok {
 		return Decision{Allowed: true}
 	}
-	if _, ok := pub.Status.UnavailablePods[pod.Name]; ok {
+	if at, ok := pub.Status.UnavailablePods[pod.Name]; ok && !backSince(pod, at) {
+		// Its recorded update is under way. A pod back since its record is another matter: that
+		// update is carried out, and the controller's next count drops the record (Status), so a
+		// new disruption of the pod riding on it would be counted nowhere.
 		return Decision{Allowed: true}
 	}
 	if !Ready(pod) || !Consistent(pod) {

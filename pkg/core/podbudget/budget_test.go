@@ -619,6 +619,43 @@ func TestAdmitRecords(t *testing.T) {
 	}
 }
 
+// A pod recorded for an update and back since (Ready again after the record) is not under that
+// update any more: the controller's next count drops the record, so a new update of the pod is
+// priced like any other, not passed for free on it (soak seed 5: after a leader change, a
+// rollback's take-out rode on the record of the update before, the first count dropped it, and a
+// second pod went out beyond the budget).
+func TestAdmitAfterTheRecordedUpdate(t *testing.T) {
+	back := func() *corev1.Pod {
+		p := pod("p")
+		p.Status.Conditions[0].LastTransitionTime = ago(time.Minute)
+		return p
+	}
+	recorded := func(allowed int32) *policyv1alpha1.PodUnavailableBudget {
+		pub := admitting(allowed)
+		pub.Status.UnavailablePods = map[string]metav1.Time{"p": ago(2 * time.Minute)}
+		return pub
+	}
+	for _, op := range []policyv1alpha1.PubOperation{policyv1alpha1.PubUpdateOperation, policyv1alpha1.PubDeleteOperation} {
+		if dec := Admit(recorded(0), back(), op, now); dec.Allowed {
+			t.Errorf("%s of a pod back since its record, none allowed: %+v, want refused", op, dec)
+		}
+		pub := recorded(1)
+		if dec := Admit(pub, back(), op, now); dec != (Decision{Allowed: true, Record: true}) || pub.Status.UnavailableAllowed != 0 {
+			t.Errorf("%s of a pod back since its record, one allowed: %+v, unavailableAllowed %d", op, dec, pub.Status.UnavailableAllowed)
+		}
+	}
+	// Recorded and not back (Ready since before the record): its update is under way, free.
+	if dec := Admit(recorded(0), pod("p"), policyv1alpha1.PubUpdateOperation, now); dec != (Decision{Allowed: true}) {
+		t.Errorf("a pod whose recorded update is under way: %+v, want allowed without a record", dec)
+	}
+	// The new update is recorded at now: the record of the update before is replaced.
+	pub := recorded(1)
+	Admit(pub, back(), policyv1alpha1.PubUpdateOperation, now)
+	if at := pub.Status.UnavailablePods["p"]; !at.Time.Equal(now) {
+		t.Errorf("record at %v, want %v", at, now)
+	}
+}
+
 func TestUpdateDisrupts(t *testing.T) {
 	cases := []struct {
 		name   string
