@@ -83,7 +83,8 @@ func TestReconcileStopsCreatingAtTheFirstRefusal(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		}}).Build()
 	rec := events.NewFakeRecorder(1000)
-	r := &Reconciler{Base: workloadloop.Base{Client: c, Recorder: rec, Clock: clock.RealClock{}, Expectations: podcontrol.NewExpectations(), Engine: engine.New(c, nil, inplace.Options{})}, Scheme: scheme}
+	r := &Reconciler{Base: workloadloop.Base{Client: c, Recorder: rec, Clock: clock.RealClock{}, Expectations: podcontrol.NewExpectations(), Engine: engine.New(c, nil, inplace.Options{}),
+		Updates: podcontrol.NewUpdates()}, Scheme: scheme}
 	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
 	if err == nil || !strings.Contains(err.Error(), "exceeded quota") {
 		t.Errorf("reconcile error %v, want the quota refusal", err)
@@ -142,7 +143,7 @@ func TestRefusedDeletionIsNotReplaced(t *testing.T) {
 				return c.Create(ctx, obj, opts...)
 			}}).Build()
 	r := &Reconciler{Base: workloadloop.Base{Client: c, Recorder: events.NewFakeRecorder(100), Clock: clock.RealClock{}, Expectations: podcontrol.NewExpectations(),
-		Engine: engine.New(c, nil, inplace.Options{})}, Scheme: testScheme(t)}
+		Engine: engine.New(c, nil, inplace.Options{}), Updates: podcontrol.NewUpdates()}, Scheme: testScheme(t)}
 	_, _ = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
 	if deletes.Load() != 1 || creates.Load() != 0 {
 		t.Errorf("%d pod deletes, %d creates; want the specified pod's deletion tried and no replacement made", deletes.Load(), creates.Load())

@@ -170,7 +170,8 @@ func TestReconcileChecksExpiredWritesAgainstTheAPIServer(t *testing.T) {
 	e := podcontrol.NewExpectations()
 	e.ExpectCreate("ns/web", "web-b", now.Add(-time.Minute))
 	e.ExpectCreate("ns/web", "web-gone", now.Add(-time.Minute))
-	r := &Reconciler{Base: workloadloop.Base{Client: cache, APIReader: live, Recorder: events.NewFakeRecorder(100), Clock: clocktesting.NewFakePassiveClock(now), Expectations: e, Engine: engine.New(cache, nil, inplace.Options{})}, Scheme: scheme}
+	r := &Reconciler{Base: workloadloop.Base{Client: cache, APIReader: live, Recorder: events.NewFakeRecorder(100), Clock: clocktesting.NewFakePassiveClock(now), Expectations: e, Engine: engine.New(cache, nil, inplace.Options{}),
+		Updates: podcontrol.NewUpdates()}, Scheme: scheme}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	for range 2 {
 		res, err := r.Reconcile(context.Background(), req)
@@ -210,7 +211,8 @@ func TestReconcileOfAGoneCloneSetWritesNothing(t *testing.T) {
 		WithInterceptorFuncs(writes.funcs()).Build()
 	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(rev, orphan("web-a"), orphan("web-b")).Build()
 	r := &Reconciler{Base: workloadloop.Base{Client: cache, APIReader: live, Recorder: events.NewFakeRecorder(100),
-		Clock: clocktesting.NewFakePassiveClock(time.Now()), Expectations: podcontrol.NewExpectations(), Engine: engine.New(cache, nil, inplace.Options{})}, Scheme: scheme}
+		Clock: clocktesting.NewFakePassiveClock(time.Now()), Expectations: podcontrol.NewExpectations(), Engine: engine.New(cache, nil, inplace.Options{}),
+		Updates: podcontrol.NewUpdates()}, Scheme: scheme}
 	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
 	if err != nil || res.RequeueAfter != time.Second {
 		t.Fatalf("result %+v, err %v: want a look again soon", res, err)

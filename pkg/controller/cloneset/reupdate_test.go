@@ -53,10 +53,12 @@ func TestAPodUpdatedAgainIsNotOpenedFirst(t *testing.T) {
 				exp.ExpectOpen("ns/web", pod, now.Add(-time.Second))
 			}
 			r := &Reconciler{Base: workloadloop.Base{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(100),
-				Clock: clocktesting.NewFakePassiveClock(now), Expectations: exp, Engine: engine.New(c, nil, inplace.Options{})}, Scheme: c.Scheme()}
+				Clock: clocktesting.NewFakePassiveClock(now), Expectations: exp, Engine: engine.New(c, nil, inplace.Options{}),
+				Updates: podcontrol.NewUpdates()}, Scheme: c.Scheme()}
 			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}); err != nil {
 				t.Fatal(err)
 			}
+			r.Updates.Wait() // the spec write runs on after the reconcile, as in the manager
 			if got := writes.pods(); got != tc.want {
 				t.Fatalf("pod writes %q, want %q", got, tc.want)
 			}

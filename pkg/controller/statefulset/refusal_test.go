@@ -97,7 +97,8 @@ func TestReconcileRefusesASpecBeyondTheBounds(t *testing.T) {
 		},
 	}).Build()
 	rec := events.NewFakeRecorder(10)
-	r := &Reconciler{Base: workloadloop.Base{Client: c, APIReader: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(t0), Expectations: podcontrol.NewExpectations()}}
+	r := &Reconciler{Base: workloadloop.Base{Client: c, APIReader: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(t0), Expectations: podcontrol.NewExpectations(),
+		Updates: podcontrol.NewUpdates()}}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
 	for round := range 2 {
 		res, err := r.Reconcile(context.Background(), req)

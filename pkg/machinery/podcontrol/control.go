@@ -38,6 +38,10 @@ type Control struct {
 	// APIReader reads around the cache (nil: the cache's view only), e.g. whether an owner about
 	// to adopt is being deleted (CanAdopt).
 	APIReader client.Reader
+	// Updates, if set, receive the in-place updates UpdateInPlaceAll leaves to finish in the
+	// background (the workloads of pkg/machinery/workloadloop); nil: they finish before it
+	// returns (the SidecarSet's upgrades).
+	Updates *Updates
 }
 
 // Owner is the workload a write is made for.
@@ -166,38 +170,79 @@ func (c *Control) Delete(ctx context.Context, o Owner, pod *corev1.Pod, ev Delet
 // UpdateInPlaceAll starts the engine's in-place updates of changes (those with a pod and a Spec)
 // together (engine.UpdateAll): gate False, one wait for all their kubelets, then each pod's spec
 // patch that checks the pod still has the revision and images it was planned against -- with the
-// lifecycle state Updating when the workload has hooks or o.Updating.
+// lifecycle state Updating when the workload has hooks or o.Updating. With Updates set, it
+// returns once they are started: the wait and the writes run on in the background (Updates), and
+// their failures reach the workload's next reconcile (Updates.Failed) as well as an event; without,
+// it returns when every write is made, with their errors.
 func (c *Control) UpdateInPlaceAll(ctx context.Context, o Owner, changes []Change, done *Batch) error {
 	key, now := o.Key(), c.Clock.Now()
+	background := c.Updates != nil
 	var ups []engine.BatchUpdate
 	var planned []Change
 	for _, ch := range changes {
 		if ch.Pod == nil || ch.Spec == nil {
 			continue
 		}
-		c.Expectations.ExpectUpdate(key, ch.Pod.Name, ch.Spec.Revision, now)
 		opts := engine.UpdateOptions{Reason: ch.Reason, GraceSeconds: o.GraceSeconds}
 		if o.Lifecycle != nil || o.Updating {
 			opts.Labels, opts.Annotations = lifecycle.Metadata(appspub.LifecycleStateUpdating, now)
+		}
+		if background {
+			c.Updates.start(key, ch.Pod, ch.Spec.Revision, opts, c.Engine.RevisionLabels(ch.Spec.Revision), ch.Spec.RestartsContainers(), now)
+		} else {
+			c.Expectations.ExpectUpdate(key, ch.Pod.Name, ch.Spec.Revision, now)
 		}
 		ups = append(ups, engine.BatchUpdate{Pod: ch.Pod, Spec: ch.Spec, Opts: opts, Held: ch.Held})
 		planned = append(planned, ch)
 	}
 	var mu sync.Mutex
 	var errs []error
-	c.Engine.UpdateAll(ctx, ups, WriteParallelism, func(i int, err error) {
-		ch := planned[i]
-		if err != nil {
-			c.Expectations.Drop(key, ch.Pod.Name)
-			c.Event(o, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", ch.Pod.Name, err)
-			o.Metrics.InPlaceFailed()
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
-			return
-		}
-		o.Metrics.PodUpdated(rolloutmetrics.InPlace)
-		done.Add("SuccessfulUpdatePodInPlace", "updated in place", ch.Pod.Name, fmt.Sprintf("to revision %s: %s", ch.Spec.Revision, ch.Reason))
+	update := func(done *Batch) {
+		c.Engine.UpdateAll(ctx, ups, WriteParallelism, func(i int, err error) {
+			ch := planned[i]
+			if apierrors.IsNotFound(err) { // the pod is gone meanwhile (a scale-in, an eviction): nothing to update
+				if background {
+					c.Updates.drop(key, ch.Pod.Name)
+				} else {
+					c.Expectations.Drop(key, ch.Pod.Name)
+				}
+				return
+			}
+			if err != nil {
+				if background {
+					c.Updates.fail(key, ch.Pod.Name, err)
+				} else {
+					c.Expectations.Drop(key, ch.Pod.Name)
+				}
+				c.Event(o, corev1.EventTypeWarning, "FailedUpdatePodInPlace", "update pod %s in place: %v", ch.Pod.Name, err)
+				o.Metrics.InPlaceFailed()
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				return
+			}
+			if background {
+				c.Updates.wrote(key, ch.Pod.Name, c.Clock.Now())
+			}
+			o.Metrics.PodUpdated(rolloutmetrics.InPlace)
+			done.Add("SuccessfulUpdatePodInPlace", "updated in place", ch.Pod.Name, fmt.Sprintf("to revision %s: %s", ch.Spec.Revision, ch.Reason))
+		})
+	}
+	if len(ups) == 0 {
+		return nil
+	}
+	if !background {
+		update(done)
+		return errors.Join(errs...)
+	}
+	// ctx is the controller's, which outlives the reconcile (no controller sets controller-runtime's
+	// ReconciliationTimeout, which would end these updates with their reconcile): a manager
+	// stopping ends the wait, and pods left out of service are updated by the next leader
+	// (engine.Unready returns them as held).
+	c.Updates.wg.Go(func() {
+		later := &Batch{}
+		update(later)
+		later.Flush(c.Recorder, o.Object)
 	})
-	return errors.Join(errs...)
+	return nil
 }

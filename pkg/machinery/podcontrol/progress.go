@@ -249,8 +249,14 @@ type Change struct {
 // workload's own deletion, which may take its claims along). It returns the pods whose in-place
 // update a PodUnavailableBudget held back (and an event says so): they are left as they were, and
 // the workload tries again after BudgetRetry — a rollout never takes a guarded application below
-// its budget.
+// its budget. A pod whose in-place update runs on in the background (Updates) is not updated again
+// until the cache shows it.
 func (c *Control) ApplyUpdates(ctx context.Context, o Owner, changes []Change, recreate func(pod *corev1.Pod, reason string) error, done *Batch) (waiting []string, err error) {
+	if c.Updates != nil { // never two in-place updates of one pod at once
+		changes = slices.DeleteFunc(slices.Clone(changes), func(ch Change) bool {
+			return ch.Spec != nil && ch.Pod != nil && c.Updates.underWay(o.Key(), ch.Pod)
+		})
+	}
 	var pending []Pending
 	for _, ch := range changes {
 		if ch.Spec != nil && !ch.Held {

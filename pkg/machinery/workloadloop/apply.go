@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +24,9 @@ type Errors struct {
 	Update error
 	// BudgetWaits are the pods whose in-place update a PodUnavailableBudget held back (no error).
 	BudgetWaits []string
+	// Background: in-place updates were left to finish in the background (podcontrol.Updates);
+	// the workload runs again once they must have, to report and retry any that failed.
+	Background bool
 }
 
 // Deletion is a pod the plan deletes, and why.
@@ -84,6 +88,9 @@ func Apply(ctx context.Context, obj client.Object, w Writes) Errors {
 	} else if rev != nil {
 		w.Revisions[rev.Name] = rev
 	}
+	if ctl.Updates != nil { // what failed in the background since the last reconcile is this one's to report
+		errs.Update = ctl.Updates.Failed(o.Key())
+	}
 	done := &podcontrol.Batch{}
 	defer done.Flush(ctl.Recorder, obj)
 	if err := ctl.Adopt(ctx, o, w.Adopt, done); err != nil { // before any plan acts on them
@@ -96,7 +103,7 @@ func Apply(ctx context.Context, obj client.Object, w Writes) Errors {
 	// kubelets, nor those for the openings (an opening changes no count the plan bounds). The
 	// pods another step writes move on first, as before.
 	first, beside := inFlight.Split(touched(w, updates))
-	errs.Update = ctl.Progress(ctx, o, w.Pods, first)
+	errs.Update = errors.Join(errs.Update, ctl.Progress(ctx, o, w.Pods, first))
 	besideErr := make(chan error, 1)
 	go func() { besideErr <- ctl.Progress(ctx, o, w.Pods, beside) }()
 	errs.Update = errors.Join(errs.Update, podcontrol.Parallel(w.Lifecycle, func(m lifecycle.Move) error {
@@ -121,6 +128,7 @@ func Apply(ctx context.Context, obj client.Object, w Writes) Errors {
 		return del(pod, recreate, why, done)
 	}, done)
 	errs.Update, errs.BudgetWaits = errors.Join(errs.Update, err), waiting
+	errs.Background = ctl.Updates != nil && slices.ContainsFunc(updates, func(ch podcontrol.Change) bool { return ch.Spec != nil })
 	errs.Scale = errors.Join(errs.Scale, step(w.Create, done))
 	errs.Scale = errors.Join(errs.Scale, ctl.Release(ctx, o, w.Release, done), step(w.Finish, done))
 	errs.Update = errors.Join(errs.Update, <-besideErr)

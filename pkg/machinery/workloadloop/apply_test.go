@@ -91,3 +91,56 @@ func TestInFlightSplit(t *testing.T) {
 		t.Errorf("beside %+v", beside)
 	}
 }
+
+// blocked is an engine whose UpdateAll waits for release, then fails every update with err.
+type blocked struct {
+	engine.Engine
+	release chan struct{}
+	err     error
+}
+
+func (e *blocked) Unready(_ context.Context, pod *corev1.Pod, _ engine.UpdateOptions) (*corev1.Pod, error) {
+	return pod, nil
+}
+
+func (e *blocked) UpdateAll(_ context.Context, ups []engine.BatchUpdate, _ int, done func(int, error)) {
+	<-e.release
+	for i := range ups {
+		done(i, e.err)
+	}
+}
+
+func (e *blocked) RevisionLabels(rev string) map[string]string {
+	return map[string]string{inplace.RevisionLabel: rev}
+}
+
+// With podcontrol.Updates, an apply returns once its in-place updates are started (Background:
+// the workload runs again to report them), and a failure of theirs is the next apply's update
+// error.
+func TestApplyLeavesUpdatesToTheBackground(t *testing.T) {
+	cs := &v1alpha1.CloneSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-a", UID: "uid-a"}}
+	refused := errors.New("refused")
+	e := &blocked{release: make(chan struct{}), err: refused}
+	ctl := &podcontrol.Control{Engine: e, Expectations: podcontrol.NewExpectations(), Clock: clocktesting.NewFakePassiveClock(time.Now()),
+		Updates: podcontrol.NewUpdates()}
+	w := Writes{Control: ctl, Owner: podcontrol.Owner{Object: cs}, Pods: map[string]*corev1.Pod{pod.Name: pod},
+		Updates: []podcontrol.Change{{Pod: pod, Reason: "template changed",
+			Spec: &inplace.UpdateSpec{Revision: "web-2", ContainerImages: map[string]string{"app": "app:v2"}}}}}
+	applied := make(chan Errors, 1)
+	go func() { applied <- Apply(context.Background(), cs, w) }()
+	select {
+	case errs := <-applied:
+		if !errs.Background || errs.Update != nil {
+			t.Errorf("errors %+v, want Background and no error yet", errs)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("apply waited for its updates")
+	}
+	close(e.release)
+	ctl.Updates.Wait()
+	errs := Apply(context.Background(), cs, Writes{Control: ctl, Owner: podcontrol.Owner{Object: cs}, Pods: w.Pods})
+	if !errors.Is(errs.Update, refused) || errs.Background {
+		t.Errorf("the next apply: %+v, want the refusal and nothing in the background", errs)
+	}
+}

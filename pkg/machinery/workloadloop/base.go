@@ -32,6 +32,10 @@ type Base struct {
 	APIReader client.Reader
 	// Engine carries out in-place updates (pkg/machinery/engine).
 	Engine engine.Engine
+	// Updates are the in-place updates left to finish in the background (podcontrol.Updates),
+	// made by Setup; a test's reconciler that updates pods sets its own and waits on it. Nil: each
+	// reconcile finishes its own (a reconciler that only plans, as kubectl-kruise's forecasts).
+	Updates *podcontrol.Updates
 	// OwnerIndexed says the client's cache indexes pods and revisions by controller
 	// (podcontrol.IndexOwned), so that pods relabelled out of the selector are found and released,
 	// and the revisions are read by their owner.
@@ -60,9 +64,13 @@ func (b *Base) Defaults(opts inplace.Options) {
 	}
 }
 
-// Setup fills the defaults and reads pods through the manager's pod informer and API reader.
+// Setup fills the defaults, leaves in-place updates to finish in the background
+// (podcontrol.Updates) and reads pods through the manager's pod informer and API reader.
 func (b *Base) Setup(mgr ctrl.Manager, opts inplace.Options) error {
 	b.Defaults(opts)
+	if b.Updates == nil {
+		b.Updates = podcontrol.NewUpdates()
+	}
 	idx, err := podcontrol.NewPodIndex(context.Background(), mgr.GetCache())
 	if err != nil {
 		return err
@@ -76,7 +84,8 @@ func (b *Base) Setup(mgr ctrl.Manager, opts inplace.Options) error {
 
 // Control is the pod writer over the reconciler's client, clock, engine and expectations.
 func (b *Base) Control() *podcontrol.Control {
-	return &podcontrol.Control{Client: b.Client, Clock: b.Clock, Engine: b.Engine, Expectations: b.Expectations, Recorder: b.Recorder, APIReader: b.APIReader}
+	return &podcontrol.Control{Client: b.Client, Clock: b.Clock, Engine: b.Engine, Expectations: b.Expectations, Recorder: b.Recorder, APIReader: b.APIReader,
+		Updates: b.Updates}
 }
 
 // Shared is the loop's view of b for the kind named name ("cloneset").
@@ -86,13 +95,19 @@ func (b *Base) Shared(name string) Shared {
 }
 
 // ReadPods reads owner's pods that sel matches, and the orphans and strays around them
-// (podcontrol.ReadPods): the cache's own objects, or (live) the API server's.
+// (podcontrol.ReadPods): the cache's own objects, or (live) the API server's. From the cache, a
+// pod whose in-place update runs on in the background is read as it will stand once its writes
+// land (podcontrol.Updates.Overlay).
 func (b *Base) ReadPods(ctx context.Context, live bool, owner client.Object, sel labels.Selector) (podcontrol.WorkloadPods, error) {
 	pods := client.Reader(b.Client)
 	if live {
 		pods = b.APIReader
 	}
-	return podcontrol.ReadPods(ctx, b.podIndex, pods, !live, !live && b.OwnerIndexed, owner, sel)
+	read, err := podcontrol.ReadPods(ctx, b.podIndex, pods, !live, !live && b.OwnerIndexed, owner, sel)
+	if err == nil && !live && b.Updates != nil {
+		read.Matching = b.Updates.Overlay(owner.GetNamespace()+"/"+owner.GetName(), read.Matching, b.Clock.Now(), ExpectationTimeout)
+	}
+	return read, err
 }
 
 // Revisions reads owner's revisions and decides its update revision from in

@@ -91,6 +91,9 @@ func Reconcile[W client.Object, O, P, S any](ctx context.Context, req ctrl.Reque
 	if err := sh.Client.Get(ctx, req.NamespacedName, w); err != nil {
 		if apierrors.IsNotFound(err) {
 			sh.Expectations.Forget(key)
+			if sh.Control != nil && sh.Control.Updates != nil {
+				sh.Control.Updates.Forget(key)
+			}
 			sh.State.forget(key)
 			k.Forget(req)
 			return ctrl.Result{}, nil
@@ -153,6 +156,9 @@ func settle[W client.Object, O, P, S any](ctx context.Context, sh Shared, k Kind
 	}
 	if len(errs.BudgetWaits) > 0 {
 		requeue.After(podcontrol.BudgetRetry) // the budget frees as other pods come back
+	}
+	if errs.Background {
+		requeue.After(podcontrol.BackgroundSettle)
 	}
 	return requeue.Result(), nil
 }
