@@ -188,7 +188,7 @@ func (c *Control) UpdateInPlaceAll(ctx context.Context, o Owner, changes []Chang
 			opts.Labels, opts.Annotations = lifecycle.Metadata(appspub.LifecycleStateUpdating, now)
 		}
 		if background {
-			c.Updates.start(key, ch.Pod, ch.Spec.Revision, opts, c.Engine.RevisionLabels(ch.Spec.Revision), ch.Spec.RestartsContainers(), now)
+			c.Updates.start(key, ch.Pod, ch.Spec.Revision, opts, c.Engine.RevisionLabels(ch.Spec.Revision), ch.Spec.RestartsContainers())
 		} else {
 			c.Expectations.ExpectUpdate(key, ch.Pod.Name, ch.Spec.Revision, now)
 		}

@@ -57,7 +57,7 @@ func NewUpdates() *Updates {
 }
 
 func (u *Updates) start(key string, pod *corev1.Pod, revision string, opts engine.UpdateOptions, labels map[string]string,
-	takenOut bool, now time.Time) {
+	takenOut bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.pods[key] == nil {

@@ -3,6 +3,7 @@ package podcontrol
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	appspub "github.com/kruise-ng/kruise/apis/apps/pub"
@@ -65,7 +67,9 @@ func TestUpdatesRunInTheBackground(t *testing.T) {
 					{Type: appspub.InPlaceUpdateReady, Status: corev1.ConditionTrue}}}}
 			e := &slowKubelet{answer: make(chan struct{}), err: writeErr}
 			now := time.Now()
-			ctl := &Control{Engine: e, Expectations: NewExpectations(), Clock: clocktesting.NewFakePassiveClock(now), Updates: NewUpdates()}
+			rec := events.NewFakeRecorder(10)
+			ctl := &Control{Engine: e, Expectations: NewExpectations(), Clock: clocktesting.NewFakePassiveClock(now), Updates: NewUpdates(),
+				Recorder: rec}
 			o := Owner{Object: cs, Updating: true}
 			returned := make(chan error, 1)
 			go func() {
@@ -116,6 +120,16 @@ func TestUpdatesRunInTheBackground(t *testing.T) {
 			if again := ctl.Updates.Failed("ns/web"); again != nil {
 				t.Errorf("a failure reported twice: %v", again)
 			}
+			// What the workload's events say: the failure at once, nothing for a pod gone, the
+			// update once written.
+			wantEvent := map[string]string{"written": "SuccessfulUpdatePodInPlace", "refused": "FailedUpdatePodInPlace", "gone meanwhile": ""}[name]
+			var seen []string
+			for len(rec.Events) > 0 {
+				seen = append(seen, <-rec.Events)
+			}
+			if wantEvent == "" && len(seen) > 0 || wantEvent != "" && (len(seen) != 1 || !strings.Contains(seen[0], wantEvent)) {
+				t.Errorf("events %q, want %q", seen, wantEvent)
+			}
 			if writeErr != nil {
 				if got := ctl.Updates.Overlay("ns/web", []*corev1.Pod{cached}, now, time.Minute)[0]; got != cached {
 					t.Error("a pod whose write failed is still read as updated")
@@ -156,7 +170,7 @@ func TestUpdatesOverlayForgets(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			u := NewUpdates()
-			u.start("ns/web", pod("a"), "web-2", engine.UpdateOptions{}, map[string]string{inplace.RevisionLabel: "web-2"}, true, now)
+			u.start("ns/web", pod("a"), "web-2", engine.UpdateOptions{}, map[string]string{inplace.RevisionLabel: "web-2"}, true)
 			u.Overlay("ns/web", tc.read, now.Add(time.Hour), time.Minute)
 			if tc.read != nil && tc.read[0].UID == "uid-a" {
 				if got := u.Overlay("ns/web", []*corev1.Pod{pod("a")}, now, time.Minute)[0]; got.Labels[inplace.RevisionLabel] != "web-2" {
